@@ -1,0 +1,440 @@
+// Package sim is a discrete-event simulation of one night of the batch
+// queue: jobs arrive at their requested window, wait, run on a pool of c
+// workers and finish, possibly after the cutoff. It is event driven: the
+// clock jumps from one event (an arrival or a finish, kept in a heap) to the
+// next, never minute by minute.
+//
+// # Time
+//
+// Time is in minutes from the window start. A job arrives at
+// max(0, requested_window − window start); its service time is its runtime
+// (the estimate, unless a Task carries another actual runtime). Jobs still run
+// after the cutoff until the queue drains.
+//
+// # Events
+//
+// At each event time the simulator first releases every job finishing at or
+// before now, then adds every arrival at or before now to the waiting set,
+// then dispatches by the Policy until it stops.
+//
+// # Policy "barrier" (the reference)
+//
+// Waiting jobs are ordered by priority (highest first), then arrival minute,
+// then job id. Dispatching stops if no worker is free or a running job holds
+// the exclusive lock. If any waiting job needs the exclusive lock: if anything
+// is running, stop (nothing else may start, whatever its priority); otherwise
+// start the first exclusive job in that order on all c workers. Otherwise
+// start the first waiting job on one worker. No backfill, no preemption.
+//
+// # Policy "backfill" (conservative backfilling)
+//
+// As in HPC batch schedulers: the first exclusive job in the order above
+// holds a reservation for the whole pool at the shadow time T, the moment the
+// running jobs are estimated to drain (the latest start + estimated runtime
+// among them, never earlier than now). While it waits, any waiting ordinary
+// job, taken in the same order, may start on a free worker if now + its
+// estimated runtime <= T, so it is done before the reservation and never
+// delays the exclusive job when runtimes equal their estimates. When nothing
+// is running, the exclusive job starts on all c workers. With no exclusive
+// job waiting, backfill dispatches like barrier.
+//
+// # Metrics
+//
+// Average and p95 wait (nearest rank: the value at index ⌈0.95n⌉−1 of the
+// sorted waits); time-average queue length over the window only (the area
+// under the waiting-jobs curve clipped at the cutoff, divided by the window
+// length) and the maximum queue length; worker utilisation (busy
+// worker-minutes inside the window over c × window minutes; an exclusive job
+// holds all c); overflow jobs (finishing after the cutoff) and their
+// fraction; the minute the queue drained (the last finish).
+package sim
+
+import (
+	"container/heap"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/nightqueue/workshop/queuekit"
+)
+
+// Policy is a dispatch policy.
+type Policy string
+
+// The dispatch policies.
+const (
+	Barrier  Policy = "barrier"
+	Backfill Policy = "backfill"
+)
+
+// Policies lists the available policies.
+var Policies = []Policy{Barrier, Backfill}
+
+// ParsePolicy turns a name into a Policy.
+func ParsePolicy(s string) (Policy, error) {
+	for _, p := range Policies {
+		if string(p) == s {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("unknown policy %q: use barrier or backfill", s)
+}
+
+// Task is one job as the simulator sees it.
+type Task struct {
+	ID        string
+	Class     string
+	Arrival   float64 // minutes from window start
+	Estimate  float64 // estimated runtime: what the scheduler plans with
+	Runtime   float64 // actual runtime: how long the job really runs
+	Priority  int
+	Exclusive bool
+}
+
+// Tasks turns a night into tasks whose runtime equals their estimate.
+func Tasks(n queuekit.Night) []Task {
+	ts := make([]Task, len(n.Jobs))
+	for i, j := range n.Jobs {
+		rt := float64(j.RuntimeMinutes)
+		ts[i] = Task{ID: j.JobID, Class: j.WorkloadClass, Arrival: float64(j.ArrivalMinute(n.Window)),
+			Estimate: rt, Runtime: rt, Priority: j.Priority, Exclusive: j.RequiresExclusiveLock}
+	}
+	return ts
+}
+
+// Config sets up one run.
+type Config struct {
+	Workers int     // c, at least 1
+	Policy  Policy  // "" means Barrier
+	Cutoff  float64 // window length in minutes; the cutoff is this many minutes after the start
+	// NoTrace skips the per-job schedule and the time series, for Monte Carlo.
+	NoTrace bool
+}
+
+// Slot is one job's place in the schedule.
+type Slot struct {
+	ID        string  `json:"job_id"`
+	Class     string  `json:"workload_class"`
+	Priority  int     `json:"priority"`
+	Exclusive bool    `json:"requires_exclusive_lock"`
+	Arrival   float64 `json:"arrival_minute"`
+	Start     float64 `json:"start_minute"`
+	Finish    float64 `json:"finish_minute"`
+	Wait      float64 `json:"wait_minutes"`
+	Workers   []int   `json:"worker_ids"` // the workers it held (all of them when exclusive)
+	// ReservedFor and ReservedUntil are set on a job started by backfill
+	// while an exclusive job held a reservation: the exclusive job's id and
+	// the reserved start.
+	ReservedFor   string  `json:"backfilled_before,omitempty"`
+	ReservedUntil float64 `json:"reservation_minute,omitempty"`
+}
+
+// Step is a point of a step function: from T on, the value is N.
+type Step struct {
+	T float64 `json:"minute"`
+	N int     `json:"value"`
+}
+
+// Result holds one run's metrics and, unless NoTrace, its trace.
+type Result struct {
+	Policy             Policy  `json:"policy"`
+	Workers            int     `json:"workers"`
+	Jobs               int     `json:"jobs"`
+	CutoffMinute       float64 `json:"cutoff_minute"`
+	AverageWait        float64 `json:"average_wait_minutes"`
+	P95Wait            float64 `json:"p95_wait_minutes"`
+	AverageQueueLength float64 `json:"average_queue_length"`
+	MaxQueueLength     int     `json:"max_queue_length"`
+	Utilization        float64 `json:"worker_utilization"`
+	OverflowJobs       int     `json:"overflow_jobs"`
+	OverflowFraction   float64 `json:"overflow_fraction"`
+	DrainedMinute      float64 `json:"queue_drained_minute"`
+
+	Schedule    []Slot `json:"schedule,omitempty"`     // in start order
+	QueueLength []Step `json:"queue_length,omitempty"` // waiting jobs after each event
+	BusyWorkers []Step `json:"busy_workers,omitempty"` // busy workers after each event
+}
+
+// Overflowed reports whether the night's work finished after the cutoff.
+func (r Result) Overflowed() bool { return r.DrainedMinute > r.CutoffMinute }
+
+// Run simulates a night with the given workers and policy; the cutoff comes
+// from the night's window.
+func Run(n queuekit.Night, cfg Config) (Result, error) {
+	if cfg.Cutoff == 0 {
+		cfg.Cutoff = float64(n.Window.Minutes())
+	}
+	var e Engine
+	return e.Run(Tasks(n), cfg)
+}
+
+// Engine runs simulations, reusing its memory from one run to the next. The
+// zero value is ready. An Engine is not safe for concurrent use; give each
+// goroutine its own.
+type Engine struct {
+	tasks   []Task
+	order   []int // task indices by arrival
+	waiting []int // task indices in dispatch order
+	running finishHeap
+	freeIDs []bool
+	waits   []float64
+	res     Result
+}
+
+type running struct {
+	task      int
+	start     float64
+	finish    float64
+	estFinish float64
+	workers   int
+	slot      int // index into Schedule, or -1
+}
+
+type finishHeap []running
+
+func (h finishHeap) Len() int           { return len(h) }
+func (h finishHeap) Less(i, j int) bool { return h[i].finish < h[j].finish }
+func (h finishHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *finishHeap) Push(x any)        { *h = append(*h, x.(running)) }
+func (h *finishHeap) Pop() any          { old := *h; x := old[len(old)-1]; *h = old[:len(old)-1]; return x }
+func (h finishHeap) peek() (running, bool) {
+	if len(h) == 0 {
+		return running{}, false
+	}
+	return h[0], true
+}
+
+// Validate checks a configuration and tasks before a run.
+func validate(tasks []Task, cfg Config) error {
+	if cfg.Workers < 1 {
+		return fmt.Errorf("workers = %d: need at least 1 worker", cfg.Workers)
+	}
+	if cfg.Policy != Barrier && cfg.Policy != Backfill {
+		return fmt.Errorf("unknown policy %q: use barrier or backfill", cfg.Policy)
+	}
+	if !(cfg.Cutoff > 0) || math.IsInf(cfg.Cutoff, 0) {
+		return fmt.Errorf("cutoff = %v minutes: the window must be a positive length", cfg.Cutoff)
+	}
+	for _, t := range tasks {
+		if !(t.Arrival >= 0) || math.IsInf(t.Arrival, 0) {
+			return fmt.Errorf("job %s: arrival %v: must be a finite minute >= 0", t.ID, t.Arrival)
+		}
+		if !(t.Runtime > 0) || !(t.Estimate > 0) || math.IsInf(t.Runtime, 0) || math.IsInf(t.Estimate, 0) {
+			return fmt.Errorf("job %s: runtime %v (estimate %v): must be finite and > 0", t.ID, t.Runtime, t.Estimate)
+		}
+	}
+	return nil
+}
+
+// Run simulates the tasks. The tasks slice is not modified.
+func (e *Engine) Run(tasks []Task, cfg Config) (Result, error) {
+	if cfg.Policy == "" {
+		cfg.Policy = Barrier
+	}
+	if err := validate(tasks, cfg); err != nil {
+		return Result{}, fmt.Errorf("simulate: %w", err)
+	}
+	e.reset(tasks, cfg)
+	c := cfg.Workers
+	trace := !cfg.NoTrace
+	var (
+		now, prev       float64
+		next            int // next arrival in e.order
+		busy, done      int
+		exclusiveActive bool
+		queueArea       float64
+		busyArea        float64
+		res             = &e.res
+	)
+	record := func() {
+		if !trace {
+			return
+		}
+		q := len(e.waiting)
+		if n := len(res.QueueLength); n > 0 && res.QueueLength[n-1].T == now {
+			res.QueueLength[n-1].N = q
+			res.BusyWorkers[n-1].N = busy
+			return
+		}
+		res.QueueLength = append(res.QueueLength, Step{now, q})
+		res.BusyWorkers = append(res.BusyWorkers, Step{now, busy})
+	}
+	start := func(ti, workers int, reservedFor string, reservedUntil float64) {
+		t := &e.tasks[ti]
+		r := running{task: ti, start: now, finish: now + t.Runtime, estFinish: now + t.Estimate, workers: workers, slot: -1}
+		wait := now - t.Arrival
+		e.waits = append(e.waits, wait)
+		if trace {
+			ids := make([]int, 0, workers)
+			for id := range e.freeIDs {
+				if len(ids) == workers {
+					break
+				}
+				if e.freeIDs[id] {
+					e.freeIDs[id] = false
+					ids = append(ids, id)
+				}
+			}
+			r.slot = len(res.Schedule)
+			res.Schedule = append(res.Schedule, Slot{ID: t.ID, Class: t.Class, Priority: t.Priority,
+				Exclusive: t.Exclusive, Arrival: t.Arrival, Start: now, Finish: r.finish, Wait: wait,
+				Workers: ids, ReservedFor: reservedFor, ReservedUntil: reservedUntil})
+		}
+		busy += workers
+		if t.Exclusive {
+			exclusiveActive = true
+		}
+		heap.Push(&e.running, r)
+	}
+	removeWaiting := func(k int) int {
+		ti := e.waiting[k]
+		e.waiting = append(e.waiting[:k], e.waiting[k+1:]...)
+		return ti
+	}
+	dispatch := func() {
+		for busy < c && !exclusiveActive && len(e.waiting) > 0 {
+			ex := -1
+			for k, ti := range e.waiting {
+				if e.tasks[ti].Exclusive {
+					ex = k
+					break
+				}
+			}
+			switch {
+			case ex < 0:
+				start(removeWaiting(0), 1, "", 0)
+			case len(e.running) == 0:
+				start(removeWaiting(ex), c, "", 0)
+			case cfg.Policy == Barrier:
+				return
+			default: // Backfill around the reservation of waiting[ex].
+				shadow := now
+				for _, r := range e.running {
+					shadow = math.Max(shadow, r.estFinish)
+				}
+				fit := -1
+				for k, ti := range e.waiting {
+					if !e.tasks[ti].Exclusive && now+e.tasks[ti].Estimate <= shadow {
+						fit = k
+						break
+					}
+				}
+				if fit < 0 {
+					return
+				}
+				holder := e.tasks[e.waiting[ex]].ID
+				start(removeWaiting(fit), 1, holder, shadow)
+			}
+		}
+	}
+
+	for done < len(tasks) {
+		// The next event: the earlier of the next arrival and the next finish.
+		now = math.Inf(1)
+		if next < len(e.order) {
+			now = e.tasks[e.order[next]].Arrival
+		}
+		if r, ok := e.running.peek(); ok && r.finish < now {
+			now = r.finish
+		}
+		if math.IsInf(now, 1) {
+			// Unreachable by the rules (an idle pool always starts a job); guard anyway.
+			return Result{}, fmt.Errorf("simulate: %d jobs could not be dispatched", len(tasks)-done)
+		}
+		// Areas under the queue and busy curves, clipped at the cutoff.
+		if dt := math.Min(now, cfg.Cutoff) - math.Min(prev, cfg.Cutoff); dt > 0 {
+			queueArea += float64(len(e.waiting)) * dt
+			busyArea += float64(busy) * dt
+		}
+		prev = now
+		for len(e.running) > 0 && e.running[0].finish <= now {
+			r := heap.Pop(&e.running).(running)
+			busy -= r.workers
+			done++
+			if e.tasks[r.task].Exclusive {
+				exclusiveActive = false
+			}
+			if r.slot >= 0 {
+				for _, id := range res.Schedule[r.slot].Workers {
+					e.freeIDs[id] = true
+				}
+			}
+			if r.finish > cfg.Cutoff {
+				res.OverflowJobs++
+			}
+			res.DrainedMinute = math.Max(res.DrainedMinute, r.finish)
+		}
+		for next < len(e.order) && e.tasks[e.order[next]].Arrival <= now {
+			e.enqueue(e.order[next])
+			next++
+		}
+		dispatch()
+		res.MaxQueueLength = max(res.MaxQueueLength, len(e.waiting))
+		record()
+	}
+
+	n := len(tasks)
+	res.Jobs = n
+	if n > 0 {
+		sort.Float64s(e.waits)
+		sum := 0.0
+		for _, w := range e.waits {
+			sum += w
+		}
+		res.AverageWait = sum / float64(n)
+		res.P95Wait = e.waits[int(math.Ceil(0.95*float64(n)))-1]
+		res.OverflowFraction = float64(res.OverflowJobs) / float64(n)
+	}
+	res.AverageQueueLength = queueArea / cfg.Cutoff
+	res.Utilization = busyArea / (float64(c) * cfg.Cutoff)
+	out := *res
+	if trace {
+		// The caller owns the trace; the engine must not reuse it.
+		e.res.Schedule, e.res.QueueLength, e.res.BusyWorkers = nil, nil, nil
+	}
+	return out, nil
+}
+
+func (e *Engine) reset(tasks []Task, cfg Config) {
+	e.tasks = append(e.tasks[:0], tasks...)
+	e.order = e.order[:0]
+	for i := range tasks {
+		e.order = append(e.order, i)
+	}
+	sort.SliceStable(e.order, func(a, b int) bool { return e.tasks[e.order[a]].Arrival < e.tasks[e.order[b]].Arrival })
+	e.waiting = e.waiting[:0]
+	e.running = e.running[:0]
+	e.waits = e.waits[:0]
+	if cap(e.freeIDs) < cfg.Workers {
+		e.freeIDs = make([]bool, cfg.Workers)
+	}
+	e.freeIDs = e.freeIDs[:cfg.Workers]
+	for i := range e.freeIDs {
+		e.freeIDs[i] = true
+	}
+	e.res = Result{Policy: cfg.Policy, Workers: cfg.Workers, CutoffMinute: cfg.Cutoff}
+	if !cfg.NoTrace {
+		e.res.QueueLength = []Step{{0, 0}}
+		e.res.BusyWorkers = []Step{{0, 0}}
+	}
+}
+
+// enqueue inserts a task into the waiting set in dispatch order: priority
+// (highest first), then arrival, then job id.
+func (e *Engine) enqueue(ti int) {
+	t := &e.tasks[ti]
+	k := sort.Search(len(e.waiting), func(k int) bool {
+		u := &e.tasks[e.waiting[k]]
+		if u.Priority != t.Priority {
+			return u.Priority < t.Priority
+		}
+		if u.Arrival != t.Arrival {
+			return u.Arrival > t.Arrival
+		}
+		return strings.Compare(u.ID, t.ID) > 0
+	})
+	e.waiting = append(e.waiting, 0)
+	copy(e.waiting[k+1:], e.waiting[k:])
+	e.waiting[k] = ti
+}
