@@ -38,8 +38,8 @@ type SteadyConfig struct {
 // interval from batch means (Student t with Batches−1 degrees of freedom).
 type SteadyResult struct {
 	Wq, Wq95Low, Wq95High float64
-	Customers             int     // customers measured
-	Events                int     // arrivals and departures simulated, warm-up included
+	Customers             int // customers measured
+	Events                int // arrivals and departures simulated, warm-up included
 	Elapsed               time.Duration
 	EventsPerSecond       float64
 }
