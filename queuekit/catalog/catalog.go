@@ -1,0 +1,274 @@
+// Package catalog is the DynamoDB job catalog of the nightly queue: the table
+// db_batch_window_requests (partition key batch_date, sort key
+// window_job_id = <requested_window>#<job_id>, on-demand billing), its
+// creation, seeding with BatchWriteItem, and the two ways to read one night:
+// QueryNight (the access pattern the table is designed for) and ScanNight
+// (Scan with a filter, the anti-pattern kept for comparison). Both return an
+// AccessReport: items returned, items scanned, read capacity, pages, time.
+//
+// The same code runs against DynamoDB Local and AWS:
+//
+//   - a local endpoint (localhost, a loopback address, or a one-label host
+//     such as the docker-compose service "dynamodb-local") gets static dummy
+//     credentials and no response checksum validation, because DynamoDB Local
+//     accepts any credentials and omits checksums on errors;
+//   - any other endpoint, or none, goes through the standard AWS configuration
+//     chain (AWS_ENDPOINT_URL_DYNAMODB, AWS_PROFILE, AWS_REGION, ...): the
+//     dummy credentials are never sent there.
+//
+// Items are mapped to queuekit.Job with attributevalue and the Job struct
+// tags; an item that is malformed gives the same *queuekit.FieldError text as
+// the JSON Lines loader, located at the item's key.
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/nightqueue/workshop/queuekit"
+)
+
+// DefaultTable is the table of the job catalog.
+const DefaultTable = queuekit.TableName
+
+// EnvEndpoint is the standard AWS variable naming the DynamoDB endpoint.
+const EnvEndpoint = "AWS_ENDPOINT_URL_DYNAMODB"
+
+// LocalRegion is the region used with DynamoDB Local when none is given. With
+// -sharedDb, Local keeps one database whatever the region and credentials.
+const LocalRegion = "us-east-1"
+
+// Hints printed with errors a person can act on.
+const (
+	StartLocalHint = "start DynamoDB Local with `scripts/dynamodb-local.sh start` (or `make dynamodb`)"
+	SeedHint       = "create and seed it with `go run ./queuekit/cmd/queuekit seed --sample`"
+)
+
+// Options configure a Catalog. Set them with the With... functions.
+type Options struct {
+	// Endpoint is the DynamoDB endpoint URL. Empty means AWS_ENDPOINT_URL_DYNAMODB
+	// if set, otherwise the AWS default for the region.
+	Endpoint string
+	// Region overrides the region of the configuration chain (default
+	// LocalRegion for a local endpoint).
+	Region string
+	// Profile selects a shared-config profile (AWS only).
+	Profile string
+	// Table is the table name (default DefaultTable).
+	Table string
+	// Window is the batch window jobs are validated against (default
+	// queuekit.DefaultWindow).
+	Window queuekit.Window
+	// CallTimeout bounds every single DynamoDB call (default 30 s).
+	CallTimeout time.Duration
+	// WaitTimeout bounds waiting for a table to become active or deleted
+	// (default 2 min).
+	WaitTimeout time.Duration
+	// Writers is the number of parallel BatchWriteItem writers (default 4).
+	Writers int
+	// MaxAttempts is how many times one batch is sent while DynamoDB returns
+	// UnprocessedItems (default 10).
+	MaxAttempts int
+	// BaseBackoff and MaxBackoff bound the exponential backoff with full
+	// jitter between attempts (defaults 25 ms and 2 s).
+	BaseBackoff, MaxBackoff time.Duration
+	// ClientOptions are applied last to the SDK client's options, e.g. to set
+	// an HTTP client or the retryer.
+	ClientOptions []func(*dynamodb.Options)
+}
+
+// Option sets one of the Options.
+type Option func(*Options)
+
+// WithEndpoint sets the endpoint URL, e.g. http://localhost:8000.
+func WithEndpoint(url string) Option { return func(o *Options) { o.Endpoint = url } }
+
+// WithRegion sets the region.
+func WithRegion(region string) Option { return func(o *Options) { o.Region = region } }
+
+// WithProfile selects a shared-config profile (AWS only).
+func WithProfile(profile string) Option { return func(o *Options) { o.Profile = profile } }
+
+// WithTable sets the table name (default DefaultTable); tests use one table each.
+func WithTable(name string) Option { return func(o *Options) { o.Table = name } }
+
+// WithWindow sets the batch window jobs are validated against.
+func WithWindow(w queuekit.Window) Option { return func(o *Options) { o.Window = w } }
+
+// WithCallTimeout bounds every single DynamoDB call.
+func WithCallTimeout(d time.Duration) Option { return func(o *Options) { o.CallTimeout = d } }
+
+// WithWriters sets the number of parallel BatchWriteItem writers.
+func WithWriters(n int) Option { return func(o *Options) { o.Writers = n } }
+
+// WithRetry sets how often a batch with UnprocessedItems is sent again, and
+// the bounds of the exponential backoff with full jitter between attempts.
+func WithRetry(maxAttempts int, base, max time.Duration) Option {
+	return func(o *Options) { o.MaxAttempts, o.BaseBackoff, o.MaxBackoff = maxAttempts, base, max }
+}
+
+// WithClientOptions adds options applied to the SDK client.
+func WithClientOptions(fns ...func(*dynamodb.Options)) Option {
+	return func(o *Options) { o.ClientOptions = append(o.ClientOptions, fns...) }
+}
+
+// Catalog is the job catalog in one DynamoDB table. It is safe for
+// concurrent use.
+type Catalog struct {
+	client   *dynamodb.Client
+	opts     Options
+	endpoint string // as configured; "" means the AWS default endpoint
+	local    bool
+}
+
+// New returns a catalog client. It does not contact DynamoDB; the first call
+// does, and fails with an *UnreachableError if nothing answers.
+func New(ctx context.Context, opts ...Option) (*Catalog, error) {
+	o := Options{
+		Table:       DefaultTable,
+		Window:      queuekit.DefaultWindow,
+		CallTimeout: 30 * time.Second,
+		WaitTimeout: 2 * time.Minute,
+		Writers:     4,
+		MaxAttempts: 10,
+		BaseBackoff: 25 * time.Millisecond,
+		MaxBackoff:  2 * time.Second,
+	}
+	for _, fn := range opts {
+		fn(&o)
+	}
+	if err := validTableName(o.Table); err != nil {
+		return nil, err
+	}
+	if o.Writers < 1 || o.MaxAttempts < 1 || o.CallTimeout <= 0 || o.WaitTimeout <= 0 {
+		return nil, fmt.Errorf("catalog options: writers = %d, max attempts = %d, call timeout = %s, wait timeout = %s: each must be positive",
+			o.Writers, o.MaxAttempts, o.CallTimeout, o.WaitTimeout)
+	}
+	endpoint := o.Endpoint
+	if endpoint == "" {
+		endpoint = os.Getenv(EnvEndpoint)
+	}
+	c := &Catalog{opts: o, endpoint: endpoint}
+	if endpoint != "" {
+		u, err := url.Parse(endpoint)
+		if err != nil || u.Scheme == "" || u.Host == "" {
+			return nil, fmt.Errorf("endpoint %q: not a URL; write it as http://localhost:8000", endpoint)
+		}
+		c.local = IsLocalEndpoint(endpoint)
+	}
+	if c.local {
+		region := o.Region
+		if region == "" {
+			region = LocalRegion
+		}
+		// DynamoDB Local accepts any credentials; these never leave a local endpoint.
+		cfg := aws.Config{
+			Region:      region,
+			Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
+		}
+		c.client = dynamodb.NewFromConfig(cfg, append([]func(*dynamodb.Options){func(d *dynamodb.Options) {
+			d.BaseEndpoint = aws.String(endpoint)
+			// Local omits the response checksum on errors; the SDK would log a warning each time.
+			d.DisableValidateResponseChecksum = true
+		}}, o.ClientOptions...)...)
+		return c, nil
+	}
+	var load []func(*config.LoadOptions) error
+	if o.Region != "" {
+		load = append(load, config.WithRegion(o.Region))
+	}
+	if o.Profile != "" {
+		load = append(load, config.WithSharedConfigProfile(o.Profile))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, load...)
+	if err != nil {
+		return nil, fmt.Errorf("load AWS configuration (profile %q, region %q): %w; check AWS_PROFILE, AWS_REGION and ~/.aws/config", o.Profile, o.Region, err)
+	}
+	fns := o.ClientOptions
+	if o.Endpoint != "" {
+		fns = append([]func(*dynamodb.Options){func(d *dynamodb.Options) { d.BaseEndpoint = aws.String(o.Endpoint) }}, fns...)
+	}
+	c.client = dynamodb.NewFromConfig(cfg, fns...)
+	return c, nil
+}
+
+// IsLocalEndpoint reports whether endpoint is a DynamoDB Local: its host is
+// localhost, a loopback or unspecified address, or a name without dots (a
+// docker-compose service such as dynamodb-local). Only such endpoints get the
+// dummy credentials.
+func IsLocalEndpoint(endpoint string) bool {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return false
+	}
+	host := u.Hostname()
+	if host == "" {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return true
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback() || ip.IsUnspecified()
+	}
+	return !strings.Contains(host, ".")
+}
+
+func validTableName(name string) error {
+	ok := len(name) >= 3 && len(name) <= 255
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
+			ok = false
+		}
+	}
+	if !ok {
+		return fmt.Errorf("table name %q: DynamoDB wants 3 to 255 characters from a-z, A-Z, 0-9, '_', '-', '.'; e.g. %s", name, DefaultTable)
+	}
+	return nil
+}
+
+// Table returns the table name.
+func (c *Catalog) Table() string { return c.opts.Table }
+
+// Endpoint returns the endpoint URL in use, or "" for the AWS default.
+func (c *Catalog) Endpoint() string { return c.endpoint }
+
+// Local reports whether the catalog talks to a DynamoDB Local.
+func (c *Catalog) Local() bool { return c.local }
+
+// Window returns the batch window jobs are validated against.
+func (c *Catalog) Window() queuekit.Window { return c.opts.Window }
+
+// Client returns the underlying SDK client, for calls the catalog does not wrap.
+func (c *Catalog) Client() *dynamodb.Client { return c.client }
+
+// where names the endpoint for messages.
+func (c *Catalog) where() string {
+	if c.endpoint != "" {
+		return c.endpoint
+	}
+	return "the AWS default endpoint"
+}
+
+// call runs one DynamoDB call under the call timeout and turns transport and
+// missing-table errors into errors a person can act on.
+func call[T any](ctx context.Context, c *Catalog, fn func(ctx context.Context) (T, error)) (T, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
+	defer cancel()
+	out, err := fn(ctx)
+	if err != nil {
+		var zero T
+		return zero, c.explain(ctx, err)
+	}
+	return out, nil
+}

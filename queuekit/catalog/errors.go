@@ -1,0 +1,99 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"syscall"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// UnreachableError says that nothing answered at the DynamoDB endpoint. Its
+// message is one line naming the endpoint and how to start DynamoDB Local.
+type UnreachableError struct {
+	Endpoint string // the URL, or "the AWS default endpoint"
+	Reason   string // short cause, e.g. "connection refused"
+	Local    bool   // whether the endpoint is a DynamoDB Local
+	Err      error  // the SDK error
+}
+
+func (e *UnreachableError) Error() string {
+	if e.Local {
+		return fmt.Sprintf("DynamoDB Local at %s is unreachable (%s): %s, or point --endpoint / %s at a running one",
+			e.Endpoint, e.Reason, StartLocalHint, EnvEndpoint)
+	}
+	return fmt.Sprintf("DynamoDB at %s is unreachable (%s): check the network, AWS_REGION and %s; for the workshop %s",
+		e.Endpoint, e.Reason, EnvEndpoint, StartLocalHint)
+}
+
+// Unwrap returns the SDK error.
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// TableMissingError says that the catalog table does not exist.
+type TableMissingError struct {
+	Table    string
+	Endpoint string
+	Err      error
+}
+
+func (e *TableMissingError) Error() string {
+	return fmt.Sprintf("table %s does not exist at %s: %s", e.Table, e.Endpoint, SeedHint)
+}
+
+// Unwrap returns the SDK error.
+func (e *TableMissingError) Unwrap() error { return e.Err }
+
+// UnwrittenError says that a seed stopped with items left unwritten, after
+// retries were exhausted or on another error.
+type UnwrittenError struct {
+	Table     string
+	Unwritten int // items not written
+	Total     int
+	Err       error // the first cause
+}
+
+func (e *UnwrittenError) Error() string {
+	return fmt.Sprintf("seed table %s: %d of %d items left unwritten: %v", e.Table, e.Unwritten, e.Total, e.Err)
+}
+
+// Unwrap returns the first cause.
+func (e *UnwrittenError) Unwrap() error { return e.Err }
+
+// explain turns transport errors into *UnreachableError and missing tables
+// into *TableMissingError; other errors are returned unchanged.
+func (c *Catalog) explain(ctx context.Context, err error) error {
+	var rnf *types.ResourceNotFoundException
+	if errors.As(err, &rnf) {
+		return &TableMissingError{Table: c.opts.Table, Endpoint: c.where(), Err: err}
+	}
+	if reason := unreachable(err); reason != "" {
+		return &UnreachableError{Endpoint: c.where(), Reason: reason, Local: c.local, Err: err}
+	}
+	if ctx.Err() == context.DeadlineExceeded && errors.Is(err, context.DeadlineExceeded) {
+		return &UnreachableError{Endpoint: c.where(), Reason: fmt.Sprintf("no answer within %s", c.opts.CallTimeout), Local: c.local, Err: err}
+	}
+	return err
+}
+
+// unreachable returns a short reason when err is a failure to connect.
+func unreachable(err error) string {
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return "unknown host " + dns.Name
+	}
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return "no route to host"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset"
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return "cannot connect: " + op.Err.Error()
+	}
+	return ""
+}

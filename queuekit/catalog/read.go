@@ -1,0 +1,230 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/nightqueue/workshop/queuekit"
+)
+
+// AccessReport measures one read of a night: what DynamoDB returned, what it
+// had to read to get there, and what that cost.
+type AccessReport struct {
+	Method       string        // "Query" or "Scan"
+	Count        int           // items returned
+	ScannedCount int           // items read before the filter (Query: equal to Count)
+	ConsumedRCU  float64       // read capacity units consumed, all pages
+	Pages        int           // requests (pages of at most 1 MB)
+	Segments     int           // parallel Scan segments (1 for Query and a plain Scan)
+	Elapsed      time.Duration // wall time of the read
+}
+
+// accessJSON is the JSON form: {"count","scanned_count","consumed_rcu","pages","elapsed_ms"}.
+type accessJSON struct {
+	Count        int     `json:"count"`
+	ScannedCount int     `json:"scanned_count"`
+	ConsumedRCU  float64 `json:"consumed_rcu"`
+	Pages        int     `json:"pages"`
+	ElapsedMS    float64 `json:"elapsed_ms"`
+}
+
+// MarshalJSON writes the report as {"count", "scanned_count",
+// "consumed_rcu", "pages", "elapsed_ms"}.
+func (r AccessReport) MarshalJSON() ([]byte, error) {
+	return json.Marshal(accessJSON{r.Count, r.ScannedCount, r.ConsumedRCU, r.Pages,
+		math.Round(float64(r.Elapsed.Microseconds())) / 1000})
+}
+
+// UnmarshalJSON reads the form MarshalJSON writes.
+func (r *AccessReport) UnmarshalJSON(b []byte) error {
+	var a accessJSON
+	if err := json.Unmarshal(b, &a); err != nil {
+		return err
+	}
+	*r = AccessReport{Count: a.Count, ScannedCount: a.ScannedCount, ConsumedRCU: a.ConsumedRCU, Pages: a.Pages,
+		Elapsed: time.Duration(a.ElapsedMS * float64(time.Millisecond))}
+	return nil
+}
+
+func (r *AccessReport) add(count, scanned int32, cc *types.ConsumedCapacity) {
+	r.Count += int(count)
+	r.ScannedCount += int(scanned)
+	r.Pages++
+	if cc != nil {
+		r.ConsumedRCU += aws.ToFloat64(cc.CapacityUnits)
+	}
+}
+
+// checkArgs validates a batch date and an optional window (HH:MM).
+func checkArgs(date, window string) error {
+	if _, err := queuekit.ParseBatchDate(date); err != nil {
+		return fmt.Errorf("batch date: %w", err)
+	}
+	if window != "" {
+		if _, err := queuekit.ParseClock(window); err != nil {
+			return fmt.Errorf("window: %w", err)
+		}
+	}
+	return nil
+}
+
+func describe(date, window string) string {
+	if window == "" {
+		return "night " + date
+	}
+	return "night " + date + " window " + window
+}
+
+// QueryNight reads the jobs of one batch night with Query on the partition
+// key (batch_date = :d), narrowed to one requested window with
+// begins_with(window_job_id, "HH:MM#") when window is not empty. It follows
+// every page with the SDK's Query paginator and asks for the consumed
+// capacity. Jobs come in sort key order, that is window then job id, and are
+// validated: a malformed item gives a *queuekit.FieldError naming the item.
+// A night without items is an empty Night, not an error.
+func (c *Catalog) QueryNight(ctx context.Context, date, window string) (queuekit.Night, AccessReport, error) {
+	rep := AccessReport{Method: "Query", Segments: 1}
+	if err := checkArgs(date, window); err != nil {
+		return queuekit.Night{}, rep, fmt.Errorf("query %s: %w", describe(date, window), err)
+	}
+	key := expression.Key(queuekit.AttrBatchDate).Equal(expression.Value(date))
+	if window != "" {
+		key = key.And(expression.Key(queuekit.AttrWindowJobID).BeginsWith(window + "#"))
+	}
+	expr, err := expression.NewBuilder().WithKeyCondition(key).Build()
+	if err != nil {
+		return queuekit.Night{}, rep, fmt.Errorf("query %s: build key condition: %w", describe(date, window), err)
+	}
+	p := dynamodb.NewQueryPaginator(c.client, &dynamodb.QueryInput{
+		TableName:                 aws.String(c.opts.Table),
+		KeyConditionExpression:    expr.KeyCondition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
+	})
+	var items []map[string]types.AttributeValue
+	began := time.Now()
+	for p.HasMorePages() {
+		out, err := call(ctx, c, func(ctx context.Context) (*dynamodb.QueryOutput, error) { return p.NextPage(ctx) })
+		if err != nil {
+			rep.Elapsed = time.Since(began)
+			return queuekit.Night{}, rep, fmt.Errorf("query %s in table %s: page %d: %w", describe(date, window), c.opts.Table, rep.Pages+1, err)
+		}
+		rep.add(out.Count, out.ScannedCount, out.ConsumedCapacity)
+		items = append(items, out.Items...)
+	}
+	rep.Elapsed = time.Since(began)
+	n, err := c.night(date, items)
+	if err != nil {
+		return queuekit.Night{}, rep, fmt.Errorf("query %s: %w", describe(date, window), err)
+	}
+	return n, rep, nil
+}
+
+// ScanNight reads the same jobs as QueryNight the wrong way: a Scan of the
+// whole table with a filter (batch_date = :d, and begins_with on the sort key
+// for a window). DynamoDB reads, and charges for, every item of the table;
+// the filter only drops them from the answer. segments > 1 runs a parallel
+// Scan with that many segments, each with its own paginator. Jobs are sorted
+// into sort key order, as QueryNight returns them.
+func (c *Catalog) ScanNight(ctx context.Context, date, window string, segments int) (queuekit.Night, AccessReport, error) {
+	segments = max(segments, 1)
+	rep := AccessReport{Method: "Scan", Segments: segments}
+	if err := checkArgs(date, window); err != nil {
+		return queuekit.Night{}, rep, fmt.Errorf("scan %s: %w", describe(date, window), err)
+	}
+	filter := expression.Name(queuekit.AttrBatchDate).Equal(expression.Value(date))
+	if window != "" {
+		filter = filter.And(expression.Name(queuekit.AttrWindowJobID).BeginsWith(window + "#"))
+	}
+	expr, err := expression.NewBuilder().WithFilter(filter).Build()
+	if err != nil {
+		return queuekit.Night{}, rep, fmt.Errorf("scan %s: build filter: %w", describe(date, window), err)
+	}
+	var (
+		mu    sync.Mutex
+		items []map[string]types.AttributeValue
+		errs  = make([]error, segments)
+		wg    sync.WaitGroup
+	)
+	began := time.Now()
+	for s := range segments {
+		in := &dynamodb.ScanInput{
+			TableName:                 aws.String(c.opts.Table),
+			FilterExpression:          expr.Filter(),
+			ExpressionAttributeNames:  expr.Names(),
+			ExpressionAttributeValues: expr.Values(),
+			ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
+		}
+		if segments > 1 {
+			in.Segment, in.TotalSegments = aws.Int32(int32(s)), aws.Int32(int32(segments))
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := dynamodb.NewScanPaginator(c.client, in)
+			for p.HasMorePages() {
+				out, err := call(ctx, c, func(ctx context.Context) (*dynamodb.ScanOutput, error) { return p.NextPage(ctx) })
+				if err != nil {
+					errs[s] = fmt.Errorf("segment %d of %d: %w", s+1, segments, err)
+					return
+				}
+				mu.Lock()
+				rep.add(out.Count, out.ScannedCount, out.ConsumedCapacity)
+				items = append(items, out.Items...)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	rep.Elapsed = time.Since(began)
+	if err := errors.Join(errs...); err != nil {
+		return queuekit.Night{}, rep, fmt.Errorf("scan %s in table %s: %w", describe(date, window), c.opts.Table, err)
+	}
+	sort.Slice(items, func(a, b int) bool {
+		return keyText(items[a][queuekit.AttrWindowJobID]) < keyText(items[b][queuekit.AttrWindowJobID])
+	})
+	n, err := c.night(date, items)
+	if err != nil {
+		return queuekit.Night{}, rep, fmt.Errorf("scan %s: %w", describe(date, window), err)
+	}
+	return n, rep, nil
+}
+
+// night decodes and validates the items of one night, reporting up to
+// queuekit.MaxReportedErrors malformed items at once.
+func (c *Catalog) night(date string, items []map[string]types.AttributeValue) (queuekit.Night, error) {
+	jobs := make([]queuekit.Job, 0, len(items))
+	var errs []error
+	for _, it := range items {
+		j, err := c.UnmarshalJob(it)
+		if err != nil {
+			errs = append(errs, err)
+			if len(errs) >= queuekit.MaxReportedErrors {
+				errs = append(errs, fmt.Errorf("stopped after %d problems; fix these first", len(errs)))
+				break
+			}
+			continue
+		}
+		jobs = append(jobs, j)
+	}
+	if len(errs) > 0 {
+		return queuekit.Night{}, errors.Join(errs...)
+	}
+	n, err := queuekit.NewNight(date, c.opts.Window, jobs)
+	if err != nil {
+		return queuekit.Night{}, fmt.Errorf("table %s: %w", c.opts.Table, err)
+	}
+	return n, nil
+}

@@ -1,0 +1,273 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/nightqueue/workshop/queuekit"
+)
+
+// BatchSize is the most items one BatchWriteItem request may carry.
+const BatchSize = 25
+
+// MaxPadding is the largest padding WithPadding accepts: it keeps an item well
+// under DynamoDB's 400 KB item limit.
+const MaxPadding = 350 * 1024
+
+// SeedOption configures one Seed or PutEach call.
+type SeedOption func(*seedOptions)
+
+type seedOptions struct {
+	progress func(done, total int)
+	padding  int
+}
+
+// WithProgress reports progress after every written batch (or item, for
+// PutEach). Calls are serialized and done never decreases.
+func WithProgress(fn func(done, total int)) SeedOption {
+	return func(o *seedOptions) { o.progress = fn }
+}
+
+// WithPadding adds a string attribute "padding" of n bytes to every item, to
+// make items big enough for Query and Scan to page (1 MB per page) and for
+// capacity to show the effect of item size.
+func WithPadding(n int) SeedOption { return func(o *seedOptions) { o.padding = n } }
+
+// SeedReport describes a finished seed.
+type SeedReport struct {
+	Items    int           // items written
+	Requests int           // write requests sent, retries included
+	Retried  int           // items sent again because DynamoDB returned them unprocessed
+	Elapsed  time.Duration // wall time of the writes
+}
+
+// ItemsPerSecond is the write rate of the seed.
+func (r SeedReport) ItemsPerSecond() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.Items) / r.Elapsed.Seconds()
+}
+
+// Seed writes jobs into the table with BatchWriteItem: 25 items a request,
+// several writers in parallel, and items returned as UnprocessedItems sent
+// again after an exponential backoff with full jitter. Every job is validated
+// before the first write; on any problem nothing is written. Writing the same
+// jobs twice leaves the same table (a put replaces the item with its key).
+// When retries run out, or a request fails, Seed returns an *UnwrittenError
+// with the number of items left unwritten.
+func (c *Catalog) Seed(ctx context.Context, jobs []queuekit.Job, opts ...SeedOption) (SeedReport, error) {
+	so, items, err := c.prepare(jobs, opts)
+	if err != nil {
+		return SeedReport{}, err
+	}
+	total := len(items)
+	var batches [][]types.WriteRequest
+	for start := 0; start < total; start += BatchSize {
+		end := min(start+BatchSize, total)
+		b := make([]types.WriteRequest, 0, end-start)
+		for _, it := range items[start:end] {
+			b = append(b, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
+		}
+		batches = append(batches, b)
+	}
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var (
+		mu      sync.Mutex
+		rep     SeedReport
+		firstEr error
+		next    = make(chan []types.WriteRequest)
+		wg      sync.WaitGroup
+	)
+	progress := func(written, requests, retried int) {
+		mu.Lock()
+		defer mu.Unlock()
+		rep.Items += written
+		rep.Requests += requests
+		rep.Retried += retried
+		if so.progress != nil && written > 0 {
+			so.progress(rep.Items, total)
+		}
+	}
+	fail := func(err error) {
+		mu.Lock()
+		if firstEr == nil {
+			firstEr = err
+		}
+		mu.Unlock()
+		cancel(err)
+	}
+	began := time.Now()
+	for range min(c.opts.Writers, len(batches)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range next {
+				if err := c.writeBatch(ctx, b, progress); err != nil {
+					fail(err)
+					return
+				}
+			}
+		}()
+	}
+feed:
+	for _, b := range batches {
+		select {
+		case next <- b:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	rep.Elapsed = time.Since(began)
+	if firstEr == nil && ctx.Err() != nil { // the caller cancelled
+		firstEr = context.Cause(ctx)
+	}
+	if firstEr != nil {
+		return rep, &UnwrittenError{Table: c.opts.Table, Unwritten: total - rep.Items, Total: total, Err: firstEr}
+	}
+	return rep, nil
+}
+
+// writeBatch sends one batch until DynamoDB has taken every item, backing off
+// with full jitter while it returns UnprocessedItems.
+func (c *Catalog) writeBatch(ctx context.Context, b []types.WriteRequest, progress func(written, requests, retried int)) error {
+	pending := b
+	for attempt := 1; ; attempt++ {
+		out, err := call(ctx, c, func(ctx context.Context) (*dynamodb.BatchWriteItemOutput, error) {
+			return c.client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
+				RequestItems: map[string][]types.WriteRequest{c.opts.Table: pending},
+			})
+		})
+		if err != nil {
+			return fmt.Errorf("batch write of %d items: %w", len(pending), err)
+		}
+		left := out.UnprocessedItems[c.opts.Table]
+		retried := 0
+		if attempt > 1 {
+			retried = len(pending)
+		}
+		progress(len(pending)-len(left), 1, retried)
+		if len(left) == 0 {
+			return nil
+		}
+		if attempt >= c.opts.MaxAttempts {
+			return fmt.Errorf("%d items still unprocessed after %d attempts; DynamoDB is throttling: retry later, or lower the number of writers", len(left), attempt)
+		}
+		pending = left
+		if err := sleep(ctx, backoff(attempt, c.opts.BaseBackoff, c.opts.MaxBackoff)); err != nil {
+			return fmt.Errorf("waiting to resend %d unprocessed items: %w", len(left), err)
+		}
+	}
+}
+
+// backoff is "full jitter": a uniform wait in [0, min(max, base*2^(attempt-1))].
+func backoff(attempt int, base, maxWait time.Duration) time.Duration {
+	d := base << min(attempt-1, 30)
+	if d <= 0 || d > maxWait {
+		d = maxWait
+	}
+	return rand.N(d + 1) // jitter only: no need for a seeded source
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// PutEach writes jobs one PutItem after another: the slow baseline Seed is
+// measured against. It validates every job first, as Seed does.
+func (c *Catalog) PutEach(ctx context.Context, jobs []queuekit.Job, opts ...SeedOption) (SeedReport, error) {
+	so, items, err := c.prepare(jobs, opts)
+	if err != nil {
+		return SeedReport{}, err
+	}
+	var rep SeedReport
+	began := time.Now()
+	for i, it := range items {
+		_, err := call(ctx, c, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
+			return c.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(c.opts.Table), Item: it})
+		})
+		rep.Requests++
+		if err != nil {
+			rep.Elapsed = time.Since(began)
+			return rep, &UnwrittenError{Table: c.opts.Table, Unwritten: len(items) - i, Total: len(items),
+				Err: fmt.Errorf("put item %d: %w", i+1, err)}
+		}
+		rep.Items++
+		if so.progress != nil {
+			so.progress(rep.Items, len(items))
+		}
+	}
+	rep.Elapsed = time.Since(began)
+	return rep, nil
+}
+
+// prepare validates every job and marshals it; duplicate keys are refused
+// because one BatchWriteItem request may not carry the same key twice.
+func (c *Catalog) prepare(jobs []queuekit.Job, opts []SeedOption) (seedOptions, []map[string]types.AttributeValue, error) {
+	var so seedOptions
+	for _, fn := range opts {
+		fn(&so)
+	}
+	if so.padding < 0 || so.padding > MaxPadding {
+		return so, nil, fmt.Errorf("padding = %d bytes: want 0 to %d (DynamoDB items are at most 400 KB)", so.padding, MaxPadding)
+	}
+	var pad types.AttributeValue
+	if so.padding > 0 {
+		pad = &types.AttributeValueMemberS{Value: strings.Repeat("x", so.padding)}
+	}
+	var errs []error
+	seen := make(map[[2]string]int, len(jobs))
+	items := make([]map[string]types.AttributeValue, 0, len(jobs))
+	for i, j := range jobs {
+		loc := fmt.Sprintf("seed input job %d (%s=%s, %s=%s)", i+1, queuekit.AttrBatchDate, j.BatchDate, queuekit.AttrWindowJobID, j.WindowJobID)
+		if err := j.Validate(c.opts.Window); err != nil {
+			var fe *queuekit.FieldError
+			if errors.As(err, &fe) {
+				fe.Location = loc
+			}
+			errs = append(errs, err)
+		} else if first, dup := seen[[2]string{j.BatchDate, j.WindowJobID}]; dup {
+			errs = append(errs, &queuekit.FieldError{Location: loc, Field: queuekit.AttrJobID, Value: fmt.Sprintf("%q", j.JobID),
+				Problem: fmt.Sprintf("duplicate key (first as job %d)", first), Fix: "give each job of a night its own sequence number"})
+		} else {
+			seen[[2]string{j.BatchDate, j.WindowJobID}] = i + 1
+			it, err := MarshalJob(j)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", loc, err))
+			} else {
+				if pad != nil {
+					it[AttrPadding] = pad
+				}
+				items = append(items, it)
+			}
+		}
+		if len(errs) >= queuekit.MaxReportedErrors {
+			errs = append(errs, fmt.Errorf("seed: stopped after %d problems; fix these first", len(errs)))
+			break
+		}
+	}
+	if len(errs) > 0 {
+		return so, nil, fmt.Errorf("seed table %s: nothing written: %w", c.opts.Table, errors.Join(errs...))
+	}
+	return so, items, nil
+}
