@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+"""Execute the workshop notebooks headless in the real GoNB kernel and check them.
+
+Usage (from the repository root, with the venv's python; `make notebooks` does this
+with DynamoDB Local started and AWS_ENDPOINT_URL_DYNAMODB exported):
+
+    .venv/bin/python tests/notebooks/run_notebooks.py [NOTEBOOK ...] [options]
+
+Without NOTEBOOK arguments it runs every notebooks/[0-9][0-9]-*.ipynb in order. Each
+notebook runs top to bottom in a fresh `gonb` kernel whose working directory is the
+notebook's folder (or --cwd), so `${GONB_DIR}/..` is the repository, as in JupyterLab.
+
+A notebook fails when:
+  - a cell fails (compile error, panic, non-zero exit: the kernel replies "error"),
+  - any output is an error output, or stderr contains "panic",
+  - a cell tagged `chart` did not emit both an ECharts chart (text/html with an echarts
+    element) and a table of its numbers (markdown/plain/HTML table),
+  - an expectation from EXPECTATIONS (below) or --expect is not met.
+
+It prints per-notebook and slowest-cell timings, writes them to
+tests/artifacts/notebook-timings.json, and ends with "N passed, N failed".
+--runs 2 executes the set twice (the second run shows warm-cache timings).
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Per-notebook expectations, keyed by the notebook's two-digit prefix (so a renamed
+# notebook keeps its checks). "contains": substrings that must appear in the
+# notebook's outputs (stdout, text/plain, text/markdown, text/html, all together).
+# Notebook authors: add the figures a reader must see.
+EXPECTATIONS: dict[str, dict[str, list[str]]] = {
+    "00": {"contains": ["2026-05-13", "2026-05-14"]},
+    "03": {"contains": ["2026-05-13"]},
+    "04": {"contains": ["2026-05-13", "2026-05-14"]},
+}
+
+# A chart cell's HTML must hold an element ECharts draws into and the init call.
+ECHARTS_HTML = re.compile(r"echarts\.init\(", re.S)
+ECHARTS_DIV = re.compile(r"<div[^>]*\bid=[\"'][^\"']+[\"']", re.S)
+# A table: markdown (a |---| separator row), HTML <table>, or an aligned plain-text
+# table (a header underlined with dashes, or tab/space-aligned rows).
+MD_TABLE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)+\|?\s*$", re.M)
+HTML_TABLE = re.compile(r"<table\b", re.I)
+PLAIN_TABLE = re.compile(r"^\s*-{3,}(\s+-{3,})+\s*$", re.M)
+
+
+@dataclass
+class CellTiming:
+    notebook: str
+    index: int
+    seconds: float
+    first_line: str
+
+
+@dataclass
+class Result:
+    notebook: str
+    seconds: float = 0.0
+    cells: list[CellTiming] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+def jupyter_env() -> None:
+    """Keep Jupyter's files in the venv, as scripts/env.sh does, and find its tools."""
+    venv = Path(sys.prefix)
+    share = venv / "share" / "jupyter"
+    os.environ.setdefault("JUPYTER_DATA_DIR", str(share))
+    os.environ.setdefault("JUPYTER_CONFIG_DIR", str(venv / "etc" / "jupyter"))
+    os.environ.setdefault("JUPYTER_RUNTIME_DIR", str(share / "runtime"))
+    os.environ.setdefault("IPYTHONDIR", str(venv / "share" / "ipython"))
+    os.environ["PATH"] = str(venv / "bin") + os.pathsep + os.environ.get("PATH", "")
+    for k, v in (("AWS_ACCESS_KEY_ID", "local"), ("AWS_SECRET_ACCESS_KEY", "local"),
+                 ("AWS_REGION", "us-east-1")):
+        os.environ.setdefault(k, v)
+
+
+def output_texts(cell) -> tuple[list[str], list[str], list[str]]:
+    """Returns (all texts, html texts, stderr texts) of a code cell's outputs."""
+    texts, html, stderr = [], [], []
+    for out in cell.get("outputs", []):
+        kind = out.get("output_type")
+        if kind == "stream":
+            text = out.get("text", "")
+            texts.append(text)
+            if out.get("name") == "stderr":
+                stderr.append(text)
+        elif kind in ("display_data", "execute_result", "update_display_data"):
+            data = out.get("data", {})
+            for mime in ("text/plain", "text/markdown", "text/html"):
+                if mime in data:
+                    val = data[mime]
+                    val = "".join(val) if isinstance(val, list) else str(val)
+                    texts.append(val)
+                    if mime == "text/html":
+                        html.append(val)
+        elif kind == "error":
+            texts.append("\n".join(out.get("traceback", [])))
+    return texts, html, stderr
+
+
+def check_cell(nbname: str, idx: int, cell) -> list[str]:
+    problems = []
+    texts, html, stderr = output_texts(cell)
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "error":
+            problems.append(f"{nbname} cell {idx}: error output {out.get('ename')}: "
+                            f"{strip_ansi(out.get('evalue', ''))[:300]}")
+    for text in stderr:
+        if "panic" in text:
+            problems.append(f"{nbname} cell {idx}: stderr mentions a panic: {text.strip()[:300]}")
+    tags = cell.get("metadata", {}).get("tags", [])
+    if "chart" in tags:
+        if not any(ECHARTS_HTML.search(h) and ECHARTS_DIV.search(h) for h in html):
+            problems.append(f"{nbname} cell {idx} (tag chart): no HTML output with an ECharts "
+                            "element and echarts.init(...)")
+        non_chart = [t for t in texts if not ECHARTS_HTML.search(t)]
+        if not any(MD_TABLE.search(t) or HTML_TABLE.search(t) or PLAIN_TABLE.search(t)
+                   for t in non_chart):
+            problems.append(f"{nbname} cell {idx} (tag chart): no table of the chart's numbers "
+                            "(markdown, HTML or dashed plain-text table)")
+    return problems
+
+
+def strip_ansi(s: str) -> str:
+    return re.sub(r"\x1b\[[0-9;]*m", "", s)
+
+
+def run_notebook(path: Path, args) -> Result:
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+    name = path.name
+    res = Result(name)
+    nb = nbformat.read(path, as_version=4)
+    cwd = Path(args.cwd).resolve() if args.cwd else path.parent.resolve()
+    client = NotebookClient(nb, kernel_name=args.kernel, timeout=args.timeout,
+                            startup_timeout=120, allow_errors=False,
+                            resources={"metadata": {"path": str(cwd)}})
+    log_dir = Path(args.timings).parent if args.timings else ROOT / "tests" / "artifacts"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    # The kernel's own log (GoNB logs every step to stderr) goes to a file, not the test output.
+    kernel_log = open(log_dir / f"kernel-{path.stem}.log", "wb")
+    started = time.monotonic()
+    idx = -1
+    try:
+        with client.setup_kernel(stderr=kernel_log, stdout=kernel_log):
+            for idx, cell in enumerate(nb.cells):
+                if cell.cell_type != "code":
+                    continue
+                t0 = time.monotonic()
+                try:
+                    client.execute_cell(cell, idx)
+                finally:
+                    first = next((ln for ln in cell.source.splitlines() if ln.strip()), "")
+                    res.cells.append(CellTiming(name, idx, time.monotonic() - t0, first[:70]))
+                    if args.verbose:
+                        print(f"    cell {idx:2d} {res.cells[-1].seconds:7.2f}s  {first[:60]}",
+                              flush=True)
+    except CellExecutionError as e:
+        res.failures.append(f"{name}: cell {idx} failed: {strip_ansi(str(e))[-1500:]}")
+    except (CellTimeoutError, DeadKernelError, TimeoutError) as e:
+        res.failures.append(f"{name}: cell {idx}: {type(e).__name__}: {e}")
+    finally:
+        kernel_log.close()
+    res.seconds = time.monotonic() - started
+
+    all_text = []
+    for idx, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        res.failures.extend(check_cell(name, idx, cell))
+        all_text.extend(output_texts(cell)[0])
+    joined = "\n".join(all_text)
+    exp = dict(EXPECTATIONS.get(name[:2], {}))
+    wanted = list(exp.get("contains", [])) + list(args.expect or [])
+    for s in wanted:
+        if s not in joined:
+            res.failures.append(f"{name}: outputs do not contain {s!r}")
+    if args.save_dir:
+        out = Path(args.save_dir) / name
+        out.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, out)
+    return res
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("notebooks", nargs="*", help="notebooks to run (default: "
+                    "notebooks/[0-9][0-9]-*.ipynb)")
+    ap.add_argument("--kernel", default="gonb")
+    ap.add_argument("--timeout", type=int, default=600, help="seconds per cell")
+    ap.add_argument("--cwd", help="kernel working directory (default: the notebook's folder)")
+    ap.add_argument("--expect", action="append",
+                    help="substring every given notebook's outputs must contain (repeatable)")
+    ap.add_argument("--runs", type=int, default=1, help="execute the set this many times")
+    ap.add_argument("--save-dir", help="write executed notebooks here (default: not written)")
+    ap.add_argument("--timings", default=str(ROOT / "tests" / "artifacts" / "notebook-timings.json"))
+    ap.add_argument("-v", "--verbose", action="store_true", help="print every cell's time")
+    args = ap.parse_args()
+
+    jupyter_env()
+    paths = [Path(p) for p in args.notebooks] or \
+        [Path(p) for p in sorted(glob.glob(str(ROOT / "notebooks" / "[0-9][0-9]-*.ipynb")))]
+    if not paths:
+        print("run_notebooks: no notebooks match notebooks/[0-9][0-9]-*.ipynb", file=sys.stderr)
+        print("0 passed, 1 failed")
+        return 1
+    if not os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"):
+        print("run_notebooks: AWS_ENDPOINT_URL_DYNAMODB is not set; notebooks that use DynamoDB "
+              "will fail. Use `make notebooks`, or start scripts/dynamodb-local.sh and export it.",
+              file=sys.stderr)
+
+    runs = []
+    for run in range(1, args.runs + 1):
+        results = []
+        print(f"== run {run}/{args.runs}: {len(paths)} notebook(s), kernel {args.kernel}", flush=True)
+        for p in paths:
+            print(f"-- {p.name}", flush=True)
+            r = run_notebook(p, args)
+            results.append(r)
+            slow = max(r.cells, key=lambda c: c.seconds, default=None)
+            slow_s = f"slowest cell {slow.index} {slow.seconds:.1f}s ({slow.first_line})" if slow else ""
+            print(f"   {'ok  ' if r.ok else 'FAIL'} {r.seconds:6.1f}s  {len(r.cells)} cells  {slow_s}",
+                  flush=True)
+            for f in r.failures:
+                print(f"   - {f}", flush=True)
+        total = sum(r.seconds for r in results)
+        cells = sorted((c for r in results for c in r.cells), key=lambda c: -c.seconds)
+        print(f"== run {run} total {total:.1f}s; slowest cells:")
+        for c in cells[:5]:
+            print(f"   {c.seconds:6.1f}s  {c.notebook} cell {c.index}: {c.first_line}")
+        runs.append({"run": run, "total_seconds": round(total, 2), "notebooks": [
+            {"notebook": r.notebook, "seconds": round(r.seconds, 2), "ok": r.ok,
+             "failures": r.failures,
+             "cells": [{"index": c.index, "seconds": round(c.seconds, 2), "first_line": c.first_line}
+                       for c in r.cells]} for r in results]})
+
+    if args.timings:
+        Path(args.timings).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.timings).write_text(json.dumps(runs, indent=1) + "\n")
+    passed = sum(1 for r in runs for n in r["notebooks"] if n["ok"])
+    failed = sum(1 for r in runs for n in r["notebooks"] if not n["ok"])
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
