@@ -62,6 +62,13 @@ func parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
+// isSet reports whether the flag was given on the command line.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 var errHelpShown = errors.New("help shown")
 
 func main() {

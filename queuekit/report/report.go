@@ -1,0 +1,179 @@
+// Package report composes the workshop's reference report for one night:
+// its summary, its queueing parameters, one simulated run, and the analytic
+// M/M/c prediction beside the simulation with the gap called out. The CLI's
+// tutorial command and the notebooks print the same report.
+package report
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/nightqueue/workshop/queuekit"
+	"github.com/nightqueue/workshop/queuekit/mmc"
+	"github.com/nightqueue/workshop/queuekit/sim"
+)
+
+// ReferenceScenarios are the tutorial's two scenarios: the stable night with
+// 3 workers and the overloaded night with 2.
+var ReferenceScenarios = []struct {
+	BatchDate string
+	Workers   int
+}{{"2026-05-13", 3}, {"2026-05-14", 2}}
+
+// Analytic is the M/M/c prediction for a night, in minutes, or why there is none.
+type Analytic struct {
+	PWait           float64 `json:"p_wait"`
+	WaitMinutes     float64 `json:"wq_minutes"`
+	WaitP95Minutes  float64 `json:"wait_p95_minutes"`
+	QueueLength     float64 `json:"lq"`
+	Utilization     float64 `json:"rho"`
+	Unstable        bool    `json:"unstable"`
+	Reason          string  `json:"reason,omitempty"`
+	ApproxMDcMinute float64 `json:"cosmetatos_md_c_wq_minutes,omitempty"` // approximation: M/D/c
+}
+
+// Scenario is one night's report.
+type Scenario struct {
+	Night    queuekit.Night
+	Summary  queuekit.Summary
+	Params   queuekit.Params
+	Sim      sim.Result
+	Analytic Analytic
+}
+
+// Build simulates the night with c workers under the policy and solves the
+// M/M/c model with the night's lambda and mu.
+func Build(n queuekit.Night, workers int, policy sim.Policy) (Scenario, error) {
+	p, err := n.Params(workers)
+	if err != nil {
+		return Scenario{}, err
+	}
+	r, err := sim.Run(n, sim.Config{Workers: workers, Policy: policy})
+	if err != nil {
+		return Scenario{}, err
+	}
+	return Scenario{Night: n, Summary: n.Summarize(), Params: p, Sim: r, Analytic: Solve(p)}, nil
+}
+
+// Solve returns the analytic M/M/c prediction for p, in minutes.
+// An unstable queue (rho >= 1) is reported, not an error: it is a finding.
+func Solve(p queuekit.Params) Analytic {
+	q := mmc.Queue{Lambda: p.Lambda, Mu: p.Mu, C: p.Workers}
+	m, err := q.Solve()
+	if err != nil {
+		a := Analytic{Utilization: p.Rho, Reason: err.Error()}
+		if errors.Is(err, mmc.ErrUnstable) {
+			a.Unstable = true
+			a.Reason = fmt.Sprintf("rho = %.3f >= 1: M/M/c has no steady state; the queue grows until the night ends", p.Rho)
+		}
+		return a
+	}
+	md, _ := q.CosmetatosWq()
+	return Analytic{PWait: m.PWait, WaitMinutes: 60 * m.Wq, WaitP95Minutes: 60 * m.WaitP95, QueueLength: m.Lq,
+		Utilization: p.Rho, ApproxMDcMinute: 60 * md}
+}
+
+// Gap explains in one sentence how far the analytic mean wait is from the
+// simulated one and why they differ.
+func (s Scenario) Gap() string {
+	a := s.Analytic
+	if a.Unstable {
+		return fmt.Sprintf("M/M/c cannot answer (%s); the simulation shows the backlog: %d of %d jobs finish after the cutoff, the queue drains at %s.",
+			a.Reason, s.Sim.OverflowJobs, s.Sim.Jobs, clock(s.Night.Window, s.Sim.DrainedMinute))
+	}
+	if a.Reason != "" {
+		return "M/M/c: " + a.Reason
+	}
+	ratio := "∞"
+	if a.WaitMinutes > 0 {
+		ratio = fmt.Sprintf("%.1fx", s.Sim.AverageWait/a.WaitMinutes)
+	}
+	return fmt.Sprintf("M/M/c predicts a mean wait of %.1f min; the simulation gives %.1f min (%s): jobs arrive in batches on the hour, not as a Poisson stream, and exclusive-lock jobs idle the whole pool, which Erlang C assumes never happens.",
+		a.WaitMinutes, s.Sim.AverageWait, ratio)
+}
+
+func clock(w queuekit.Window, minute float64) string {
+	m := w.Start + int(minute+0.5)
+	return fmt.Sprintf("%02d:%02d", (m/60)%24, m%60)
+}
+
+// WriteText prints the scenario as an aligned text report.
+func (s Scenario) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	sm, p, r, a := s.Summary, s.Params, s.Sim, s.Analytic
+	fmt.Fprintf(tw, "Night %s, window %s, %d workers, policy %s\n", s.Night.BatchDate, s.Night.Window, p.Workers, r.Policy)
+	fmt.Fprintf(tw, "  jobs\t%d\n", sm.Jobs)
+	fmt.Fprintf(tw, "  per window\t%s\n", counts(sm.PerWindow))
+	fmt.Fprintf(tw, "  per class\t%s\n", counts(sm.PerClass))
+	fmt.Fprintf(tw, "  exclusive-lock jobs\t%d\n", sm.ExclusiveJobs)
+	fmt.Fprintf(tw, "  high-priority jobs (>= %d)\t%d\n", queuekit.HighPriority, sm.HighPriorityJobs)
+	fmt.Fprintf(tw, "  mean runtime\t%.2f min\n", sm.MeanRuntimeMinutes)
+	fmt.Fprintf(tw, "Parameters\n")
+	fmt.Fprintf(tw, "  lambda\t%.4f jobs/h\n", p.Lambda)
+	fmt.Fprintf(tw, "  mu\t%.4f jobs/h per worker\n", p.Mu)
+	fmt.Fprintf(tw, "  rho\t%.4f\n", p.Rho)
+	fmt.Fprintf(tw, "Simulation\tsimulated\tM/M/c (analytic)\n")
+	an := func(v float64, format string) string {
+		if a.Reason != "" {
+			return "n/a"
+		}
+		return fmt.Sprintf(format, v)
+	}
+	fmt.Fprintf(tw, "  average wait\t%.2f min\t%s\n", r.AverageWait, an(a.WaitMinutes, "%.2f min"))
+	fmt.Fprintf(tw, "  p95 wait\t%.2f min\t%s\n", r.P95Wait, an(a.WaitP95Minutes, "%.2f min"))
+	fmt.Fprintf(tw, "  average queue length\t%.4f\t%s\n", r.AverageQueueLength, an(a.QueueLength, "%.4f (Lq)"))
+	fmt.Fprintf(tw, "  max queue length\t%d\t\n", r.MaxQueueLength)
+	fmt.Fprintf(tw, "  worker utilization\t%.2f%%\t%s\n", 100*r.Utilization, fmt.Sprintf("%.2f%% (rho)", 100*a.Utilization))
+	fmt.Fprintf(tw, "  overflow jobs\t%d of %d (fraction %.4f)\t\n", r.OverflowJobs, r.Jobs, r.OverflowFraction)
+	fmt.Fprintf(tw, "  queue drained\tminute %.0f (%s)\t\n", r.DrainedMinute, clock(s.Night.Window, r.DrainedMinute))
+	if a.Reason == "" {
+		fmt.Fprintf(tw, "  M/D/c wait (Cosmetatos, approximation)\t\t%.2f min\n", a.ApproxMDcMinute)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "Gap: %s\n", s.Gap())
+	return err
+}
+
+func counts(cs []queuekit.Count) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = fmt.Sprintf("%s=%d", c.Key, c.Count)
+	}
+	return strings.Join(parts, " ")
+}
+
+// JSON is the machine-readable form of one simulated night: the keys of the
+// CLI's simulate --json, with the batch date and the analytic figures.
+type JSON struct {
+	BatchDate          string    `json:"batch_date"`
+	Policy             string    `json:"policy"`
+	Jobs               int       `json:"jobs"`
+	Workers            int       `json:"workers"`
+	Lambda             float64   `json:"lambda_per_hour"`
+	Mu                 float64   `json:"mu_per_hour"`
+	Rho                float64   `json:"rho"`
+	AverageWait        float64   `json:"average_wait_minutes"`
+	P95Wait            float64   `json:"p95_wait_minutes"`
+	AverageQueueLength float64   `json:"average_queue_length"`
+	MaxQueueLength     int       `json:"max_queue_length"`
+	Utilization        float64   `json:"worker_utilization"`
+	OverflowJobs       int       `json:"overflow_jobs"`
+	OverflowFraction   float64   `json:"overflow_fraction"`
+	DrainedMinute      float64   `json:"queue_drained_minute"`
+	Analytic           *Analytic `json:"analytic,omitempty"`
+}
+
+// JSON returns the scenario's machine-readable form.
+func (s Scenario) JSON() JSON {
+	r := s.Sim
+	a := s.Analytic
+	return JSON{BatchDate: s.Night.BatchDate, Policy: string(r.Policy), Jobs: r.Jobs, Workers: r.Workers,
+		Lambda: s.Params.Lambda, Mu: s.Params.Mu, Rho: s.Params.Rho, AverageWait: r.AverageWait, P95Wait: r.P95Wait,
+		AverageQueueLength: r.AverageQueueLength, MaxQueueLength: r.MaxQueueLength, Utilization: r.Utilization,
+		OverflowJobs: r.OverflowJobs, OverflowFraction: r.OverflowFraction, DrainedMinute: r.DrainedMinute, Analytic: &a}
+}
