@@ -1,0 +1,179 @@
+// Package ddbtest gives integration tests a real DynamoDB Local and a table
+// of their own.
+//
+// Endpoint finds the server: AWS_ENDPOINT_URL_DYNAMODB if set (it must be a
+// local endpoint: tests never create tables in AWS), otherwise DynamoDB Local
+// on DYNAMODB_PORT (default 8000) if something answers there, otherwise it
+// runs `scripts/dynamodb-local.sh start`, which installs DynamoDB Local when
+// needed. If none of that works the test fails with the command to run; it
+// never skips. A server the helper starts keeps running after the tests, for
+// the next run; `scripts/dynamodb-local.sh stop` stops it.
+package ddbtest
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nightqueue/workshop/queuekit/catalog"
+)
+
+// DefaultPort is the port of the tests' DynamoDB Local (the workshop uses another).
+const DefaultPort = "8000"
+
+var (
+	once     sync.Once
+	endpoint string
+	setupErr error
+)
+
+// Endpoint returns the endpoint of a running DynamoDB Local, starting one if
+// needed, or fails the test with the command to run.
+func Endpoint(t testing.TB) string {
+	t.Helper()
+	ep, err := Find()
+	if err != nil {
+		t.Fatalf("no DynamoDB Local for the integration tests: %v", err)
+	}
+	return ep
+}
+
+// Find is Endpoint for a TestMain, where there is no testing.TB yet: it
+// returns the endpoint or an error that names the command to run.
+func Find() (string, error) {
+	once.Do(func() { endpoint, setupErr = find() })
+	return endpoint, setupErr
+}
+
+func find() (string, error) {
+	if ep := os.Getenv(catalog.EnvEndpoint); ep != "" {
+		if !catalog.IsLocalEndpoint(ep) {
+			return "", fmt.Errorf("%s=%s is not a local endpoint; the tests create and delete tables, so point it at DynamoDB Local (e.g. http://localhost:8000) or unset it", catalog.EnvEndpoint, ep)
+		}
+		if !answers(ep) {
+			return "", fmt.Errorf("%s=%s does not answer; %s, or unset %s", catalog.EnvEndpoint, ep, catalog.StartLocalHint, catalog.EnvEndpoint)
+		}
+		return ep, nil
+	}
+	port := os.Getenv("DYNAMODB_PORT")
+	if port == "" {
+		port = DefaultPort
+	}
+	ep := "http://localhost:" + port
+	if answers(ep) {
+		return ep, nil
+	}
+	root, err := repoRoot()
+	if err != nil {
+		return "", fmt.Errorf("nothing answers on %s and %v; run `scripts/dynamodb-local.sh start` from the repository root", ep, err)
+	}
+	script := filepath.Join(root, "scripts", "dynamodb-local.sh")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", script, "start")
+	cmd.Env = append(os.Environ(), "DYNAMODB_PORT="+port)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("nothing answers on %s and `DYNAMODB_PORT=%s scripts/dynamodb-local.sh start` failed (%v):\n%s\nfix that, then run it yourself (or `make dynamodb`) before go test",
+			ep, port, err, strings.TrimSpace(out.String()))
+	}
+	if !answers(ep) {
+		return "", fmt.Errorf("scripts/dynamodb-local.sh start succeeded but nothing answers on %s; see .cache/dynamodb-local/run/", ep)
+	}
+	fmt.Fprintf(os.Stderr, "ddbtest: started DynamoDB Local on %s (it keeps running; stop it with scripts/dynamodb-local.sh stop)\n", ep)
+	return ep, nil
+}
+
+// answers reports whether an HTTP server answers at ep; DynamoDB Local
+// answers an unsigned GET / with 400.
+func answers(ep string) bool {
+	c := http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Get(strings.TrimRight(ep, "/") + "/")
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return true
+}
+
+// repoRoot walks up from the working directory (a package directory under
+// go test) to the directory holding scripts/dynamodb-local.sh.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "scripts", "dynamodb-local.sh")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("scripts/dynamodb-local.sh not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+
+// TableName returns a table name unique to this test and run, e.g.
+// "test_TestSeedTwice_3f2a1c9e".
+func TableName(t testing.TB) string {
+	t.Helper()
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatalf("random table suffix: %v", err)
+	}
+	name := unsafeChars.ReplaceAllString(t.Name(), "_")
+	if len(name) > 200 {
+		name = name[:200]
+	}
+	return "test_" + name + "_" + hex.EncodeToString(b[:])
+}
+
+// Catalog returns a catalog on DynamoDB Local with a table of its own,
+// created now and deleted when the test ends. opts come after the endpoint
+// and table, so a test may override them.
+func Catalog(t testing.TB, opts ...catalog.Option) *catalog.Catalog {
+	t.Helper()
+	c := NewCatalog(t, opts...)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := c.CreateTable(ctx); err != nil {
+		t.Fatalf("create test table: %v", err)
+	}
+	return c
+}
+
+// NewCatalog is Catalog without creating the table; the table, if a test
+// creates it, is still deleted when the test ends.
+func NewCatalog(t testing.TB, opts ...catalog.Option) *catalog.Catalog {
+	t.Helper()
+	ep := Endpoint(t)
+	all := append([]catalog.Option{catalog.WithEndpoint(ep), catalog.WithTable(TableName(t))}, opts...)
+	c, err := catalog.New(context.Background(), all...)
+	if err != nil {
+		t.Fatalf("catalog: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := c.DeleteTable(ctx); err != nil {
+			t.Errorf("delete test table %s: %v", c.Table(), err)
+		}
+	})
+	return c
+}
