@@ -558,7 +558,7 @@ func TestMalformedItemGivesTheLoaderError(t *testing.T) {
 	c := ddbtest.Catalog(t)
 	good := sampleJobs(t)[0] // 2026-05-11, 01:00#JOB-20260511-001
 	for _, tc := range []struct {
-		name  string
+		name   string
 		break_ func(item map[string]types.AttributeValue, line map[string]any)
 	}{
 		{"missing attribute", func(item map[string]types.AttributeValue, line map[string]any) {
