@@ -1,0 +1,40 @@
+# syntax=docker/dockerfile:1
+# The workshop's JupyterLab with Go and the GoNB kernel, for docker-compose.yml.
+# Installed by the same scripts/setup.sh as `make workshop` on a host: pinned venv
+# (requirements.txt), gonb/goimports/gopls (tools/go.mod), the kernelspec inside the
+# venv, the offline echarts asset and a warm Go build cache.
+FROM golang:1.26.8-bookworm
+
+# Python 3.11 with venv for JupyterLab, npm for the pinned echarts asset, curl for
+# readiness checks. Debian bookworm's Python is 3.11, the version requirements.txt pins.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends python3 python3-venv npm curl \
+    && rm -rf /var/lib/apt/lists/*
+
+ARG UID=1000
+RUN useradd --create-home --uid "${UID}" --shell /bin/bash workshop
+USER workshop
+ENV GOPATH=/home/workshop/go \
+    GOCACHE=/home/workshop/.cache/go-build
+WORKDIR /home/workshop/workshop
+
+# First the install inputs only, so editing notebooks or Go code does not reinstall
+# JupyterLab and rebuild the tools.
+COPY --chown=workshop:workshop requirements.txt ./
+COPY --chown=workshop:workshop tools/ tools/
+COPY --chown=workshop:workshop scripts/ scripts/
+RUN SETUP_SKIP_WARM=1 scripts/setup.sh
+
+# Then the workshop itself, and the same script again: it skips what is done and
+# warms the build cache with queuekit and its dependencies.
+COPY --chown=workshop:workshop . .
+RUN scripts/setup.sh
+
+# Inside the container JupyterLab listens on all interfaces; docker-compose.yml
+# publishes the port on 127.0.0.1 only. workshop.sh re-runs setup.sh (quick) so the
+# echarts asset is back in a notebooks/ folder mounted from the host.
+ENV LAB_IP=0.0.0.0 \
+    LAB_PORT=8888 \
+    PATH=/home/workshop/workshop/.venv/bin:$PATH
+EXPOSE 8888
+CMD ["scripts/workshop.sh"]

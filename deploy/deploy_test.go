@@ -1,0 +1,327 @@
+package deploy
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/compose-spec/compose-go/v2/cli"
+	"github.com/compose-spec/compose-go/v2/types"
+	"github.com/moby/buildkit/frontend/dockerfile/parser"
+	"golang.org/x/mod/modfile"
+)
+
+// root is the repository root: this module lives in <root>/deploy.
+func root(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// loadCompose loads docker-compose.yml with compose-go, as `docker compose` does,
+// in a clean environment so host variables do not change what is checked.
+func loadCompose(t *testing.T) *types.Project {
+	t.Helper()
+	dir := root(t)
+	opts, err := cli.NewProjectOptions(
+		[]string{filepath.Join(dir, "docker-compose.yml")},
+		cli.WithWorkingDirectory(dir),
+		cli.WithEnv(nil),
+	)
+	if err != nil {
+		t.Fatalf("compose options: %v", err)
+	}
+	p, err := opts.LoadProject(context.Background())
+	if err != nil {
+		t.Fatalf("docker-compose.yml does not load with compose-go: %v", err)
+	}
+	return p
+}
+
+func service(t *testing.T, p *types.Project, name string) types.ServiceConfig {
+	t.Helper()
+	s, err := p.GetService(name)
+	if err != nil {
+		t.Fatalf("docker-compose.yml: %v", err)
+	}
+	return s
+}
+
+// pinnedDynamoDB is an exact 3.x release tag of the official image, never latest.
+var pinnedDynamoDB = regexp.MustCompile(`^amazon/dynamodb-local:3\.\d+\.\d+(@sha256:[0-9a-f]{64})?$`)
+
+func TestComposeDynamoDBImageIsAPinned3xTag(t *testing.T) {
+	p := loadCompose(t)
+	for _, s := range p.Services {
+		if strings.HasPrefix(s.Image, "amazon/dynamodb-local") && !pinnedDynamoDB.MatchString(s.Image) {
+			t.Errorf("service %s: image %q is not a pinned amazon/dynamodb-local:3.x.y tag", s.Name, s.Image)
+		}
+	}
+	if img := service(t, p, "dynamodb").Image; !pinnedDynamoDB.MatchString(img) {
+		t.Errorf("dynamodb image = %q, want amazon/dynamodb-local:3.x.y", img)
+	}
+}
+
+func TestComposeDynamoDBPersistsToANamedVolume(t *testing.T) {
+	p := loadCompose(t)
+	s := service(t, p, "dynamodb")
+	wantCmd := []string{"-jar", "DynamoDBLocal.jar", "-sharedDb", "-dbPath", "./data"}
+	if !slices.Equal([]string(s.Command), wantCmd) {
+		t.Errorf("dynamodb command = %q, want %q", s.Command, wantCmd)
+	}
+	if s.WorkingDir != "/home/dynamodblocal" {
+		t.Errorf("dynamodb working_dir = %q, want /home/dynamodblocal (./data is relative to it)", s.WorkingDir)
+	}
+	var found bool
+	for _, v := range s.Volumes {
+		if v.Type == types.VolumeTypeVolume && v.Target == "/home/dynamodblocal/data" {
+			found = true
+			if _, ok := p.Volumes[v.Source]; !ok {
+				t.Errorf("volume %q is not declared under top-level volumes", v.Source)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("dynamodb has no named volume at /home/dynamodblocal/data: %+v", s.Volumes)
+	}
+}
+
+func TestComposeDynamoDBHealthcheckAcceptsHTTP400(t *testing.T) {
+	s := service(t, loadCompose(t), "dynamodb")
+	hc := s.HealthCheck
+	if hc == nil || hc.Disable || len(hc.Test) < 2 {
+		t.Fatalf("dynamodb has no healthcheck: %+v", hc)
+	}
+	if hc.Test[0] != "CMD-SHELL" {
+		t.Fatalf("healthcheck test = %q, want a CMD-SHELL command", hc.Test)
+	}
+	cmd := hc.Test[1]
+	if !strings.Contains(cmd, "400") || !strings.Contains(cmd, "http://localhost:8000/") {
+		t.Fatalf("healthcheck %q does not check for HTTP 400 from http://localhost:8000/", cmd)
+	}
+	// Run the real command with /bin/sh against servers that answer like
+	// DynamoDB Local (400 to an unsigned GET /) and unlike it.
+	for _, tc := range []struct {
+		status  int
+		healthy bool
+	}{{http.StatusBadRequest, true}, {http.StatusOK, false}, {http.StatusInternalServerError, false}} {
+		t.Run(fmt.Sprint(tc.status), func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(tc.status)
+			}))
+			defer srv.Close()
+			err := exec.Command("/bin/sh", "-c", strings.ReplaceAll(cmd, "http://localhost:8000", srv.URL)).Run()
+			if (err == nil) != tc.healthy {
+				t.Errorf("healthcheck with HTTP %d: err = %v, want healthy = %v", tc.status, err, tc.healthy)
+			}
+		})
+	}
+	t.Run("down", func(t *testing.T) {
+		srv := httptest.NewServer(http.NotFoundHandler())
+		url := srv.URL
+		srv.Close()
+		if err := exec.Command("/bin/sh", "-c", strings.ReplaceAll(cmd, "http://localhost:8000", url)).Run(); err == nil {
+			t.Error("healthcheck passes when nothing listens")
+		}
+	})
+}
+
+func TestComposeLabWaitsForHealthyDynamoDB(t *testing.T) {
+	s := service(t, loadCompose(t), "lab")
+	dep, ok := s.DependsOn["dynamodb"]
+	if !ok {
+		t.Fatalf("lab does not depend on dynamodb: %+v", s.DependsOn)
+	}
+	if dep.Condition != types.ServiceConditionHealthy {
+		t.Errorf("lab depends_on dynamodb condition = %q, want %q", dep.Condition, types.ServiceConditionHealthy)
+	}
+}
+
+func TestComposeLabUsesTheDynamoDBService(t *testing.T) {
+	s := service(t, loadCompose(t), "lab")
+	v := s.Environment["AWS_ENDPOINT_URL_DYNAMODB"]
+	if v == nil || *v != "http://dynamodb:8000" {
+		t.Errorf("lab AWS_ENDPOINT_URL_DYNAMODB = %v, want http://dynamodb:8000", v)
+	}
+}
+
+func TestComposeLabIsBuiltFromTheDockerfile(t *testing.T) {
+	s := service(t, loadCompose(t), "lab")
+	if s.Build == nil {
+		t.Fatal("lab has no build section")
+	}
+	if s.Build.Context != root(t) {
+		t.Errorf("lab build context = %q, want the repository root %q", s.Build.Context, root(t))
+	}
+	if s.Build.Dockerfile != "Dockerfile" {
+		t.Errorf("lab dockerfile = %q, want Dockerfile", s.Build.Dockerfile)
+	}
+}
+
+func TestComposePublishesPortsOnLoopbackOnly(t *testing.T) {
+	p := loadCompose(t)
+	published := 0
+	for _, s := range p.Services {
+		for _, port := range s.Ports {
+			published++
+			if port.HostIP != "127.0.0.1" {
+				t.Errorf("service %s publishes %s:%d on host_ip %q, want 127.0.0.1", s.Name, port.Published, port.Target, port.HostIP)
+			}
+		}
+		if s.NetworkMode == "host" {
+			t.Errorf("service %s uses network_mode host", s.Name)
+		}
+	}
+	lab := service(t, p, "lab")
+	if !slices.ContainsFunc(lab.Ports, func(pc types.ServicePortConfig) bool { return pc.Target == 8888 }) {
+		t.Errorf("lab does not publish JupyterLab's port 8888: %+v", lab.Ports)
+	}
+	if published == 0 {
+		t.Error("no ports published at all")
+	}
+}
+
+func TestComposeLabKeepsTheTokenOn(t *testing.T) {
+	s := service(t, loadCompose(t), "lab")
+	if v, ok := s.Environment["JUPYTER_TOKEN"]; ok && v != nil && *v == "" {
+		t.Error("lab sets JUPYTER_TOKEN to the empty string, which turns authentication off")
+	}
+	for _, arg := range append(slices.Clone([]string(s.Command)), s.Entrypoint...) {
+		if strings.Contains(arg, "token=''") || strings.Contains(arg, `token=""`) || strings.HasSuffix(arg, "token=") {
+			t.Errorf("lab command disables the token: %q", arg)
+		}
+	}
+}
+
+func TestComposeLabMountsTheNotebooks(t *testing.T) {
+	s := service(t, loadCompose(t), "lab")
+	want := filepath.Join(root(t), "notebooks")
+	for _, v := range s.Volumes {
+		if v.Type == types.VolumeTypeBind && v.Source == want && strings.HasSuffix(v.Target, "/notebooks") && !v.ReadOnly {
+			return
+		}
+	}
+	t.Errorf("lab does not bind-mount %s read-write onto its notebooks folder: %+v", want, s.Volumes)
+}
+
+// dockerfile parses the Dockerfile with buildkit's parser (the one `docker build` uses).
+func dockerfile(t *testing.T) []*parser.Node {
+	t.Helper()
+	f, err := os.Open(filepath.Join(root(t), "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	res, err := parser.Parse(f)
+	if err != nil {
+		t.Fatalf("Dockerfile does not parse: %v", err)
+	}
+	for _, w := range res.Warnings {
+		t.Errorf("Dockerfile parser warning: %s", w.Short)
+	}
+	return res.AST.Children
+}
+
+func args(n *parser.Node) []string {
+	var out []string
+	for a := n.Next; a != nil; a = a.Next {
+		out = append(out, a.Value)
+	}
+	return out
+}
+
+// pinnedGo is an exact Go release on a named Debian release, optionally with a digest.
+var pinnedGo = regexp.MustCompile(`^golang:(\d+\.\d+)\.\d+-(bookworm|trixie)(@sha256:[0-9a-f]{64})?$`)
+
+func TestDockerfileBaseIsPinnedToTheModulesGoVersion(t *testing.T) {
+	var froms [][]string
+	for _, n := range dockerfile(t) {
+		if strings.EqualFold(n.Value, "from") {
+			froms = append(froms, args(n))
+		}
+	}
+	if len(froms) == 0 {
+		t.Fatal("Dockerfile has no FROM")
+	}
+	data, err := os.ReadFile(filepath.Join(root(t), "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mf, err := modfile.ParseLax("go.mod", data, nil)
+	if err != nil || mf.Go == nil {
+		t.Fatalf("go.mod: %v", err)
+	}
+	goMinor := strings.Join(strings.Split(mf.Go.Version, ".")[:2], ".")
+	for _, from := range froms {
+		m := pinnedGo.FindStringSubmatch(from[0])
+		if m == nil {
+			t.Errorf("FROM %s is not a pinned golang:X.Y.Z-<debian release> image", from[0])
+			continue
+		}
+		if m[1] != goMinor {
+			t.Errorf("FROM %s is Go %s, but go.mod says go %s", from[0], m[1], mf.Go.Version)
+		}
+	}
+}
+
+func TestDockerfileRunsSetupAsANonRootUser(t *testing.T) {
+	user := "root"
+	var setupRuns, setupAsRoot int
+	var cmd []string
+	for _, n := range dockerfile(t) {
+		switch strings.ToLower(n.Value) {
+		case "user":
+			user = args(n)[0]
+		case "run":
+			if strings.Contains(strings.Join(args(n), " "), "scripts/setup.sh") {
+				setupRuns++
+				if isRoot(user) {
+					setupAsRoot++
+				}
+			}
+		case "cmd":
+			cmd = args(n)
+		}
+	}
+	if isRoot(user) {
+		t.Errorf("the final USER is %q; the container must run as a non-root user", user)
+	}
+	if setupRuns == 0 {
+		t.Error("Dockerfile never RUNs scripts/setup.sh (the same install steps as the host)")
+	}
+	if setupAsRoot > 0 {
+		t.Errorf("%d RUN scripts/setup.sh run as root; run them as the workshop user", setupAsRoot)
+	}
+	if !slices.ContainsFunc(cmd, func(s string) bool { return strings.HasSuffix(s, "scripts/workshop.sh") }) {
+		t.Errorf("CMD = %q, want it to start scripts/workshop.sh", cmd)
+	}
+}
+
+func isRoot(user string) bool {
+	name, _, _ := strings.Cut(user, ":")
+	return name == "root" || name == "0" || name == ""
+}
+
+func TestDockerfileCopiesTheScriptsItRuns(t *testing.T) {
+	for _, p := range []string{"scripts/setup.sh", "scripts/workshop.sh", "requirements.txt", "tools/go.mod", "tools/echarts/package-lock.json"} {
+		st, err := os.Stat(filepath.Join(root(t), p))
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+			continue
+		}
+		if strings.HasSuffix(p, ".sh") && st.Mode()&0o111 == 0 {
+			t.Errorf("%s is not executable", p)
+		}
+	}
+}
