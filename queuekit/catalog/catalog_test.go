@@ -558,8 +558,8 @@ func TestMalformedItemGivesTheLoaderError(t *testing.T) {
 	c := ddbtest.Catalog(t)
 	good := sampleJobs(t)[0] // 2026-05-11, 01:00#JOB-20260511-001
 	for _, tc := range []struct {
-		name   string
-		break_ func(item map[string]types.AttributeValue, line map[string]any)
+		name      string
+		breakItem func(item map[string]types.AttributeValue, line map[string]any)
 	}{
 		{"missing attribute", func(item map[string]types.AttributeValue, line map[string]any) {
 			delete(item, queuekit.AttrPriority)
@@ -602,7 +602,7 @@ func TestMalformedItemGivesTheLoaderError(t *testing.T) {
 			if err := json.Unmarshal(raw, &line); err != nil {
 				t.Fatal(err)
 			}
-			tc.break_(item, line)
+			tc.breakItem(item, line)
 			if _, err := c.Client().PutItem(ctxT(t), &dynamodb.PutItemInput{TableName: aws.String(c.Table()), Item: item}); err != nil {
 				t.Fatal(err)
 			}

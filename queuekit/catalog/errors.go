@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"syscall"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -39,7 +40,11 @@ type TableMissingError struct {
 }
 
 func (e *TableMissingError) Error() string {
-	return fmt.Sprintf("table %s does not exist at %s: %s", e.Table, e.Endpoint, SeedHint)
+	hint := SeedHint
+	if e.Table != DefaultTable {
+		hint = strings.TrimSuffix(hint, "`") + " --table " + e.Table + "`"
+	}
+	return fmt.Sprintf("table %s does not exist at %s: %s", e.Table, e.Endpoint, hint)
 }
 
 // Unwrap returns the SDK error.
