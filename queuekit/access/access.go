@@ -1,0 +1,377 @@
+// Package access measures the two ways to read one night from the job
+// catalog, Query on the partition key and Scan with a filter, as the table
+// grows: items returned and scanned, read capacity, latency, pages and cost.
+// It is the logic behind the Query versus Scan notebook, kept here so a test
+// can reach it.
+//
+// A Study seeds one table per size (7, 30, 90, 365 nights, ...) with the
+// same synthetic nights from the workload package (table n holds the first n
+// nights of one generated year), then reads the first night of each table
+// with catalog.QueryNight and catalog.ScanNight. Tables that already hold
+// the right items are reused, so a study runs again in seconds.
+//
+// What it shows, and what the tests assert: Query reads only the night
+// (scanned == returned) and its read capacity does not depend on the table
+// size; Scan reads, and is charged for, every item of the table, so its
+// capacity grows with the table. On-demand reads cost
+// PricePerMillionReads dollars per million read request units:
+//
+//	cost = RCU × 0.125 / 1,000,000 dollars
+package access
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/nightqueue/workshop/queuekit"
+	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/chart"
+	"github.com/nightqueue/workshop/queuekit/workload"
+)
+
+// PricePerMillionReads is the on-demand price of one million read request
+// units in us-east-1 (since 2024-11-01), in dollars.
+const PricePerMillionReads = 0.125
+
+// Cost is the on-demand price in dollars of rcu read capacity units.
+func Cost(rcu float64) float64 { return rcu * PricePerMillionReads / 1e6 }
+
+// DefaultSizes are the table sizes of the study, in nights: a week, a month,
+// a quarter and a year.
+var DefaultSizes = []int{7, 30, 90, 365}
+
+// TableName is the study's table holding the given number of nights, e.g.
+// "qvs_365days". The study never touches the catalog table itself.
+func TableName(nights int) string { return "qvs_" + strconv.Itoa(nights) + "days" }
+
+// Opener returns the catalog of the table that holds the given number of
+// nights. The table need not exist yet.
+type Opener func(ctx context.Context, nights int) (*catalog.Catalog, error)
+
+// Tables returns an Opener for the tables TableName(n) at the endpoint the
+// options (or AWS_ENDPOINT_URL_DYNAMODB) name.
+func Tables(opts ...catalog.Option) Opener {
+	return func(ctx context.Context, nights int) (*catalog.Catalog, error) {
+		return catalog.New(ctx, append(slices.Clone(opts), catalog.WithTable(TableName(nights)))...)
+	}
+}
+
+// Progress reports what a Study is doing: seeding a table (Done of Total
+// items written) or reading it (Done of Total reads).
+type Progress struct {
+	Phase       string // "seed", "reuse" or "read"
+	Table       string
+	Nights      int // nights in the table
+	Done, Total int
+	Step, Steps int // which table, 1-based, of how many
+}
+
+func (p Progress) String() string {
+	switch p.Phase {
+	case "seed":
+		return fmt.Sprintf("table %d/%d %s: seeding %d nights, %d/%d items", p.Step, p.Steps, p.Table, p.Nights, p.Done, p.Total)
+	case "reuse":
+		return fmt.Sprintf("table %d/%d %s: %d nights already there, reused", p.Step, p.Steps, p.Table, p.Nights)
+	}
+	return fmt.Sprintf("table %d/%d %s: Query and Scan, read %d/%d", p.Step, p.Steps, p.Table, p.Done, p.Total)
+}
+
+// Study measures Query against Scan on tables of growing size. The zero
+// value plus nothing else measures DefaultSizes with workload seed 1 at the
+// endpoint of AWS_ENDPOINT_URL_DYNAMODB.
+type Study struct {
+	Sizes    []int          // nights per table (default DefaultSizes)
+	Seed     uint64         // workload seed (default 1)
+	PadBytes int            // extra bytes per item, to make pages (catalog.WithPadding)
+	Segments int            // Scan segments (default 1: a plain Scan)
+	Repeats  int            // reads per method and table; the median latency is kept (default 3)
+	Window   string         // optional requested window to read (HH:MM); "" reads the whole night
+	Open     Opener         // the table of each size (default Tables())
+	Progress func(Progress) // optional; called from the calling goroutine
+	Reseed   bool           // drop and seed every table even when it looks right
+}
+
+// Point is one measurement: the first night of a table of Nights nights,
+// read by Query and by Scan.
+type Point struct {
+	Nights, Items int
+	Table         string
+	Date          string // the night read
+	Query, Scan   catalog.AccessReport
+}
+
+// QueryCost and ScanCost are the dollars one read costs.
+func (p Point) QueryCost() float64 { return Cost(p.Query.ConsumedRCU) }
+
+// ScanCost is the dollars one Scan of the night costs.
+func (p Point) ScanCost() float64 { return Cost(p.Scan.ConsumedRCU) }
+
+// Chart is the point as the chart package draws it.
+func (p Point) Chart() chart.AccessPoint {
+	return chart.AccessPoint{
+		Nights: p.Nights, Items: p.Items, Returned: p.Query.Count,
+		QueryRCU: p.Query.ConsumedRCU, ScanRCU: p.Scan.ConsumedRCU,
+		QueryMillis: millis(p.Query.Elapsed), ScanMillis: millis(p.Scan.Elapsed),
+		QueryScanned: p.Query.ScannedCount, ScanScanned: p.Scan.ScannedCount,
+	}
+}
+
+// ChartPoints converts points for chart.QueryVsScan.
+func ChartPoints(points []Point) []chart.AccessPoint {
+	out := make([]chart.AccessPoint, len(points))
+	for i, p := range points {
+		out[i] = p.Chart()
+	}
+	return out
+}
+
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// Run seeds (or reuses) one table per size and reads the first night of
+// each with Query and with Scan. Points come in the order of Sizes.
+func (s Study) Run(ctx context.Context) ([]Point, error) {
+	s = s.withDefaults()
+	for _, n := range s.Sizes {
+		if n < 1 {
+			return nil, fmt.Errorf("query vs scan study: size %d nights: want at least 1", n)
+		}
+	}
+	if s.Window != "" {
+		if _, err := queuekit.ParseClock(s.Window); err != nil {
+			return nil, fmt.Errorf("query vs scan study: window: %w", err)
+		}
+	}
+	if s.PadBytes < 0 || s.PadBytes > catalog.MaxPadding {
+		return nil, fmt.Errorf("query vs scan study: pad bytes %d: want 0 to %d", s.PadBytes, catalog.MaxPadding)
+	}
+	// One generated year (or more): table n holds its first n nights, so the
+	// night read is the same in every table.
+	nights, err := workload.Nights(workload.Config{Nights: slices.Max(s.Sizes), Seed: s.Seed})
+	if err != nil {
+		return nil, fmt.Errorf("query vs scan study: %w", err)
+	}
+	date := nights[0].BatchDate
+	points := make([]Point, 0, len(s.Sizes))
+	for i, n := range s.Sizes {
+		cat, err := s.Open(ctx, n)
+		if err != nil {
+			return nil, fmt.Errorf("query vs scan study: open the table of %d nights: %w", n, err)
+		}
+		var jobs []queuekit.Job
+		for _, night := range nights[:n] {
+			jobs = append(jobs, night.Jobs...)
+		}
+		prog := Progress{Table: cat.Table(), Nights: n, Step: i + 1, Steps: len(s.Sizes)}
+		if err := s.fill(ctx, cat, jobs, prog); err != nil {
+			return nil, fmt.Errorf("query vs scan study: table %s (%d nights): %w", cat.Table(), n, err)
+		}
+		p := Point{Nights: n, Items: len(jobs), Table: cat.Table(), Date: date}
+		prog.Phase, prog.Total = "read", 2*(s.Repeats+1)
+		p.Query, err = s.measure(ctx, &prog, func() (catalog.AccessReport, error) {
+			_, r, err := cat.QueryNight(ctx, date, s.Window)
+			return r, err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("query vs scan study: table %s: %w", cat.Table(), err)
+		}
+		p.Scan, err = s.measure(ctx, &prog, func() (catalog.AccessReport, error) {
+			_, r, err := cat.ScanNight(ctx, date, s.Window, s.Segments)
+			return r, err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("query vs scan study: table %s: %w", cat.Table(), err)
+		}
+		if p.Query.Count != p.Scan.Count {
+			return nil, fmt.Errorf("query vs scan study: table %s night %s: Query returned %d items, Scan %d; the table changed while measuring?",
+				cat.Table(), date, p.Query.Count, p.Scan.Count)
+		}
+		points = append(points, p)
+	}
+	return points, nil
+}
+
+func (s Study) withDefaults() Study {
+	if len(s.Sizes) == 0 {
+		s.Sizes = DefaultSizes
+	}
+	if s.Seed == 0 {
+		s.Seed = 1
+	}
+	if s.Segments < 1 {
+		s.Segments = 1
+	}
+	if s.Repeats < 1 {
+		s.Repeats = 3
+	}
+	if s.Open == nil {
+		s.Open = Tables()
+	}
+	return s
+}
+
+func (s Study) report(p Progress) {
+	if s.Progress != nil {
+		s.Progress(p)
+	}
+}
+
+// fill makes the table hold exactly jobs: it reuses a table that has the
+// right number of items and padding, and otherwise drops, creates and seeds it.
+func (s Study) fill(ctx context.Context, cat *catalog.Catalog, jobs []queuekit.Job, prog Progress) error {
+	if !s.Reseed && s.holds(ctx, cat, jobs) {
+		prog.Phase, prog.Done, prog.Total = "reuse", len(jobs), len(jobs)
+		s.report(prog)
+		return nil
+	}
+	if err := cat.DeleteTable(ctx); err != nil {
+		return err
+	}
+	if err := cat.CreateTable(ctx); err != nil {
+		return err
+	}
+	prog.Phase, prog.Total = "seed", len(jobs)
+	s.report(prog)
+	done := make(chan struct{})
+	updates := make(chan int, 1)
+	// Seed calls progress from its writers; report from this goroutine only.
+	go func() {
+		defer close(done)
+		for d := range updates {
+			prog.Done = d
+			s.report(prog)
+		}
+	}()
+	opts := []catalog.SeedOption{catalog.WithProgress(func(d, _ int) {
+		select {
+		case updates <- d:
+		default: // the reporter is busy; a later update follows
+		}
+	})}
+	if s.PadBytes > 0 {
+		opts = append(opts, catalog.WithPadding(s.PadBytes))
+	}
+	_, err := cat.Seed(ctx, jobs, opts...)
+	close(updates)
+	<-done
+	if err == nil {
+		prog.Done = len(jobs)
+		s.report(prog)
+	}
+	return err
+}
+
+// holds reports whether the table exists with len(jobs) items and the first
+// job carries the study's padding. Any error means "no": the table is rebuilt.
+func (s Study) holds(ctx context.Context, cat *catalog.Catalog, jobs []queuekit.Job) bool {
+	if ok, err := cat.Exists(ctx); err != nil || !ok {
+		return false
+	}
+	if n, err := cat.CountItems(ctx); err != nil || n != len(jobs) {
+		return false
+	}
+	first := jobs[0]
+	out, err := cat.Client().GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(cat.Table()),
+		Key: map[string]types.AttributeValue{
+			queuekit.AttrBatchDate:   &types.AttributeValueMemberS{Value: first.BatchDate},
+			queuekit.AttrWindowJobID: &types.AttributeValueMemberS{Value: first.WindowJobID},
+		},
+	})
+	if err != nil || out.Item == nil {
+		return false
+	}
+	j, err := cat.UnmarshalJob(out.Item)
+	if err != nil || j != first {
+		return false
+	}
+	pad, _ := out.Item[catalog.AttrPadding].(*types.AttributeValueMemberS)
+	if s.PadBytes == 0 {
+		return pad == nil
+	}
+	return pad != nil && len(pad.Value) == s.PadBytes
+}
+
+// measure makes one warm-up read and Repeats timed reads, and returns the
+// report with the median latency (capacity and counts are the same each time).
+func (s Study) measure(ctx context.Context, prog *Progress, read func() (catalog.AccessReport, error)) (catalog.AccessReport, error) {
+	reps := make([]catalog.AccessReport, 0, s.Repeats)
+	for i := range s.Repeats + 1 {
+		r, err := read()
+		if err != nil {
+			return r, err
+		}
+		prog.Done++
+		s.report(*prog)
+		if i > 0 {
+			reps = append(reps, r)
+		}
+	}
+	sort.Slice(reps, func(a, b int) bool { return reps[a].Elapsed < reps[b].Elapsed })
+	return reps[len(reps)/2], nil
+}
+
+// ParallelScan reads one night of the table with a Scan of each number of
+// segments, repeats times each, keeping the median latency: the capacity
+// stays the same (every item is still read once); only the wall time changes.
+func ParallelScan(ctx context.Context, cat *catalog.Catalog, date string, segments []int, repeats int) ([]catalog.AccessReport, error) {
+	if len(segments) == 0 {
+		return nil, errors.New("parallel scan: no segment counts; try []int{1, 2, 4, 8}")
+	}
+	s := Study{Repeats: repeats}.withDefaults()
+	out := make([]catalog.AccessReport, 0, len(segments))
+	for _, n := range segments {
+		if n < 1 {
+			return nil, fmt.Errorf("parallel scan: %d segments: want at least 1", n)
+		}
+		var prog Progress
+		r, err := s.measure(ctx, &prog, func() (catalog.AccessReport, error) {
+			_, r, err := cat.ScanNight(ctx, date, "", n)
+			return r, err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("parallel scan of %s with %d segments: %w", cat.Table(), n, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Markdown is a table of the points: what each read returned, scanned, cost
+// in capacity, time and dollars, and how many pages it took.
+func Markdown(points []Point) string {
+	var b strings.Builder
+	b.WriteString("| nights | items in table | returned | Query scanned | Scan scanned | Query RCU | Scan RCU | Query ms | Scan ms | Query pages | Scan pages | Scan $ per million reads |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, p := range points {
+		fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | %s | %s | %.1f | %.1f | %d | %d | %s |\n",
+			p.Nights, p.Items, p.Query.Count, p.Query.ScannedCount, p.Scan.ScannedCount,
+			chart.Num(p.Query.ConsumedRCU), chart.Num(p.Scan.ConsumedRCU),
+			millis(p.Query.Elapsed), millis(p.Scan.Elapsed), p.Query.Pages, p.Scan.Pages,
+			Dollars(p.ScanCost()*1e6))
+	}
+	return b.String()
+}
+
+// Dollars formats an amount of money: cents for amounts of a dollar or more,
+// three significant digits below.
+func Dollars(v float64) string {
+	if v < 0 {
+		return "-" + Dollars(-v)
+	}
+	if v >= 1 || v == 0 {
+		return "$" + strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	digits := 2 - int(math.Floor(math.Log10(v)))
+	return "$" + strconv.FormatFloat(v, 'f', digits, 64)
+}
