@@ -100,6 +100,11 @@ main() {
   fi
   # JupyterLab reads the token from the environment, so it never shows in `ps`.
   export JUPYTER_TOKEN="$token"
+  local extra=()
+  # Containers and CI machines often run as root; JupyterLab refuses that unless told.
+  if [[ "$(id -u)" == 0 ]]; then
+    extra+=(--allow-root)
+  fi
   jupyter lab \
     --no-browser \
     --ServerApp.ip="$LAB_IP" \
@@ -109,6 +114,8 @@ main() {
     --ServerApp.open_browser=False \
     --LabApp.news_url=None \
     --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate \
+    --LabApp.extension_manager=readonly \
+    "${extra[@]}" \
     >"$JUPYTER_RUNTIME_DIR/../workshop-lab.log" 2>&1 &
   lab_pid=$!
   local url="http://127.0.0.1:$LAB_PORT"
