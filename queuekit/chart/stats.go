@@ -1,0 +1,306 @@
+package chart
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/go-echarts/go-echarts/v2/charts"
+	"github.com/go-echarts/go-echarts/v2/opts"
+	"github.com/go-echarts/go-echarts/v2/types"
+	"github.com/nightqueue/workshop/queuekit/sim"
+)
+
+// Waits returns the per-job waits of a traced result, in schedule order.
+func Waits(r sim.Result) []float64 {
+	w := make([]float64, len(r.Schedule))
+	for i, s := range r.Schedule {
+		w[i] = s.Wait
+	}
+	return w
+}
+
+// Bin is one histogram bin: the values v with Low <= v < High.
+type Bin struct {
+	Low, High float64
+	Count     int
+}
+
+// Bins counts values into bins of the given width starting at
+// floor(min/width)*width. The last bin holds the maximum.
+func Bins(values []float64, width float64) ([]Bin, error) {
+	if len(values) == 0 {
+		return nil, errors.New("no values")
+	}
+	if !(width > 0) || math.IsInf(width, 0) {
+		return nil, fmt.Errorf("bin width %v, want a positive number", width)
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i, v := range values {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("value %d is %v", i, v)
+		}
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
+	}
+	start := math.Floor(lo/width) * width
+	n := int(math.Floor((hi-start)/width)) + 1
+	if n > 10000 {
+		return nil, fmt.Errorf("bin width %v makes %d bins for values %v..%v: use a wider bin", width, n, lo, hi)
+	}
+	bins := make([]Bin, n)
+	for i := range bins {
+		bins[i] = Bin{Low: start + float64(i)*width, High: start + float64(i+1)*width}
+	}
+	for _, v := range values {
+		i := min(int(math.Floor((v-start)/width)), n-1)
+		bins[i].Count++
+	}
+	return bins, nil
+}
+
+// AutoBinWidth picks a round bin width (1, 2, 5, 10, 20, 50, ...) giving
+// about ten bins for the values; 1 if they are all equal.
+func AutoBinWidth(values []float64) float64 {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range values {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+	}
+	span := hi - lo
+	if !(span > 0) {
+		return 1
+	}
+	raw := span / 10
+	p := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= raw {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+// Histogram draws the distribution of values (per-job waits from Waits, or
+// the per-replication p95 waits of a Monte Carlo run) as bars of the given
+// width; a width <= 0 picks one with AutoBinWidth. xName names the values
+// ("wait (minutes)").
+func Histogram(values []float64, width float64, xName string, set ...Setting) (*Chart, error) {
+	if width <= 0 {
+		width = AutoBinWidth(values)
+	}
+	bins, err := Bins(values, width)
+	if err != nil {
+		return nil, fmt.Errorf("histogram of %s: %w", xName, err)
+	}
+	o := apply("Distribution of "+xName, 0, 360, set)
+	t := Table{Headers: []string{xName, "count", "share"}}
+	names := make([]string, len(bins))
+	data := make([]opts.BarData, len(bins))
+	for i, b := range bins {
+		names[i] = Num(b.Low) + "–" + Num(b.High)
+		data[i] = opts.BarData{Value: b.Count}
+		t.Rows = append(t.Rows, []string{"[" + Num(b.Low) + ", " + Num(b.High) + ")", strconv.Itoa(b.Count),
+			Percent(float64(b.Count) / float64(len(values)))})
+	}
+	bar := charts.NewBar()
+	bar.SetGlobalOptions(
+		charts.WithInitializationOpts(initOpts(o)),
+		charts.WithTitleOpts(opts.Title{Title: o.title, Subtitle: fmt.Sprintf("%d values, bins of %s", len(values), Num(width))}),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
+		charts.WithAnimation(false),
+		charts.WithGridOpts(opts.Grid{Left: "60", Right: "40", Top: "70", Bottom: "60"}),
+		charts.WithXAxisOpts(opts.XAxis{Name: xName, NameLocation: "middle", NameGap: 32}),
+		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: "count", MinInterval: 1}),
+	)
+	bar.SetXAxis(names)
+	bar.AddSeries("count", data,
+		charts.WithItemStyleOpts(opts.ItemStyle{Color: colorMain}),
+		charts.WithBarChartOpts(opts.BarChart{BarCategoryGap: "5%"}),
+	)
+	opt, err := optionOf(bar)
+	if err != nil {
+		return nil, fmt.Errorf("histogram of %s: %w", xName, err)
+	}
+	return &Chart{Kind: "histogram", Title: o.title, Width: o.width, Height: o.height, Table: t, option: opt}, nil
+}
+
+// WaitHistogram draws the per-job waits of a traced result in bins of the
+// given width in minutes (<= 0: automatic).
+func WaitHistogram(r sim.Result, width float64, set ...Setting) (*Chart, error) {
+	if len(r.Schedule) == 0 && r.Jobs > 0 {
+		return nil, fmt.Errorf("wait histogram: %w", ErrNoTrace)
+	}
+	set = append([]Setting{Title(fmt.Sprintf("Per-job wait, c = %d (%s)", r.Workers, policyName(r.Policy)))}, set...)
+	return Histogram(Waits(r), width, "wait (minutes)", set...)
+}
+
+// SweepPoint is one worker count of a sweep: Monte Carlo estimates with
+// their 95% intervals (Student t for the p95 wait and utilisation, Wilson
+// for the overflow probability). Fractions are in 0..1. An interval whose
+// Low and High are both zero is treated as absent.
+type SweepPoint struct {
+	Workers                                     int
+	P95Wait, P95Low, P95High                    float64 // minutes
+	Overflow, OverflowLow, OverflowHigh         float64 // P(the night finishes after the cutoff)
+	Utilization, UtilizationLow, UtilizationHigh float64
+}
+
+// errorBarRenderItem draws a vertical error bar with caps from value(1) to
+// value(2) at category value(0).
+const errorBarRenderItem = `function (params, api) {
+  var x = api.value(0);
+  var lo = api.coord([x, api.value(1)]), hi = api.coord([x, api.value(2)]);
+  var w = Math.min(api.size([1, 0])[0] * 0.25, 18);
+  var st = {stroke: api.visual('color'), lineWidth: 2, fill: null};
+  return {type: 'group', children: [
+    {type: 'line', shape: {x1: lo[0], y1: lo[1], x2: hi[0], y2: hi[1]}, style: st},
+    {type: 'line', shape: {x1: lo[0] - w / 2, y1: lo[1], x2: lo[0] + w / 2, y2: lo[1]}, style: st},
+    {type: 'line', shape: {x1: hi[0] - w / 2, y1: hi[1], x2: hi[0] + w / 2, y2: hi[1]}, style: st}]};
+}`
+
+// axisTooltip lists each series at the hovered category; an error bar shows
+// as "low – high".
+const axisTooltip = `function (ps) {
+  var out = ps.length ? ps[0].axisValueLabel : '';
+  for (var i = 0; i < ps.length; i++) {
+    var p = ps[i], v = p.value;
+    out += '<br/>' + p.marker + p.seriesName + ': ' + (Array.isArray(v) ? v[1] + ' – ' + v[2] : v);
+  }
+  return out;
+}`
+
+type sweepMetric struct {
+	kind, title, yName, col string
+	scale                   float64 // multiply values for the chart (100 for percentages)
+	fmt                     func(float64) string
+	get                     func(SweepPoint) (v, lo, hi float64)
+	yMax                    interface{}
+}
+
+func sweepChart(points []SweepPoint, m sweepMetric, set []Setting) (*Chart, error) {
+	if len(points) == 0 {
+		return nil, fmt.Errorf("%s sweep: no points", m.kind)
+	}
+	o := apply(m.title, 0, 380, set)
+	hasCI := false
+	for _, p := range points {
+		if p.Workers < 1 {
+			return nil, fmt.Errorf("%s sweep: point with %d workers, want at least 1", m.kind, p.Workers)
+		}
+		v, lo, hi := m.get(p)
+		for _, x := range []float64{v, lo, hi} {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return nil, fmt.Errorf("%s sweep: c = %d: value %v", m.kind, p.Workers, x)
+			}
+		}
+		if lo != 0 || hi != 0 {
+			hasCI = true
+		}
+	}
+	t := Table{Headers: []string{"workers", m.col}}
+	if hasCI {
+		t.Headers = append(t.Headers, "95% low", "95% high")
+	}
+	if o.hasTarget {
+		t.Headers = append(t.Headers, "meets target "+m.fmt(o.target))
+	}
+	names := make([]string, len(points))
+	line := make([]opts.LineData, len(points))
+	var bars []opts.CustomData
+	for i, p := range points {
+		v, lo, hi := m.get(p)
+		names[i] = strconv.Itoa(p.Workers)
+		line[i] = opts.LineData{Value: round4(v * m.scale)}
+		row := []string{names[i], m.fmt(v)}
+		if hasCI {
+			row = append(row, m.fmt(lo), m.fmt(hi))
+			bars = append(bars, opts.CustomData{Value: []float64{float64(i), round4(lo * m.scale), round4(hi * m.scale)}})
+		}
+		if o.hasTarget {
+			ok := v <= o.target
+			if hasCI {
+				ok = hi <= o.target
+			}
+			row = append(row, map[bool]string{true: "yes", false: "no"}[ok])
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	sub := "95% intervals as error bars"
+	if !hasCI {
+		sub = "point estimates"
+	}
+	if o.hasTarget {
+		sub += "; target " + m.fmt(o.target)
+		if hasCI {
+			sub += " (met when the whole interval is under it)"
+		}
+	}
+	l := charts.NewLine()
+	l.SetGlobalOptions(
+		charts.WithInitializationOpts(initOpts(o)),
+		charts.WithTitleOpts(opts.Title{Title: o.title, Subtitle: sub}),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis", Formatter: opts.FuncOpts(axisTooltip)}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "bottom"}),
+		charts.WithAnimation(false),
+		charts.WithGridOpts(opts.Grid{Left: "60", Right: "40", Top: "70", Bottom: "60"}),
+		charts.WithXAxisOpts(opts.XAxis{Name: "workers c", NameLocation: "middle", NameGap: 28}),
+		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: m.yName, Min: 0, Max: m.yMax}),
+	)
+	l.SetXAxis(names)
+	lineOpts := []charts.SeriesOpts{
+		charts.WithLineStyleOpts(opts.LineStyle{Width: 2, Color: colorMain}),
+		charts.WithItemStyleOpts(opts.ItemStyle{Color: colorMain}),
+		charts.WithLineChartOpts(opts.LineChart{Symbol: "circle", SymbolSize: 7}),
+	}
+	if o.hasTarget {
+		lineOpts = append(lineOpts,
+			charts.WithMarkLineNameYAxisItemOpts(opts.MarkLineNameYAxisItem{Name: "target", YAxis: round4(o.target * m.scale)}),
+			charts.WithMarkLineStyleOpts(opts.MarkLineStyle{Symbol: []string{"none", "none"},
+				Label:     &opts.Label{Show: opts.Bool(true), Formatter: types.FuncStr("target " + m.fmt(o.target))},
+				LineStyle: &opts.LineStyle{Color: colorTarget, Width: 2, Type: "dashed"}}))
+	}
+	l.AddSeries(m.col, line, lineOpts...)
+	if hasCI {
+		l.AddSeries("95% interval", nil, charts.WithSeriesOpts(func(s *charts.SingleSeries) {
+			s.Type = types.ChartCustom
+			s.RenderItem = opts.FuncOpts(errorBarRenderItem)
+			s.Data = bars
+		}),
+			charts.WithEncodeOpts(opts.Encode{X: 0, Y: []int{1, 2}}),
+			charts.WithItemStyleOpts(opts.ItemStyle{Color: "#34495e"}))
+	}
+	opt, err := optionOf(l)
+	if err != nil {
+		return nil, fmt.Errorf("%s sweep: %w", m.kind, err)
+	}
+	return &Chart{Kind: "sweep-" + m.kind, Title: o.title, Width: o.width, Height: o.height, Table: t, option: opt}, nil
+}
+
+// SweepP95 draws the p95 wait (minutes) against the worker count, with its
+// 95% confidence interval as error bars. Target(minutes) adds a target line.
+func SweepP95(points []SweepPoint, set ...Setting) (*Chart, error) {
+	return sweepChart(points, sweepMetric{kind: "p95", title: "p95 wait by worker count", yName: "minutes",
+		col: "p95 wait (min)", scale: 1, fmt: Num,
+		get: func(p SweepPoint) (float64, float64, float64) { return p.P95Wait, p.P95Low, p.P95High }}, set)
+}
+
+// SweepOverflow draws the overflow probability (the night finishing after
+// the cutoff) against the worker count, in percent, with its Wilson 95%
+// interval as error bars. Target(fraction) adds a target line.
+func SweepOverflow(points []SweepPoint, set ...Setting) (*Chart, error) {
+	return sweepChart(points, sweepMetric{kind: "overflow", title: "Overflow probability by worker count", yName: "% of nights",
+		col: "overflow probability", scale: 100, fmt: Percent, yMax: 100,
+		get: func(p SweepPoint) (float64, float64, float64) { return p.Overflow, p.OverflowLow, p.OverflowHigh }}, set)
+}
+
+// SweepUtilization draws worker utilisation inside the window against the
+// worker count, in percent, with its interval when present.
+func SweepUtilization(points []SweepPoint, set ...Setting) (*Chart, error) {
+	return sweepChart(points, sweepMetric{kind: "utilization", title: "Worker utilisation by worker count", yName: "% of window",
+		col: "utilisation", scale: 100, fmt: Percent, yMax: 100,
+		get: func(p SweepPoint) (float64, float64, float64) {
+			return p.Utilization, p.UtilizationLow, p.UtilizationHigh
+		}}, set)
+}
