@@ -141,9 +141,9 @@ func WaitHistogram(r sim.Result, width float64, set ...Setting) (*Chart, error) 
 // for the overflow probability). Fractions are in 0..1. An interval whose
 // Low and High are both zero is treated as absent.
 type SweepPoint struct {
-	Workers                                     int
-	P95Wait, P95Low, P95High                    float64 // minutes
-	Overflow, OverflowLow, OverflowHigh         float64 // P(the night finishes after the cutoff)
+	Workers                                      int
+	P95Wait, P95Low, P95High                     float64 // minutes
+	Overflow, OverflowLow, OverflowHigh          float64 // P(the night finishes after the cutoff)
 	Utilization, UtilizationLow, UtilizationHigh float64
 }
 
