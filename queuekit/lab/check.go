@@ -1,0 +1,90 @@
+package lab
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/nightqueue/workshop/queuekit/chart"
+)
+
+// The self-check lines start with these marks.
+const (
+	PassMark   = "✅ pass: "
+	NotYetMark = "❌ not yet: "
+)
+
+// report prints one self-check line and returns ok.
+func report(ok bool, name, detail, hint string) bool {
+	var b strings.Builder
+	if ok {
+		b.WriteString(PassMark + name)
+		if detail != "" {
+			b.WriteString(" (" + detail + ")")
+		}
+	} else {
+		b.WriteString(NotYetMark + name)
+		if detail != "" {
+			b.WriteString(": " + detail)
+		}
+		if hint != "" {
+			b.WriteString(". Hint: " + hint)
+		}
+	}
+	fmt.Fprintln(os.Stdout, b.String())
+	return ok
+}
+
+// CheckNear checks that got is within tol (absolute) of want, prints
+// "✅ pass: name" or "❌ not yet: name: got …, want … ± tol. Hint: hint", and
+// returns whether it passed. NaN and infinities never pass.
+func CheckNear(name string, got, want, tol float64, hint string) bool {
+	tol = math.Abs(tol)
+	ok := !math.IsNaN(got) && !math.IsInf(got, 0) && math.Abs(got-want) <= tol
+	detail := "got " + fmtFloat(got) + ", want " + fmtFloat(want)
+	if tol > 0 {
+		detail += " ± " + fmtFloat(tol)
+	}
+	return report(ok, name, detail, hint)
+}
+
+// Check is CheckNear under a shorter name.
+func Check(name string, got, want, tol float64, hint string) bool {
+	return CheckNear(name, got, want, tol, hint)
+}
+
+// CheckEqual checks that got equals want.
+func CheckEqual[T comparable](name string, got, want T, hint string) bool {
+	return report(got == want, name, fmt.Sprintf("got %v, want %v", got, want), hint)
+}
+
+// CheckTrue checks a condition the exercise states in name.
+func CheckTrue(name string, ok bool, hint string) bool {
+	return report(ok, name, "", hint)
+}
+
+// CheckBetween checks that lo <= got <= hi.
+func CheckBetween(name string, got, lo, hi float64, hint string) bool {
+	ok := got >= lo && got <= hi
+	return report(ok, name, "got "+fmtFloat(got)+", want between "+fmtFloat(lo)+" and "+fmtFloat(hi), hint)
+}
+
+// CheckNoError checks that err is nil, showing the error when it is not.
+func CheckNoError(name string, err error, hint string) bool {
+	if err != nil {
+		return report(false, name, "error: "+err.Error(), hint)
+	}
+	return report(true, name, "", hint)
+}
+
+// fmtFloat prints up to 6 significant digits: enough to compare by eye.
+func fmtFloat(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Sprint(v)
+	}
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return chart.Num(v)
+	}
+	return fmt.Sprintf("%.6g", v)
+}

@@ -1,0 +1,98 @@
+// Package lab holds the small helpers the workshop notebooks call: show a
+// chart (its HTML and its table), show a table, a live progress bar for long
+// cells, and the self-check functions of the "Try it" exercises.
+//
+// Inside a GoNB kernel (gonbui.IsNotebook) output goes to the notebook as
+// HTML and Markdown; anywhere else (go test, a terminal) the same calls
+// print plain text to stdout, so Example tests and headless runs show the
+// result. The package never uses gonbui/widgets, which hang headless.
+//
+// A notebook cell:
+//
+//	res, _ := sim.Run(night, sim.Config{Workers: 3})
+//	lab.Chart(chart.Gantt(res))
+//	lab.CheckNear("p95 wait with c = 3", myP95, res.P95Wait, 0.5, "sort the waits, take index ceil(0.95 n) - 1")
+package lab
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/janpfeifer/gonb/gonbui"
+	"github.com/nightqueue/workshop/queuekit/chart"
+)
+
+// Displayable is anything Show can display; *chart.Chart is one.
+type Displayable interface {
+	HTML() string     // a self-contained HTML snippet
+	Markdown() string // the numbers, as Markdown
+	Text() string     // the numbers, as plain text
+}
+
+// notebook reports whether output goes to a GoNB notebook; a variable so
+// tests can switch it.
+var notebook = func() bool { return gonbui.IsNotebook }
+
+// The notebook outputs, variables so tests can record them.
+var (
+	displayHTML     = gonbui.DisplayHTML
+	displayMarkdown = gonbui.DisplayMarkdown
+	updateHTML      = gonbui.UpdateHTML
+)
+
+// Show displays a chart in the notebook (its HTML, then its table as
+// Markdown), or prints its table to stdout outside a notebook.
+func Show(d Displayable) {
+	if d == nil {
+		Markdown("❌ nothing to show (nil chart)")
+		return
+	}
+	if c, ok := d.(*chart.Chart); ok && c == nil {
+		Markdown("❌ nothing to show (nil chart)")
+		return
+	}
+	if notebook() {
+		displayHTML(d.HTML())
+		displayMarkdown(d.Markdown())
+		return
+	}
+	fmt.Fprint(os.Stdout, d.Text())
+}
+
+// Chart shows the chart a chart builder returned, or reports the builder's
+// error, so a cell can be one line: lab.Chart(chart.Gantt(res)). It returns
+// the error.
+func Chart(c *chart.Chart, err error) error {
+	if err != nil {
+		Markdown("❌ could not draw the chart: " + err.Error())
+		return err
+	}
+	Show(c)
+	return nil
+}
+
+// Markdown displays Markdown in the notebook, or prints it as it is outside.
+func Markdown(md string) {
+	if notebook() {
+		displayMarkdown(md)
+		return
+	}
+	fmt.Fprintln(os.Stdout, md)
+}
+
+// Table renders a table as Markdown (a "|" in a cell is escaped; short rows
+// are padded).
+func Table(headers []string, rows [][]string) string {
+	return chart.Table{Headers: headers, Rows: rows}.Markdown()
+}
+
+// ShowTable displays a table: Markdown in the notebook, aligned plain text
+// outside.
+func ShowTable(headers []string, rows [][]string) {
+	t := chart.Table{Headers: headers, Rows: rows}
+	if notebook() {
+		displayMarkdown(t.Markdown())
+		return
+	}
+	fmt.Fprint(os.Stdout, t.String())
+}
