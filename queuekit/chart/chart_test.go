@@ -151,7 +151,7 @@ func TestGanttHasOneRowPerJobOnItsWorkers(t *testing.T) {
 		if got := strings.Count(c.Option(), `"name":"JOB-`); got != r.Jobs {
 			t.Errorf("%d bars in the option, want %d", got, r.Jobs)
 		}
-		if !strings.Contains(c.Option(), "exclusive lock (all workers)") || !strings.Contains(c.Option(), "🔒") {
+		if !strings.Contains(c.Option(), "exclusive lock (all workers)") || !strings.Contains(c.Option(), "EXCL 00") {
 			t.Error("exclusive jobs are not a separate, labelled series")
 		}
 		assertCutoff(t, c, r.CutoffMinute)
@@ -520,8 +520,8 @@ func TestEChartsDrawsEveryOption(t *testing.T) {
 			t.Errorf("%s: ECharts drew no svg: %s", name, msg)
 		}
 	}
-	// The Gantt labels every job, exclusive ones with a lock.
-	for _, want := range []string{"001 etl", "🔒 003 backfill", "cutoff", "target 5.0%"} {
+	// The Gantt labels every job, exclusive ones with EXCL.
+	for _, want := range []string{"001 etl", "EXCL 003 backfill", "cutoff", "target 5.0%"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("drawn charts lack %q", want)
 		}

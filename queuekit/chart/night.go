@@ -60,7 +60,7 @@ func cutoffMarkLine(cutoff float64) []charts.SeriesOpts {
 }
 
 // ganttRenderItem draws one job: a bar from start to finish over worker rows
-// lo..hi (an exclusive job covers every row), labelled with its job id.
+// lo..hi (an exclusive job covers every row), labelled with its short id.
 func ganttRenderItem(labels []string, exclusive bool) string {
 	lj := jsStrings(labels)
 	border := "0.5"
@@ -86,7 +86,7 @@ func ganttRenderItem(labels []string, exclusive bool) string {
 
 // Gantt draws the night per worker: one row per worker, one bar per job from
 // its start to its finish. An exclusive job is a single red bar spanning all
-// worker rows, labelled with a lock; ordinary jobs are coloured by workload
+// worker rows, labelled "EXCL"; ordinary jobs are coloured by workload
 // class. A dashed vertical line marks the cutoff.
 func Gantt(r sim.Result, set ...Setting) (*Chart, error) {
 	if len(r.Schedule) == 0 {
@@ -125,7 +125,7 @@ func Gantt(r sim.Result, set ...Setting) (*Chart, error) {
 		if s.Exclusive {
 			d.ItemStyle = &opts.ItemStyle{Color: colorExclusive}
 			exclusive = append(exclusive, d)
-			exLabels = append(exLabels, "🔒 "+shortID(s.ID)+" "+s.Class)
+			exLabels = append(exLabels, "EXCL "+shortID(s.ID)+" "+s.Class)
 		} else {
 			c, ok := classColors[s.Class]
 			if !ok {
@@ -350,6 +350,7 @@ func WorkerUtilization(r sim.Result, set ...Setting) (*Chart, error) {
 	bar.SetGlobalOptions(
 		charts.WithInitializationOpts(initOpts(o)),
 		charts.WithTitleOpts(opts.Title{Title: o.title, Subtitle: "overall " + Percent(overall)}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(false)}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
 		charts.WithAnimation(false),
 		charts.WithGridOpts(opts.Grid{Left: "60", Right: "40", Top: "70", Bottom: "40"}),

@@ -109,6 +109,7 @@ func Histogram(values []float64, width float64, xName string, set ...Setting) (*
 		charts.WithInitializationOpts(initOpts(o)),
 		charts.WithTitleOpts(opts.Title{Title: o.title, Subtitle: fmt.Sprintf("%d values, bins of %s", len(values), Num(width))}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(false)}),
 		charts.WithAnimation(false),
 		charts.WithGridOpts(opts.Grid{Left: "60", Right: "40", Top: "70", Bottom: "60"}),
 		charts.WithXAxisOpts(opts.XAxis{Name: xName, NameLocation: "middle", NameGap: 32}),
