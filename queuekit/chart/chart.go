@@ -138,7 +138,9 @@ func (c *Chart) RenderHTML(id string) string {
 	b.WriteString("  var option = ")
 	b.WriteString(c.option)
 	b.WriteString(";\n")
-	b.WriteString(loaderJS)
+	// The literal element id in echarts.init lets tools (the browser test)
+	// find the chart a script draws.
+	b.WriteString(strings.Replace(loaderJS, "echarts.init(el,", "echarts.init(document.getElementById("+string(idJS)+"),", 1))
 	b.WriteString("})();\n</script>\n")
 	return b.String()
 }

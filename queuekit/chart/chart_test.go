@@ -430,8 +430,11 @@ func TestElementIDsDifferAndOutputIsOtherwiseDeterministic(t *testing.T) {
 		if a[name].RenderHTML("fixed") != b[name].RenderHTML("fixed") {
 			t.Errorf("%s: two builds render differently", name)
 		}
-		if strings.Count(h1, id1) != 2 {
-			t.Errorf("%s: id used %d times, want the div and the script", name, strings.Count(h1, id1))
+		if strings.Count(h1, id1) != 3 {
+			t.Errorf("%s: id used %d times, want the div, the script's id and its echarts.init", name, strings.Count(h1, id1))
+		}
+		if !strings.Contains(h1, `window.echarts.init(document.getElementById("`+id1+`"), null`) {
+			t.Errorf("%s: echarts.init does not name the element id", name)
 		}
 		if !strings.Contains(h1, "width:"+strconv.Itoa(a[name].Width)+"px;height:"+strconv.Itoa(a[name].Height)+"px") {
 			t.Errorf("%s: size missing", name)
