@@ -46,7 +46,9 @@
 // length) and the maximum queue length; worker utilisation (busy
 // worker-minutes inside the window over c × window minutes; an exclusive job
 // holds all c); overflow jobs (finishing after the cutoff) and their
-// fraction; the minute the queue drained (the last finish).
+// fraction; the minute the queue drained (the last finish). Two measures of
+// what locks cost: worker-minutes held by exclusive jobs beyond the one they
+// use, and worker-minutes left idle while jobs waited (the barrier's gaps).
 package sim
 
 import (
@@ -150,6 +152,12 @@ type Result struct {
 	OverflowJobs       int     `json:"overflow_jobs"`
 	OverflowFraction   float64 `json:"overflow_fraction"`
 	DrainedMinute      float64 `json:"queue_drained_minute"`
+	// LockHeldWorkerMinutes is the capacity exclusive jobs held without using
+	// it: (c − 1) × runtime for each exclusive job, over the whole run.
+	LockHeldWorkerMinutes float64 `json:"lock_held_worker_minutes"`
+	// BlockedWorkerMinutes is the capacity left idle while jobs were
+	// waiting: free worker-minutes during which the queue was not empty.
+	BlockedWorkerMinutes float64 `json:"blocked_worker_minutes"`
 
 	Schedule    []Slot `json:"schedule,omitempty"`     // in start order
 	QueueLength []Step `json:"queue_length,omitempty"` // waiting jobs after each event
@@ -284,6 +292,7 @@ func (e *Engine) Run(tasks []Task, cfg Config) (Result, error) {
 		busy += workers
 		if t.Exclusive {
 			exclusiveActive = true
+			res.LockHeldWorkerMinutes += float64(workers-1) * t.Runtime
 		}
 		heap.Push(&e.running, r)
 	}
@@ -346,6 +355,9 @@ func (e *Engine) Run(tasks []Task, cfg Config) (Result, error) {
 		if dt := math.Min(now, cfg.Cutoff) - math.Min(prev, cfg.Cutoff); dt > 0 {
 			queueArea += float64(len(e.waiting)) * dt
 			busyArea += float64(busy) * dt
+		}
+		if len(e.waiting) > 0 {
+			res.BlockedWorkerMinutes += float64(c-busy) * (now - prev)
 		}
 		prev = now
 		for len(e.running) > 0 && e.running[0].finish <= now {

@@ -173,6 +173,13 @@ func TestReferenceScenarios(t *testing.T) {
 		}
 		checkMetrics(t, r, Result{AverageWait: 29, P95Wait: 50, AverageQueueLength: 290.0 / 240,
 			MaxQueueLength: 3, Utilization: 440.0 / 720, OverflowJobs: 0, OverflowFraction: 0, DrainedMinute: 160})
+		// Locks: #3 (50 min) and #7 (35 min) each hold 2 workers they do not use
+		// → 2·85 = 170. Blocked: on [70,75) one worker is free while #5, #6, #7
+		// wait behind the barrier → 5; at every other moment with a queue all 3
+		// workers are busy.
+		if r.LockHeldWorkerMinutes != 170 || r.BlockedWorkerMinutes != 5 {
+			t.Errorf("lock-held %v, blocked %v worker-minutes; want 170 and 5", r.LockHeldWorkerMinutes, r.BlockedWorkerMinutes)
+		}
 	})
 	t.Run("2026-05-14 with 2 workers", func(t *testing.T) {
 		n := sampleNight(t, "2026-05-14")
@@ -368,4 +375,25 @@ func ExampleRun() {
 	fmt.Printf("average wait %.1f min, p95 %.0f min, utilization %.1f%%, drained at minute %.0f\n",
 		r.AverageWait, r.P95Wait, 100*r.Utilization, r.DrainedMinute)
 	// Output: average wait 29.0 min, p95 50 min, utilization 61.1%, drained at minute 160
+}
+
+// A hand-built night where backfill pays: R runs 0-30 on one of 2 workers;
+// exclusive X arrives at 1 and must wait for R (reservation at 30); S (10 min)
+// arrives at 2. Barrier keeps S waiting until X is done (30-40) → S 40-50.
+// Backfill starts S at 2 because 2+10 <= 30, and X still starts at 30.
+func TestBackfillFillsTheGapBeforeALock(t *testing.T) {
+	tasks := []Task{job("R", 0, 30, 1, false), job("X", 1, 10, 2, true), job("S", 2, 10, 1, false)}
+	b := starts(mustRun(t, tasks, Config{Workers: 2, Policy: Barrier}))
+	f := mustRun(t, tasks, Config{Workers: 2, Policy: Backfill})
+	if want := map[string]float64{"R": 0, "X": 30, "S": 40}; !mapsEqual(b, want) {
+		t.Errorf("barrier starts %v, want %v", b, want)
+	}
+	if want := map[string]float64{"R": 0, "X": 30, "S": 2}; !mapsEqual(starts(f), want) {
+		t.Errorf("backfill starts %v, want %v", starts(f), want)
+	}
+	for _, s := range f.Schedule {
+		if s.ID == "S" && (s.ReservedFor != "X" || s.ReservedUntil != 30) {
+			t.Errorf("S backfilled before %q until %v, want X until 30", s.ReservedFor, s.ReservedUntil)
+		}
+	}
 }
