@@ -129,7 +129,7 @@ func TestSummaryAndParams(t *testing.T) {
 	if fmt.Sprint(s.PerClass) != "[{etl 5} {refresh 3} {backfill 1} {index_maintenance 1}]" {
 		t.Errorf("per class %v", s.PerClass)
 	}
-	if s.HighPriorityJobs != 2 || s.ExclusiveJobs != 2 || s.MeanRuntimeMinutes != 27 {
+	if s.HighPriorityJobs != 2 || s.ExclusiveJobs != 2 || s.MeanRuntimeMinutes != 27 || s.ExclusiveRuntimeMinutes != 85 {
 		t.Errorf("summary %+v", s)
 	}
 	p, err := n.Params(3)

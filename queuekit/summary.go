@@ -21,6 +21,10 @@ type Summary struct {
 	HighPriorityJobs    int     `json:"high_priority_jobs"` // priority >= HighPriority
 	MeanRuntimeMinutes  float64 `json:"mean_runtime_minutes"`
 	TotalRuntimeMinutes int     `json:"total_runtime_minutes"`
+	// ExclusiveRuntimeMinutes is the runtime of the exclusive-lock jobs: they
+	// run one at a time on the whole pool, so no worker count makes the night
+	// shorter than this.
+	ExclusiveRuntimeMinutes int `json:"exclusive_runtime_minutes"`
 }
 
 // Summarize counts a night's jobs by window and class.
@@ -33,6 +37,7 @@ func (n Night) Summarize() Summary {
 		cls[j.WorkloadClass]++
 		if j.RequiresExclusiveLock {
 			s.ExclusiveJobs++
+			s.ExclusiveRuntimeMinutes += j.RuntimeMinutes
 		}
 		if j.Priority >= HighPriority {
 			s.HighPriorityJobs++
