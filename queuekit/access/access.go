@@ -375,3 +375,35 @@ func Dollars(v float64) string {
 	digits := 2 - int(math.Floor(math.Log10(v)))
 	return "$" + strconv.FormatFloat(v, 'f', digits, 64)
 }
+
+// Describe is one line about one read: "Query: returned 10 of 10 items
+// scanned, 0.5 RCU ($0.0000000625), 1 page, 3.2 ms".
+func Describe(r catalog.AccessReport) string {
+	pages := "pages"
+	if r.Pages == 1 {
+		pages = "page"
+	}
+	seg := ""
+	if r.Segments > 1 {
+		seg = fmt.Sprintf(", %d segments", r.Segments)
+	}
+	return fmt.Sprintf("%s: returned %d of %d items scanned, %s RCU (%s), %d %s%s, %.1f ms",
+		r.Method, r.Count, r.ScannedCount, chart.Num(r.ConsumedRCU), Dollars(Cost(r.ConsumedRCU)),
+		r.Pages, pages, seg, millis(r.Elapsed))
+}
+
+// Compare is a Markdown table of reads side by side, one row each, labelled.
+func Compare(labels []string, reports []catalog.AccessReport) string {
+	var b strings.Builder
+	b.WriteString("| read | method | returned | scanned | RCU | $ per million reads | pages | segments | ms |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for i, r := range reports {
+		label := ""
+		if i < len(labels) {
+			label = labels[i]
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %s | %s | %d | %d | %.1f |\n", label, r.Method, r.Count, r.ScannedCount,
+			chart.Num(r.ConsumedRCU), Dollars(Cost(r.ConsumedRCU)*1e6), r.Pages, max(r.Segments, 1), millis(r.Elapsed))
+	}
+	return b.String()
+}

@@ -290,3 +290,17 @@ func ExampleCost() {
 	// $16.00
 	// $0.188
 }
+
+func TestDescribeAndCompareShowTheReport(t *testing.T) {
+	r := catalog.AccessReport{Method: "Scan", Count: 10, ScannedCount: 3639, ConsumedRCU: 99.5, Pages: 1, Segments: 4, Elapsed: 117900 * time.Microsecond}
+	got := access.Describe(r)
+	for _, want := range []string{"Scan: returned 10 of 3639 items scanned", "99.5 RCU", "1 page,", "4 segments", "117.9 ms"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Describe = %q, want it to contain %q", got, want)
+		}
+	}
+	md := access.Compare([]string{"poor key"}, []catalog.AccessReport{r})
+	if !strings.Contains(md, "| poor key | Scan | 10 | 3639 | 99.5 | $12.44 | 1 | 4 | 117.9 |") {
+		t.Errorf("Compare:\n%s", md)
+	}
+}

@@ -41,7 +41,13 @@ ROOT = Path(__file__).resolve().parents[2]
 # notebook's outputs (stdout, text/plain, text/markdown, text/html, all together).
 # Notebook authors: add the figures a reader must see.
 EXPECTATIONS: dict[str, dict[str, list[str]]] = {
-    "00": {"contains": ["2026-05-13", "2026-05-14"]},
+    "00": {"contains": ["✅ DynamoDB answers", "✅ table db_batch_window_requests is active",
+                        "| 2026-05-13 | 10 | 2 |", "| 2026-05-14 | 12 | 5 |"]},
+    "01": {"contains": ["01:00#JOB-20260513-003", "returned 10 of 10 items scanned",
+                        "returned 3 of 3 items scanned", "both return the same 10 jobs: true",
+                        "| poor key: Scan + filter | Scan | 10 | 3678 |"]},
+    "02": {"contains": ["| 365 | 3639 | 8 | 8 | 3639 |", "Query vs Scan: read capacity units",
+                        "Scan, 8 segment(s)"]},
     "03": {"contains": ["2026-05-13"]},
     "04": {"contains": ["2026-05-13", "2026-05-14"]},
 }
