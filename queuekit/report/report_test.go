@@ -109,3 +109,16 @@ func ExampleWhyTheyMiss() {
 	// arrivals spread evenly, exclusive locks             3.90             26.00
 	// arrivals spread evenly, no exclusive locks          0.00             0.00
 }
+
+func TestMarkdownHasBothColumnsAndTheGap(t *testing.T) {
+	s, err := Build(night(t, "2026-05-13"), 3, sim.Barrier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := s.Markdown()
+	for _, w := range []string{"| average wait | 29.00 min | 1.74 min |", "| p95 wait | 50.00 min | 12.73 min |", "**Gap:**", "ρ = 0.3750"} {
+		if !strings.Contains(md, w) {
+			t.Errorf("markdown lacks %q:\n%s", w, md)
+		}
+	}
+}
