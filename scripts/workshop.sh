@@ -100,7 +100,8 @@ main() {
   fi
   # JupyterLab reads the token from the environment, so it never shows in `ps`.
   export JUPYTER_TOKEN="$token"
-  local extra=()
+  local log="$WORKSHOP_VENV/share/jupyter/workshop-lab.log" extra=()
+  mkdir -p "$JUPYTER_RUNTIME_DIR"
   # Containers and CI machines often run as root; JupyterLab refuses that unless told.
   if [[ "$(id -u)" == 0 ]]; then
     extra+=(--allow-root)
@@ -116,11 +117,11 @@ main() {
     --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate \
     --LabApp.extension_manager=readonly \
     "${extra[@]}" \
-    >"$JUPYTER_RUNTIME_DIR/../workshop-lab.log" 2>&1 &
+    >"$log" 2>&1 &
   lab_pid=$!
   local url="http://127.0.0.1:$LAB_PORT"
   if ! wait_http "$url/api"; then
-    tail -n 30 "$JUPYTER_RUNTIME_DIR/../workshop-lab.log" >&2 || true
+    tail -n 30 "$log" >&2 || true
     die "JupyterLab did not start on $url (log above; is port $LAB_PORT free? set LAB_PORT=...)"
   fi
   cat >&2 <<EOF
@@ -130,7 +131,7 @@ main() {
       $url/lab?token=$token
 
   Notebooks: $ROOT/notebooks    DynamoDB: $AWS_ENDPOINT_URL_DYNAMODB
-  JupyterLab log: $JUPYTER_RUNTIME_DIR/../workshop-lab.log
+  JupyterLab log: $log
   Press Ctrl-C to stop everything this command started.
 
 EOF
