@@ -37,14 +37,19 @@ func report(ok bool, name, detail, hint string) bool {
 }
 
 // CheckNear checks that got is within tol (absolute) of want, prints
-// "✅ pass: name" or "❌ not yet: name: got …, want … ± tol. Hint: hint", and
-// returns whether it passed. NaN and infinities never pass.
+// "✅ pass: name (got …)" or "❌ not yet: name: got …, too high. Hint: hint",
+// and returns whether it passed. A failed check never prints want: the
+// exercise is to find it. NaN and infinities never pass.
 func CheckNear(name string, got, want, tol float64, hint string) bool {
 	tol = math.Abs(tol)
 	ok := !math.IsNaN(got) && !math.IsInf(got, 0) && math.Abs(got-want) <= tol
-	detail := "got " + fmtFloat(got) + ", want " + fmtFloat(want)
-	if tol > 0 {
-		detail += " ± " + fmtFloat(tol)
+	detail := "got " + fmtFloat(got)
+	switch {
+	case ok:
+	case got > want:
+		detail += ", too high"
+	case got < want:
+		detail += ", too low"
 	}
 	return report(ok, name, detail, hint)
 }
@@ -54,9 +59,9 @@ func Check(name string, got, want, tol float64, hint string) bool {
 	return CheckNear(name, got, want, tol, hint)
 }
 
-// CheckEqual checks that got equals want.
+// CheckEqual checks that got equals want; like CheckNear it never prints want.
 func CheckEqual[T comparable](name string, got, want T, hint string) bool {
-	return report(got == want, name, fmt.Sprintf("got %v, want %v", got, want), hint)
+	return report(got == want, name, fmt.Sprintf("got %v", got), hint)
 }
 
 // CheckTrue checks a condition the exercise states in name.
@@ -64,10 +69,19 @@ func CheckTrue(name string, ok bool, hint string) bool {
 	return report(ok, name, "", hint)
 }
 
-// CheckBetween checks that lo <= got <= hi.
+// CheckBetween checks that lo <= got <= hi; a failure says which side.
 func CheckBetween(name string, got, lo, hi float64, hint string) bool {
 	ok := got >= lo && got <= hi
-	return report(ok, name, "got "+fmtFloat(got)+", want between "+fmtFloat(lo)+" and "+fmtFloat(hi), hint)
+	detail := "got " + fmtFloat(got)
+	switch {
+	case got > hi:
+		detail += ", too high"
+	case got < lo:
+		detail += ", too low"
+	case !ok:
+		detail += ", not a number"
+	}
+	return report(ok, name, detail, hint)
 }
 
 // CheckNoError checks that err is nil, showing the error when it is not.
