@@ -85,6 +85,9 @@ func TestWhyTheyMissSeparatesTheCauses(t *testing.T) {
 			t.Errorf("%s: %v > scheduled %v", vs[i].Name, vs[i].AverageWait, vs[0].AverageWait)
 		}
 	}
+	if md := VariantsMarkdown(vs); !strings.Contains(md, "| no exclusive locks | 2.00 | 20.00 |  |") {
+		t.Errorf("markdown lacks the no-locks row:\n%s", md)
+	}
 	if !(vs[3].AverageWait < vs[0].AverageWait/5) {
 		t.Errorf("both assumptions removed: %v, not below %v/5", vs[3].AverageWait, vs[0].AverageWait)
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/nightqueue/workshop/queuekit"
@@ -102,4 +103,21 @@ func WriteVariants(w io.Writer, vs []Variant) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Name, mean, p95, v.Note)
 	}
 	return tw.Flush()
+}
+
+// VariantsMarkdown renders WhyTheyMiss rows as a markdown table.
+func VariantsMarkdown(vs []Variant) string {
+	var b strings.Builder
+	b.WriteString("| variant | mean wait (min) | p95 wait (min) | note |\n|---|---|---|---|\n")
+	for _, v := range vs {
+		mean, p95 := fmt.Sprintf("%.2f", v.AverageWait), fmt.Sprintf("%.2f", v.P95Wait)
+		if v.Note != "" && v.AverageWait == 0 {
+			mean = "–"
+		}
+		if v.Note != "" && v.P95Wait == 0 {
+			p95 = "–"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", v.Name, mean, p95, v.Note)
+	}
+	return b.String()
 }
