@@ -45,7 +45,7 @@ lint: ## gofmt, go vet, staticcheck (pinned) on both Go modules; shellcheck
 	  else echo "shellcheck not installed (Debian: apt-get install shellcheck); skipped"; fi
 
 test: lint setup browser-deps ## everything: lint, Go tests, deploy files, notebooks headless, browser
-	scripts/with-dynamodb.sh $(MAKE) test-go test-deploy test-notebooks test-browser
+	scripts/with-dynamodb.sh $(MAKE) --keep-going test-go test-deploy test-notebooks test-browser
 
 test-go: ## go test ./... (expects AWS_ENDPOINT_URL_DYNAMODB, as `make test` sets it)
 	go test ./...

@@ -70,11 +70,15 @@ async function startLab() {
   const jupyter = join(venv, 'bin', 'jupyter');
   if (!existsSync(jupyter)) throw new Error(`${jupyter} is missing: run scripts/setup.sh first`);
   const tmp = mkdtempSync(join(tmpdir(), 'workshop-lab-'));
-  // A fresh workspace, and every cell kept in the DOM (no windowing) so the test
+  // A fresh workspace, no autosave, and every cell kept in the DOM (no windowing) so the test
   // sees every chart, not only those scrolled into view.
   const settings = join(tmp, 'settings', '@jupyterlab', 'notebook-extension');
   mkdirSync(settings, { recursive: true });
   writeFileSync(join(settings, 'tracker.jupyterlab-settings'), JSON.stringify({ windowingMode: 'none' }));
+  // Never save the executed notebook: notebooks are committed without outputs.
+  const docmanager = join(tmp, 'settings', '@jupyterlab', 'docmanager-extension');
+  mkdirSync(docmanager, { recursive: true });
+  writeFileSync(join(docmanager, 'plugin.jupyterlab-settings'), JSON.stringify({ autosave: false }));
   const port = await freePort();
   const token = [...crypto.getRandomValues(new Uint8Array(24))].map((b) => b.toString(16).padStart(2, '0')).join('');
   const share = join(venv, 'share', 'jupyter');
