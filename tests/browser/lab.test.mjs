@@ -264,9 +264,9 @@ async function runAndCheck(page, { assetResponses, consoleErrors }) {
   console.log(`echarts responses: ${assetResponses.join(', ') || 'none'}`);
   if (consoleErrors.length) console.log(`browser console errors:\n  ${consoleErrors.slice(0, 10).join('\n  ')}`);
 
+  assert.deepEqual([...new Set(external)], [], 'requests left localhost');
   assert.deepEqual(found.missing, [], 'echarts.init targets an element that is not in the page');
   assert.ok(found.charts.length >= MIN_CHARTS, `found ${found.charts.length} chart elements, want at least ${MIN_CHARTS}`);
   const blank = found.charts.filter((c) => !c.drawn).map((c) => c.id);
   assert.deepEqual(blank, [], `charts with no canvas or svg (ECharts did not draw): ${blank.join(', ')}`);
-  assert.deepEqual([...new Set(external)], [], 'requests left localhost');
 }
