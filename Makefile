@@ -68,7 +68,7 @@ browser: setup browser-deps ## the browser test alone, with DynamoDB Local start
 browser-deps: tests/browser/node_modules/.package-lock.json
 
 tests/browser/node_modules/.package-lock.json: tests/browser/package-lock.json
-	npm ci --prefix tests/browser --no-audit --no-fund --loglevel=error
+	npm_config_cache="$(CURDIR)/.cache/npm" npm ci --prefix tests/browser --no-audit --no-fund --loglevel=error
 	@touch $@
 
 bench: setup ## Go benchmarks, then the notebooks twice (cold-ish and warm timings)

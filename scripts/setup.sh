@@ -28,6 +28,11 @@ STAMPS="$VENV/.setup"
 PYTHON="${PYTHON:-python3}"
 ECHARTS_VERSION="5.4.3"
 
+# pip's and npm's download caches stay in the repository (.cache/ is ignored), so
+# nothing but Go's caches is written to $HOME.
+export PIP_CACHE_DIR="${PIP_CACHE_DIR:-$ROOT/.cache/pip}"
+export npm_config_cache="${npm_config_cache:-$ROOT/.cache/npm}"
+
 say() { printf 'setup: %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
 
@@ -121,8 +126,8 @@ setup_echarts() {
     say "echarts asset up to date ($dest)"
     return
   fi
-  mkdir -p "$(dirname "$dest")"
-  cp "$js" "$dest"
+  { mkdir -p "$(dirname "$dest")" && cp "$js" "$dest"; } ||
+    die "cannot write $dest; in Docker, build with your uid: docker compose build --build-arg UID=\$(id -u)"
   say "echarts asset copied to $dest (served at /files/assets/echarts.min.js)"
 }
 
