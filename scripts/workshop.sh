@@ -19,7 +19,9 @@
 #   DYNAMODB_PORT   DynamoDB Local port (default 8000)
 #   AWS_ENDPOINT_URL_DYNAMODB
 #                   an already running DynamoDB (Local) to use instead of starting one
-#   WORKSHOP_SKIP_SETUP=1   skip step 1 (the Docker image ran it at build time)
+#   LAB_PUBLIC_URL  the URL people open, when it differs from http://127.0.0.1:LAB_PORT
+#                   (docker-compose sets it to the port published on the host)
+#   WORKSHOP_SKIP_SETUP=1   skip step 1
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -128,7 +130,7 @@ main() {
 
   The workshop is running. Open this URL in your browser:
 
-      $url/lab?token=$token
+      ${LAB_PUBLIC_URL:-$url}/lab?token=$token
 
   Notebooks: $ROOT/notebooks    DynamoDB: $AWS_ENDPOINT_URL_DYNAMODB
   JupyterLab log: $log
