@@ -61,6 +61,11 @@ var WorkloadClasses = []string{ClassETL, ClassRefresh, ClassBackfill, ClassIndex
 // HighPriority is the priority from which a job counts as high priority.
 const HighPriority = 3
 
+// MaxRuntimeMinutes bounds an estimated runtime: a week. Anything longer is a
+// typo or a unit mistake, and unbounded values would overflow the sums the
+// queueing parameters are built from.
+const MaxRuntimeMinutes = 7 * 24 * 60
+
 // Job is one queued batch job: one item of the job catalog table.
 // The struct tags are the item's attribute names in JSON and DynamoDB.
 type Job struct {
@@ -205,6 +210,10 @@ func (j Job) Validate(w Window) error {
 	if j.RuntimeMinutes <= 0 {
 		return bad(AttrRuntime, j.RuntimeMinutes, "runtime must be a positive whole number of minutes", "estimate at least 1 minute")
 	}
+	if j.RuntimeMinutes > MaxRuntimeMinutes {
+		return bad(AttrRuntime, j.RuntimeMinutes, fmt.Sprintf("runtime longer than a week (%d minutes)", MaxRuntimeMinutes),
+			"give the estimate in minutes, e.g. 90 for an hour and a half")
+	}
 	if j.Priority < 0 {
 		return bad(AttrPriority, j.Priority, "priority must not be negative", "use 0 or more (higher runs first)")
 	}
@@ -228,13 +237,16 @@ type Night struct {
 	BatchDate string
 	Window    Window
 	Jobs      []Job // in catalog order (sort key order when read from DynamoDB)
+	// OnlyWindow is the requested window (HH:MM) the night was restricted to
+	// by Only, or "" for the whole night.
+	OnlyWindow string
 }
 
 // NewNight validates jobs for batch window w and returns them as a night.
 // Every job must carry batchDate, and job ids must be unique.
 func NewNight(batchDate string, w Window, jobs []Job) (Night, error) {
 	if w.Start < 0 || w.Cutoff <= w.Start || w.Cutoff > 48*60 {
-		return Night{}, fmt.Errorf("batch window %s: cutoff must come after start", w)
+		return Night{}, fmt.Errorf("batch window start %d, cutoff %d (minutes after midnight): need 0 <= start < cutoff <= 2880", w.Start, w.Cutoff)
 	}
 	if _, err := ParseBatchDate(batchDate); err != nil {
 		return Night{}, fmt.Errorf("batch date: %w", err)
@@ -263,6 +275,7 @@ func (n Night) Only(window string) Night {
 	}
 	out := n
 	out.Jobs = nil
+	out.OnlyWindow = window
 	for _, j := range n.Jobs {
 		if j.RequestedWindow == window {
 			out.Jobs = append(out.Jobs, j)

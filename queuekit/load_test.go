@@ -40,6 +40,7 @@ func TestReadJobsRejectsBadInput(t *testing.T) {
 			[]string{"jobs.jsonl:1", "workload_class", `"vacuum"`, "unknown workload class", "etl, refresh"}},
 		{"runtime zero", []string{with(AttrRuntime, 0)}, []string{"jobs.jsonl:1", AttrRuntime, `"0"`, "positive"}},
 		{"runtime negative", []string{with(AttrRuntime, -5)}, []string{AttrRuntime, `"-5"`}},
+		{"runtime beyond a week", []string{with(AttrRuntime, 9223372036854775807)}, []string{AttrRuntime, "longer than a week"}},
 		{"runtime not a whole number", []string{with(AttrRuntime, 2.5)}, []string{AttrRuntime, "2.5", "whole number"}},
 		{"malformed window", []string{with(AttrRequestedWindow, "1am")}, []string{AttrRequestedWindow, `"1am"`, "HH:MM"}},
 		{"window outside the batch window", []string{with(AttrRequestedWindow, "06:00")},

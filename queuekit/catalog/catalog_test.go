@@ -147,12 +147,21 @@ func TestSeedValidatesEveryJobBeforeTheFirstWrite(t *testing.T) {
 	}
 }
 
-func TestSeedRefusesDuplicateKeys(t *testing.T) {
+func TestSeedRefusesDuplicateJobIDs(t *testing.T) {
 	c := ddbtest.Catalog(t)
 	jobs := sampleJobs(t)
-	jobs = append(jobs, jobs[3])
-	if _, err := c.Seed(ctxT(t), jobs); err == nil || !strings.Contains(err.Error(), "duplicate key") {
-		t.Fatalf("err = %v, want duplicate key", err)
+	// The same job twice, and the same job_id in another window (a different
+	// sort key, which a Query of the night would later refuse).
+	moved := jobs[3]
+	moved.RequestedWindow = "03:00"
+	moved.WindowJobID = queuekit.SortKey(moved.RequestedWindow, moved.JobID)
+	for _, extra := range []queuekit.Job{jobs[3], moved} {
+		if _, err := c.Seed(ctxT(t), append(append([]queuekit.Job(nil), jobs...), extra)); err == nil || !strings.Contains(err.Error(), "duplicate job_id") {
+			t.Fatalf("err = %v, want duplicate job_id", err)
+		}
+	}
+	if n := count(t, c); n != 0 {
+		t.Fatalf("%d items written despite a duplicate", n)
 	}
 }
 

@@ -40,10 +40,15 @@ type TableMissingError struct {
 }
 
 func (e *TableMissingError) Error() string {
-	hint := SeedHint
+	hint := strings.TrimSuffix(SeedHint, "`")
 	if e.Table != DefaultTable {
-		hint = strings.TrimSuffix(hint, "`") + " --table " + e.Table + "`"
+		hint += " --table " + e.Table
 	}
+	if strings.Contains(e.Endpoint, "://") {
+		// Name the endpoint too: without it the command would go to AWS.
+		hint += " --endpoint " + e.Endpoint
+	}
+	hint += "`"
 	return fmt.Sprintf("table %s does not exist at %s: %s", e.Table, e.Endpoint, hint)
 }
 

@@ -236,7 +236,7 @@ func (c *Catalog) prepare(jobs []queuekit.Job, opts []SeedOption) (seedOptions, 
 		pad = &types.AttributeValueMemberS{Value: strings.Repeat("x", so.padding)}
 	}
 	var errs []error
-	seen := make(map[[2]string]int, len(jobs))
+	seen := make(map[string]int, len(jobs)) // by job_id, which also fixes the sort key
 	items := make([]map[string]types.AttributeValue, 0, len(jobs))
 	for i, j := range jobs {
 		loc := fmt.Sprintf("seed input job %d (%s=%s, %s=%s)", i+1, queuekit.AttrBatchDate, j.BatchDate, queuekit.AttrWindowJobID, j.WindowJobID)
@@ -246,11 +246,11 @@ func (c *Catalog) prepare(jobs []queuekit.Job, opts []SeedOption) (seedOptions, 
 				fe.Location = loc
 			}
 			errs = append(errs, err)
-		} else if first, dup := seen[[2]string{j.BatchDate, j.WindowJobID}]; dup {
+		} else if first, dup := seen[j.JobID]; dup {
 			errs = append(errs, &queuekit.FieldError{Location: loc, Field: queuekit.AttrJobID, Value: fmt.Sprintf("%q", j.JobID),
-				Problem: fmt.Sprintf("duplicate key (first as job %d)", first), Fix: "give each job of a night its own sequence number"})
+				Problem: fmt.Sprintf("duplicate job_id (first as job %d)", first), Fix: "give each job of a night its own sequence number"})
 		} else {
-			seen[[2]string{j.BatchDate, j.WindowJobID}] = i + 1
+			seen[j.JobID] = i + 1
 			it, err := MarshalJob(j)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", loc, err))

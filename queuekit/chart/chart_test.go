@@ -264,7 +264,7 @@ func TestHistogramCountsEveryValueOnce(t *testing.T) {
 	for _, bad := range []struct {
 		vals  []float64
 		width float64
-	}{{nil, 5}, {vals, -1}, {[]float64{math.NaN()}, 5}, {[]float64{0, 1e9}, 1}} {
+	}{{nil, 5}, {vals, -1}, {[]float64{math.NaN()}, 5}, {[]float64{0, 1e9}, 1}, {[]float64{-1e300, 1e300}, 1e-300}} {
 		if _, err := chart.Bins(bad.vals, bad.width); err == nil {
 			t.Errorf("Bins(%v, %v): no error", bad.vals, bad.width)
 		}

@@ -44,10 +44,12 @@ func Bins(values []float64, width float64) ([]Bin, error) {
 		lo, hi = math.Min(lo, v), math.Max(hi, v)
 	}
 	start := math.Floor(lo/width) * width
-	n := int(math.Floor((hi-start)/width)) + 1
-	if n > 10000 {
-		return nil, fmt.Errorf("bin width %v makes %d bins for values %v..%v: use a wider bin", width, n, lo, hi)
+	// Count in floats first: converting a huge quotient to int is undefined.
+	nf := math.Floor((hi-start)/width) + 1
+	if !(nf <= 10000) {
+		return nil, fmt.Errorf("bin width %v makes %.3g bins for values %v..%v: use a wider bin", width, nf, lo, hi)
 	}
+	n := int(nf)
 	bins := make([]Bin, n)
 	for i := range bins {
 		bins[i] = Bin{Low: start + float64(i)*width, High: start + float64(i+1)*width}

@@ -26,6 +26,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"gonum.org/v1/gonum/floats"
 )
 
 // Queue is an M/M/c queue.
@@ -43,16 +45,16 @@ var ErrUnstable = errors.New("unstable queue: utilisation rho >= 1, so the queue
 func (q Queue) Validate() error {
 	switch {
 	case !(q.Lambda > 0) || math.IsInf(q.Lambda, 0):
-		return fmt.Errorf("mmc: lambda = %v: arrival rate must be a positive number", q.Lambda)
+		return fmt.Errorf("lambda = %v: arrival rate must be a positive number", q.Lambda)
 	case !(q.Mu > 0) || math.IsInf(q.Mu, 0):
-		return fmt.Errorf("mmc: mu = %v: service rate must be a positive number", q.Mu)
+		return fmt.Errorf("mu = %v: service rate must be a positive number", q.Mu)
 	case q.C < 1:
-		return fmt.Errorf("mmc: c = %d: need at least one server", q.C)
+		return fmt.Errorf("c = %d: need at least one server", q.C)
 	case q.C > 100000:
-		return fmt.Errorf("mmc: c = %d: more than 100000 servers is outside this model's range", q.C)
+		return fmt.Errorf("c = %d: more than 100000 servers is outside this model's range", q.C)
 	}
 	if rho := q.Rho(); rho >= 1 {
-		return fmt.Errorf("mmc: lambda=%v mu=%v c=%d gives rho = %.4f: %w", q.Lambda, q.Mu, q.C, rho, ErrUnstable)
+		return fmt.Errorf("lambda=%v mu=%v c=%d gives rho = %.4f: %w", q.Lambda, q.Mu, q.C, rho, ErrUnstable)
 	}
 	return nil
 }
@@ -100,7 +102,7 @@ func (q Queue) Solve() (Metrics, error) {
 	pc := ErlangC(q.C, a)
 	wq := pc / (c*q.Mu - q.Lambda)
 	m := Metrics{
-		P0:    p0(q.C, a, pc),
+		P0:    p0(q.C, a),
 		PWait: pc,
 		Wq:    wq,
 		Lq:    q.Lambda * wq,
@@ -111,16 +113,23 @@ func (q Queue) Solve() (Metrics, error) {
 	return m, nil
 }
 
-// p0 derives the empty-system probability from Erlang C without factorials:
-// C = P0 · aᶜ/c! · c/(c−a), and aᶜ/c! = Π a/k, taken in logs so large c
-// neither overflows nor underflows before the end.
-func p0(c int, a, pc float64) float64 {
-	logTerm := 0.0
-	for k := 1; k <= c; k++ {
-		logTerm += math.Log(a / float64(k))
+// p0 is the empty-system probability
+//
+//	P0 = 1 / (Σ_{k<c} aᵏ/k! + aᶜ/c! · c/(c−a)),
+//
+// summed in logs (log-sum-exp over k·ln a − ln k!) so that neither large c
+// nor a tiny load overflows or underflows: for c = 1000 and a = 1 it gives
+// e⁻¹ as it should.
+func p0(c int, a float64) float64 {
+	terms := make([]float64, c+1)
+	la := math.Log(a)
+	for k := 0; k < c; k++ {
+		lg, _ := math.Lgamma(float64(k + 1))
+		terms[k] = float64(k)*la - lg
 	}
-	logTerm += math.Log(float64(c) / (float64(c) - a))
-	return math.Exp(math.Log(pc) - logTerm)
+	lg, _ := math.Lgamma(float64(c + 1))
+	terms[c] = float64(c)*la - lg + math.Log(float64(c)/(float64(c)-a))
+	return math.Exp(-floats.LogSumExp(terms))
 }
 
 // WaitQuantile returns the q-quantile of the waiting time in queue,
@@ -130,7 +139,7 @@ func (q Queue) WaitQuantile(p float64) (float64, error) {
 		return 0, err
 	}
 	if !(p > 0 && p < 1) {
-		return 0, fmt.Errorf("mmc: quantile %v: must be between 0 and 1 exclusive", p)
+		return 0, fmt.Errorf("quantile %v: must be between 0 and 1 exclusive", p)
 	}
 	pc := ErlangC(q.C, q.A())
 	return math.Max(0, math.Log(pc/(1-p))/(float64(q.C)*q.Mu-q.Lambda)), nil
@@ -142,7 +151,7 @@ func (q Queue) ProbWaitExceeds(t float64) (float64, error) {
 		return 0, err
 	}
 	if !(t >= 0) || math.IsInf(t, 0) {
-		return 0, fmt.Errorf("mmc: t = %v: must be a finite time >= 0", t)
+		return 0, fmt.Errorf("t = %v: must be a finite time >= 0", t)
 	}
 	return ErlangC(q.C, q.A()) * math.Exp(-(float64(q.C)*q.Mu-q.Lambda)*t), nil
 }
@@ -153,7 +162,7 @@ func (q Queue) ProbWaitExceeds(t float64) (float64, error) {
 // It is an approximation: label it so wherever it is shown.
 func (q Queue) AllenCunneenWq(ca, cs float64) (float64, error) {
 	if !(ca >= 0) || !(cs >= 0) || math.IsInf(ca, 0) || math.IsInf(cs, 0) {
-		return 0, fmt.Errorf("mmc: coefficients of variation ca=%v cs=%v must be finite and >= 0", ca, cs)
+		return 0, fmt.Errorf("coefficients of variation ca=%v cs=%v must be finite and >= 0", ca, cs)
 	}
 	m, err := q.Solve()
 	if err != nil {

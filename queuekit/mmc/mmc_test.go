@@ -88,6 +88,35 @@ func TestErlangCMatchesClosedFormAndStaysFiniteAtC1000(t *testing.T) {
 	if m.PWait <= 0 || m.PWait >= 1 {
 		t.Errorf("c=1000: C = %v, want in (0,1)", m.PWait)
 	}
+	// A light load on many servers: P0 = 1/Σ_{k<c} aᵏ/k! (the last term is
+	// negligible) = e⁻ᵃ to double precision once c ≫ a, so a = 1 gives e⁻¹.
+	for _, c := range []int{200, 1000} {
+		light, err := Queue{Lambda: 1, Mu: 1, C: c}.Solve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		relClose(t, fmt.Sprintf("P0(c=%d, a=1)", c), light.P0, math.Exp(-1), 1e-12)
+	}
+	// P0 against the direct sum where factorials are still exact.
+	for _, c := range []int{1, 3, 10, 60} {
+		a := 0.7 * float64(c)
+		sum, term := 0.0, 1.0
+		for k := 0; k < c; k++ {
+			sum += term
+			term *= a / float64(k+1)
+		}
+		want := 1 / (sum + term*float64(c)/(float64(c)-a))
+		got, err := Queue{Lambda: a, Mu: 1, C: c}.Solve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		relClose(t, fmt.Sprintf("P0(c=%d)", c), got.P0, want, 1e-9)
+	}
+	tiny, err := Queue{Lambda: 1e-300, Mu: 1, C: 2}.Solve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	relClose(t, "P0(a=1e-300)", tiny.P0, 1, 1e-12)
 	// M/M/1 has C = ρ exactly.
 	relClose(t, "C(1,0.7)", ErlangC(1, 0.7), 0.7, 1e-12)
 }

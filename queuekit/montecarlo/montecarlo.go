@@ -53,6 +53,11 @@ const (
 	LogNormal     Dist = "lognormal"
 )
 
+// MaxCV bounds the lognormal coefficient of variation: beyond it the
+// distribution's draws underflow to zero or overflow, and no real runtime
+// varies that much.
+const MaxCV = 100
+
 // Runtime describes how a job's actual runtime varies around its estimate.
 type Runtime struct {
 	Dist Dist
@@ -85,8 +90,8 @@ func (m Model) validate() error {
 		switch r.Dist {
 		case "", Deterministic, Exponential:
 		case LogNormal:
-			if !(r.CV >= 0) || math.IsInf(r.CV, 0) {
-				return fmt.Errorf("%s: lognormal CV = %v: must be a finite number >= 0", name, r.CV)
+			if !(r.CV >= 0) || r.CV > MaxCV {
+				return fmt.Errorf("%s: lognormal CV = %v: must be a number from 0 to %v", name, r.CV, float64(MaxCV))
 			}
 		default:
 			return fmt.Errorf("%s: unknown runtime distribution %q: use deterministic, exponential or lognormal", name, r.Dist)
@@ -209,13 +214,19 @@ func Run(ctx context.Context, night queuekit.Night, cfg Config) (Summary, error)
 	}
 	par = min(par, cfg.Replications)
 	var (
-		next, done atomic.Int64
+		next       atomic.Int64
+		stop       atomic.Bool // set by the first failure: the others stop too
 		wg         sync.WaitGroup
 		firstErr   error
 		errOnce    sync.Once
-		progressMu sync.Mutex
+		progressMu sync.Mutex // guards done, so progress is reported in order
+		done       int
 		step       = max(1, cfg.Replications/100)
 	)
+	fail := func(err error) {
+		errOnce.Do(func() { firstErr = err })
+		stop.Store(true)
+	}
 	for range par {
 		wg.Add(1)
 		go func() {
@@ -224,11 +235,11 @@ func Run(ctx context.Context, night queuekit.Night, cfg Config) (Summary, error)
 			tasks := make([]sim.Task, len(base))
 			for {
 				r := int(next.Add(1)) - 1
-				if r >= cfg.Replications {
+				if r >= cfg.Replications || stop.Load() {
 					return
 				}
 				if r%256 == 0 && ctx.Err() != nil {
-					errOnce.Do(func() { firstErr = fmt.Errorf("monte carlo: stopped at replication %d: %w", r, ctx.Err()) })
+					fail(fmt.Errorf("monte carlo: stopped at replication %d: %w", r, ctx.Err()))
 					return
 				}
 				rng := rand.New(rand.NewPCG(cfg.Seed, uint64(r)))
@@ -242,14 +253,17 @@ func Run(ctx context.Context, night queuekit.Night, cfg Config) (Summary, error)
 				}
 				res, err := eng.Run(tasks, simCfg)
 				if err != nil {
-					errOnce.Do(func() { firstErr = fmt.Errorf("monte carlo: replication %d: %w", r, err) })
+					fail(fmt.Errorf("monte carlo: replication %d: %w", r, err))
 					return
 				}
 				samples[r] = sample{res.AverageWait, res.P95Wait, res.AverageQueueLength, float64(res.MaxQueueLength),
 					res.Utilization, float64(res.OverflowJobs), res.OverflowFraction, res.DrainedMinute, res.Overflowed()}
-				if d := int(done.Add(1)); cfg.Progress != nil && (d%step == 0 || d == cfg.Replications) {
+				if cfg.Progress != nil {
 					progressMu.Lock()
-					cfg.Progress(d, cfg.Replications)
+					done++
+					if done%step == 0 || done == cfg.Replications {
+						cfg.Progress(done, cfg.Replications)
+					}
 					progressMu.Unlock()
 				}
 			}

@@ -13,8 +13,8 @@ import (
 func (s Scenario) Markdown() string {
 	var b strings.Builder
 	sm, p, r, a := s.Summary, s.Params, s.Sim, s.Analytic
-	fmt.Fprintf(&b, "**Night %s**, window %s, %d workers, policy %s: %d jobs (%s; %s), %d exclusive-lock, %d high-priority (>= %d), mean runtime %.2f min.\n\n",
-		s.Night.BatchDate, s.Night.Window, p.Workers, r.Policy, sm.Jobs, counts(sm.PerWindow), counts(sm.PerClass),
+	fmt.Fprintf(&b, "**%s**: %d jobs (%s; %s), %d exclusive-lock, %d high-priority (>= %d), mean runtime %.2f min.\n\n",
+		s.title(), sm.Jobs, counts(sm.PerWindow), counts(sm.PerClass),
 		sm.ExclusiveJobs, sm.HighPriorityJobs, queuekit.HighPriority, sm.MeanRuntimeMinutes)
 	fmt.Fprintf(&b, "λ = %.4f jobs/h, μ = %.4f jobs/h per worker, ρ = %.4f\n\n", p.Lambda, p.Mu, p.Rho)
 	an := func(v float64, format string) string {

@@ -100,11 +100,28 @@ func clock(w queuekit.Window, minute float64) string {
 	return fmt.Sprintf("%02d:%02d", (m/60)%24, m%60)
 }
 
+// title names the night, the window, any requested-window filter, the
+// workers and the policy.
+func (s Scenario) title() string {
+	t := fmt.Sprintf("Night %s, window %s", s.Night.BatchDate, s.Night.Window)
+	if s.Night.OnlyWindow != "" {
+		t += ", only the jobs requested for " + s.Night.OnlyWindow
+	}
+	return t + fmt.Sprintf(", %s, policy %s", plural(s.Params.Workers, "worker"), s.Sim.Policy)
+}
+
+func plural(n int, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return fmt.Sprintf("%d %ss", n, unit)
+}
+
 // WriteText prints the scenario as an aligned text report.
 func (s Scenario) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	sm, p, r, a := s.Summary, s.Params, s.Sim, s.Analytic
-	fmt.Fprintf(tw, "Night %s, window %s, %d workers, policy %s\n", s.Night.BatchDate, s.Night.Window, p.Workers, r.Policy)
+	fmt.Fprintf(tw, "%s\n", s.title())
 	fmt.Fprintf(tw, "  jobs\t%d\n", sm.Jobs)
 	fmt.Fprintf(tw, "  per window\t%s\n", counts(sm.PerWindow))
 	fmt.Fprintf(tw, "  per class\t%s\n", counts(sm.PerClass))
@@ -151,6 +168,7 @@ func counts(cs []queuekit.Count) string {
 // CLI's simulate --json, with the batch date and the analytic figures.
 type JSON struct {
 	BatchDate          string    `json:"batch_date"`
+	OnlyWindow         string    `json:"requested_window,omitempty"`
 	Policy             string    `json:"policy"`
 	Jobs               int       `json:"jobs"`
 	Workers            int       `json:"workers"`
@@ -172,7 +190,7 @@ type JSON struct {
 func (s Scenario) JSON() JSON {
 	r := s.Sim
 	a := s.Analytic
-	return JSON{BatchDate: s.Night.BatchDate, Policy: string(r.Policy), Jobs: r.Jobs, Workers: r.Workers,
+	return JSON{BatchDate: s.Night.BatchDate, OnlyWindow: s.Night.OnlyWindow, Policy: string(r.Policy), Jobs: r.Jobs, Workers: r.Workers,
 		Lambda: s.Params.Lambda, Mu: s.Params.Mu, Rho: s.Params.Rho, AverageWait: r.AverageWait, P95Wait: r.P95Wait,
 		AverageQueueLength: r.AverageQueueLength, MaxQueueLength: r.MaxQueueLength, Utilization: r.Utilization,
 		OverflowJobs: r.OverflowJobs, OverflowFraction: r.OverflowFraction, DrainedMinute: r.DrainedMinute, Analytic: &a}

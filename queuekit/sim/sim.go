@@ -218,8 +218,8 @@ func validate(tasks []Task, cfg Config) error {
 	if cfg.Workers < 1 {
 		return fmt.Errorf("workers = %d: need at least 1 worker", cfg.Workers)
 	}
-	if cfg.Policy != Barrier && cfg.Policy != Backfill {
-		return fmt.Errorf("unknown policy %q: use barrier or backfill", cfg.Policy)
+	if _, err := ParsePolicy(string(cfg.Policy)); err != nil {
+		return err
 	}
 	if !(cfg.Cutoff > 0) || math.IsInf(cfg.Cutoff, 0) {
 		return fmt.Errorf("cutoff = %v minutes: the window must be a positive length", cfg.Cutoff)

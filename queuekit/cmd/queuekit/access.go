@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"text/tabwriter"
 
-	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 )
 
@@ -38,13 +37,11 @@ func runAccess(ctx context.Context, args []string, stdout io.Writer) error {
 	if *date == "" {
 		return usagef("--batch-date is required, e.g. --batch-date 2026-05-13")
 	}
-	if _, err := queuekit.ParseBatchDate(*date); err != nil {
-		return usagef("--batch-date: %v", err)
+	if err := checkDate(*date); err != nil {
+		return err
 	}
-	if *window != "" {
-		if _, err := queuekit.ParseClock(*window); err != nil {
-			return usagef("--window: %v", err)
-		}
+	if err := checkWindow(*window); err != nil {
+		return err
 	}
 	if *segments < 1 {
 		return usagef("--segments %d: need at least 1", *segments)

@@ -84,7 +84,7 @@ func TestAccessErrorsAreOneActionableLine(t *testing.T) {
 func TestAccessOnMissingTableSaysHowToSeed(t *testing.T) {
 	ep := ddbtest.Endpoint(t)
 	_, errOut, code := runDynamoCLI(t, "access", "--batch-date", "2026-05-13", "--endpoint", ep, "--table", "no_such_table_here")
-	if code != 1 || !strings.Contains(errOut, "seed --sample --table no_such_table_here") {
+	if code != 1 || !strings.Contains(errOut, "seed --sample --table no_such_table_here --endpoint ") {
 		t.Fatalf("code %d, stderr %q", code, errOut)
 	}
 }

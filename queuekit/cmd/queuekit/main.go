@@ -16,10 +16,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"sort"
 	"strings"
+
+	"github.com/nightqueue/workshop/queuekit"
 )
 
 // command is one subcommand. run parses args itself with a flag.FlagSet made
@@ -54,10 +57,40 @@ func parse(fs *flag.FlagSet, args []string) error {
 			fs.PrintDefaults()
 			return errHelpShown
 		}
-		return usagef("%s: %v (see %s -h)", fs.Name(), err, fs.Name())
+		return usagef("%v (see %s -h)", err, fs.Name())
 	}
 	if fs.NArg() > 0 {
-		return usagef("%s: unexpected argument %q (see %s -h)", fs.Name(), fs.Arg(0), fs.Name())
+		return usagef("unexpected argument %q (see %s -h)", fs.Arg(0), fs.Name())
+	}
+	return nil
+}
+
+// checkDate checks a --batch-date value; "" is allowed (not given).
+func checkDate(d string) error {
+	if d == "" {
+		return nil
+	}
+	if _, err := queuekit.ParseBatchDate(d); err != nil {
+		return usagef("--batch-date: %v", err)
+	}
+	return nil
+}
+
+// checkWindow checks a --window value; "" is allowed (the whole night).
+func checkWindow(w string) error {
+	if w == "" {
+		return nil
+	}
+	if _, err := queuekit.ParseClock(w); err != nil {
+		return usagef("--window: %v", err)
+	}
+	return nil
+}
+
+// checkFinite checks that a float flag is a finite number >= 0.
+func checkFinite(name string, v float64) error {
+	if !(v >= 0) || math.IsInf(v, 0) {
+		return usagef("--%s %v: must be a finite number >= 0", name, v)
 	}
 	return nil
 }

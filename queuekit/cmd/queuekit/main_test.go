@@ -138,6 +138,11 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 		{"mmc", "--lambda", "3", "--mu", "1", "--workers", "3"},
 		{"mmc", "--lambda", "-1", "--mu", "1", "--workers", "3"},
 		{"mmc", "stray"},
+		{"mmc", "--lambda", "2", "--mu", "1"},
+		{"mmc", "--lambda", "abc", "--mu", "1", "--workers", "3"},
+		{"simulate", "--batch-date", "2026-05-13", "--workers", "3", "--replications", "10", "--runtime-cv", "NaN"},
+		{"simulate", "--batch-date", "2026-05-13", "--workers", "3", "--runtime-cv", "1e300"},
+		{"simulate", "--batch-date", "2026-05-13", "--workers", "3", "--arrival-jitter", "-Inf"},
 	} {
 		out, errOut, code := runCLI(t, args...)
 		if code != 2 {
@@ -146,12 +151,30 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 		if strings.Count(strings.TrimRight(errOut, "\n"), "\n") != 0 || errOut == "" {
 			t.Errorf("%v: stderr %q, want exactly one line", args, errOut)
 		}
+		if strings.Count(errOut, "queuekit "+args[0]+":") > 1 || strings.Contains(errOut, ": "+args[0]+": ") {
+			t.Errorf("%v: prefix repeated in %q", args, errOut)
+		}
 		if strings.Contains(errOut, "goroutine") || out != "" {
 			t.Errorf("%v: stack trace or stdout output: %q %q", args, errOut, out)
 		}
 	}
+	if _, errOut, _ := runCLI(t, "mmc", "--lambda", "2", "--mu", "1"); !strings.Contains(errOut, "--workers is required") {
+		t.Errorf("missing --workers: %q should say it is required", errOut)
+	}
 	_, errOut, _ := runCLI(t, "simulate", "--file", bad, "--workers", "2")
 	if !strings.Contains(errOut, bad+":1") || !strings.Contains(errOut, "missing attribute") {
 		t.Errorf("bad file error %q should name %s:1 and the missing attributes", errOut, bad)
+	}
+}
+
+// --window restricts the night and says so, in text and JSON.
+func TestTutorialWindowIsShown(t *testing.T) {
+	out, _, code := runCLI(t, "tutorial", "--batch-date", "2026-05-13", "--window", "02:00")
+	if code != 0 || !strings.Contains(out, "only the jobs requested for 02:00") || !strings.Contains(out, "3 workers") {
+		t.Errorf("exit %d, output:\n%s", code, out)
+	}
+	out, _, _ = runCLI(t, "tutorial", "--batch-date", "2026-05-13", "--window", "02:00", "--json")
+	if !strings.Contains(out, `"requested_window": "02:00"`) || !strings.Contains(out, `"jobs": 3`) {
+		t.Errorf("JSON lacks the window filter:\n%s", out)
 	}
 }

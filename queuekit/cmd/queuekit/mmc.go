@@ -29,6 +29,14 @@ func runMMC(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	for _, req := range []struct {
+		name string
+		ok   bool
+	}{{"lambda", isSet(fs, "lambda")}, {"mu", isSet(fs, "mu")}, {"workers", isSet(fs, "workers")}} {
+		if !req.ok {
+			return usagef("--%s is required (e.g. mmc --lambda 2 --mu 1 --workers 3)", req.name)
+		}
+	}
 	q := mmc.Queue{Lambda: *lambda, Mu: *mu, C: *c}
 	m, err := q.Solve()
 	if err != nil {

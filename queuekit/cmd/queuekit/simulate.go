@@ -39,10 +39,12 @@ func runSimulate(ctx context.Context, args []string, stdout io.Writer) error {
 		return usagef("give --batch-date D (a sample night) or --file F")
 	case *workers < 1:
 		return usagef("--workers %d: need at least 1 worker", *workers)
-	case *cv < 0:
-		return usagef("--runtime-cv %v: must be >= 0", *cv)
-	case *jitter < 0:
-		return usagef("--arrival-jitter %v: must be >= 0", *jitter)
+	case checkFinite("runtime-cv", *cv) != nil:
+		return checkFinite("runtime-cv", *cv)
+	case *cv > montecarlo.MaxCV:
+		return usagef("--runtime-cv %v: above %v no runtime distribution is meaningful", *cv, montecarlo.MaxCV)
+	case checkFinite("arrival-jitter", *jitter) != nil:
+		return checkFinite("arrival-jitter", *jitter)
 	case *reps < 0 || *reps == 1:
 		return usagef("--replications %d: use 0 for one run, or at least 2", *reps)
 	}
@@ -94,8 +96,8 @@ func runSimulate(ctx context.Context, args []string, stdout io.Writer) error {
 			OverflowFraction: sum.OverflowFraction, DrainedMinute: sum.DrainedMinute, OverflowProbability: sum.OverflowProbability})
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "Night %s, %d jobs, %d workers, policy %s, %d replications, lognormal runtime CV %.2f, seed %d\n",
-		n.BatchDate, len(n.Jobs), *workers, pol, *reps, *cv, *seed)
+	fmt.Fprintf(tw, "Night %s, %d jobs, %d workers, policy %s, %d replications, %s, seed %d\n",
+		n.BatchDate, len(n.Jobs), *workers, pol, *reps, describeModel(*cv, *jitter), *seed)
 	fmt.Fprintf(tw, "metric\tmean\t95%% CI\n")
 	row := func(name string, iv montecarlo.Interval, f string) {
 		fmt.Fprintf(tw, "%s\t"+f+"\t["+f+", "+f+"]\n", name, iv.Mean, iv.Low, iv.High)
@@ -138,10 +140,8 @@ type mcJSON struct {
 // pickNight loads the night from a file (choosing by date if it holds
 // several) or from the embedded samples.
 func pickNight(file, date string) (queuekit.Night, error) {
-	if date != "" {
-		if _, err := queuekit.ParseBatchDate(date); err != nil {
-			return queuekit.Night{}, usagef("--batch-date: %v", err)
-		}
+	if err := checkDate(date); err != nil {
+		return queuekit.Night{}, err
 	}
 	if file == "" {
 		n, err := queuekit.SampleNight(date)
@@ -169,4 +169,16 @@ func pickNight(file, date string) (queuekit.Night, error) {
 		return queuekit.Night{}, usagef("%s holds %d nights (%s): choose one with --batch-date", file, len(nights), strings.Join(dates, ", "))
 	}
 	return queuekit.Night{}, usagef("%s has no night %s; it holds %s", file, date, strings.Join(dates, ", "))
+}
+
+// describeModel says in words which randomness a Monte Carlo run used.
+func describeModel(cv, jitter float64) string {
+	rt := "runtimes exactly as estimated"
+	if cv > 0 {
+		rt = fmt.Sprintf("lognormal runtimes with CV %.2f", cv)
+	}
+	if jitter > 0 {
+		return rt + fmt.Sprintf(", arrivals delayed up to %.1f min", jitter)
+	}
+	return rt
 }

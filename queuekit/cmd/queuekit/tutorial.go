@@ -61,15 +61,11 @@ func runTutorial(ctx context.Context, args []string, stdout io.Writer) error {
 	if *workers < 0 || (*workers == 0 && isSet(fs, "workers")) {
 		return usagef("--workers %d: need at least 1", *workers)
 	}
-	if *window != "" {
-		if _, err := queuekit.ParseClock(*window); err != nil {
-			return usagef("--window: %v", err)
-		}
+	if err := checkWindow(*window); err != nil {
+		return err
 	}
-	if *date != "" {
-		if _, err := queuekit.ParseBatchDate(*date); err != nil {
-			return usagef("--batch-date: %v", err)
-		}
+	if err := checkDate(*date); err != nil {
+		return err
 	}
 	mk, ok := sources[*source]
 	if !ok {
