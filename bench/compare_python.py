@@ -30,9 +30,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def queuekit(*args):
     exe = ROOT / ".cache" / "bench" / "queuekit"
-    if not exe.exists():
-        exe.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["go", "build", "-o", str(exe), "./queuekit/cmd/queuekit"], cwd=ROOT, check=True)
+    exe.parent.mkdir(parents=True, exist_ok=True)
+    # Always rebuild (a no-op when nothing changed) so a stale binary is never timed.
+    subprocess.run(["go", "build", "-o", str(exe), "./queuekit/cmd/queuekit"], cwd=ROOT, check=True)
     t0 = time.perf_counter()
     out = subprocess.run([str(exe), *args], cwd=ROOT, check=True, capture_output=True, text=True).stdout
     return json.loads(out), time.perf_counter() - t0
