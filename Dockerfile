@@ -14,6 +14,8 @@ RUN apt-get update \
 ARG UID=1000
 RUN useradd --create-home --uid "${UID}" --shell /bin/bash workshop
 USER workshop
+# Made by the user itself, so it owns it whatever the builder does with WORKDIR.
+RUN mkdir -p /home/workshop/workshop
 ENV GOPATH=/home/workshop/go \
     GOCACHE=/home/workshop/.cache/go-build
 WORKDIR /home/workshop/workshop
