@@ -15,10 +15,10 @@ NOTEBOOK ?= 04-simulation.ipynb
 # Extra arguments for tests/notebooks/run_notebooks.py, e.g. NOTEBOOK_ARGS="-v --runs 2".
 NOTEBOOK_ARGS ?=
 # Shell scripts this repository lints.
-SHELL_SCRIPTS := scripts/setup.sh scripts/workshop.sh scripts/env.sh scripts/with-dynamodb.sh .ci/run
+SHELL_SCRIPTS := scripts/setup.sh scripts/workshop.sh scripts/env.sh scripts/with-dynamodb.sh scripts/dynamodb-local.sh .ci/run
 
 .PHONY: help workshop setup dynamodb lint test test-go test-deploy test-notebooks test-browser \
-	notebooks browser browser-deps bench clean
+	notebooks browser browser-deps bench bench-dynamodb clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
@@ -71,9 +71,15 @@ tests/browser/node_modules/.package-lock.json: tests/browser/package-lock.json
 	npm_config_cache="$(CURDIR)/.cache/npm" npm ci --prefix tests/browser --no-audit --no-fund --loglevel=error
 	@touch $@
 
-bench: setup ## Go benchmarks, then the notebooks twice (cold-ish and warm timings)
-	go test -run '^$$' -bench . -benchmem ./...
+bench: setup ## simulator benchmarks, queuekit vs Ciw and plain Python, notebooks twice (cold-ish and warm)
+	go test -run '^$$' -bench . -benchmem -cpu 1 ./queuekit/sim
+	go test -run '^$$' -bench . -benchmem ./queuekit/montecarlo
+	$(PY) -m pip install -q -r bench/requirements.txt
+	$(PY) bench/compare_python.py
 	scripts/with-dynamodb.sh $(PY) tests/notebooks/run_notebooks.py --runs 2
+
+bench-dynamodb: ## seeding 100,000 items: BatchWriteItem vs one PutItem after another (minutes)
+	scripts/with-dynamodb.sh go test -run '^$$' -bench Seed100k -benchtime 1x -timeout 30m ./queuekit/catalog/
 
 clean: ## remove what setup and the tests made here (not Go's caches, not .cache/)
 	rm -rf .venv notebooks/assets tests/artifacts tests/browser/node_modules tools/echarts/node_modules

