@@ -19,3 +19,15 @@ export IPYTHONDIR="$WORKSHOP_VENV/share/ipython"
 export AWS_ACCESS_KEY_ID="${AWS_ACCESS_KEY_ID:-local}"
 export AWS_SECRET_ACCESS_KEY="${AWS_SECRET_ACCESS_KEY:-local}"
 export AWS_REGION="${AWS_REGION:-us-east-1}"
+# GoNB runs `go get` before every cell, which asks the module proxy for the
+# version list of every dependency (about 30 requests, 1 s a cell here).
+# Answering from the module cache first makes that 0.04 s and lets the
+# workshop run offline; modules not in the cache still come from the proxy.
+if command -v go >/dev/null; then
+  _modcache_proxy="file://$(go env GOMODCACHE)/cache/download"
+  case ",$(go env GOPROXY)," in
+    *",$_modcache_proxy,"*) ;;
+    *) GOPROXY="$_modcache_proxy,$(go env GOPROXY)"; export GOPROXY ;;
+  esac
+  unset _modcache_proxy
+fi
