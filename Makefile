@@ -57,7 +57,7 @@ test-notebooks: ## execute every notebooks/NN-*.ipynb in the GoNB kernel (expect
 	$(PY) tests/notebooks/run_notebooks.py $(NOTEBOOK_ARGS)
 
 test-browser: ## JupyterLab in headless Chromium runs $(NOTEBOOK); ECharts must draw (expects DynamoDB)
-	cd tests/browser && NOTEBOOK="$(NOTEBOOK)" node --test --test-reporter=spec lab.test.mjs
+	source scripts/env.sh && cd tests/browser && NOTEBOOK="$(NOTEBOOK)" node --test --test-reporter=spec lab.test.mjs
 
 notebooks: setup ## execute every notebook headless, with DynamoDB Local started for the run
 	scripts/with-dynamodb.sh $(MAKE) test-notebooks

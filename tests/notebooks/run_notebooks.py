@@ -29,6 +29,7 @@ import glob
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -93,17 +94,15 @@ class Result:
 
 
 def jupyter_env() -> None:
-    """Keep Jupyter's files in the venv, as scripts/env.sh does, and find its tools."""
-    venv = Path(sys.prefix)
-    share = venv / "share" / "jupyter"
-    os.environ.setdefault("JUPYTER_DATA_DIR", str(share))
-    os.environ.setdefault("JUPYTER_CONFIG_DIR", str(venv / "etc" / "jupyter"))
-    os.environ.setdefault("JUPYTER_RUNTIME_DIR", str(share / "runtime"))
-    os.environ.setdefault("IPYTHONDIR", str(venv / "share" / "ipython"))
-    os.environ["PATH"] = str(venv / "bin") + os.pathsep + os.environ.get("PATH", "")
-    for k, v in (("AWS_ACCESS_KEY_ID", "local"), ("AWS_SECRET_ACCESS_KEY", "local"),
-                 ("AWS_REGION", "us-east-1")):
-        os.environ.setdefault(k, v)
+    """Take the environment JupyterLab gets from scripts/env.sh (Jupyter's files in
+    the venv, the venv's tools on PATH, local AWS credentials, the module-cache
+    GOPROXY), so headless runs build cells exactly as the workshop does."""
+    out = subprocess.run(["bash", "-c", 'source "$1" && env -0', "env.sh", str(ROOT / "scripts" / "env.sh")],
+                         check=True, capture_output=True).stdout
+    for item in out.split(b"\0"):
+        key, sep, value = item.decode().partition("=")
+        if sep:
+            os.environ[key] = value
 
 
 def output_texts(cell) -> tuple[list[str], list[str], list[str]]:
