@@ -165,33 +165,21 @@ func counts(cs []queuekit.Count) string {
 }
 
 // JSON is the machine-readable form of one simulated night: the keys of the
-// CLI's simulate --json, with the batch date and the analytic figures.
+// CLI's simulate --json (the simulation's metrics), with the batch date, the
+// queueing parameters and the analytic figures.
 type JSON struct {
-	BatchDate          string    `json:"batch_date"`
-	OnlyWindow         string    `json:"requested_window,omitempty"`
-	Policy             string    `json:"policy"`
-	Jobs               int       `json:"jobs"`
-	Workers            int       `json:"workers"`
-	Lambda             float64   `json:"lambda_per_hour"`
-	Mu                 float64   `json:"mu_per_hour"`
-	Rho                float64   `json:"rho"`
-	AverageWait        float64   `json:"average_wait_minutes"`
-	P95Wait            float64   `json:"p95_wait_minutes"`
-	AverageQueueLength float64   `json:"average_queue_length"`
-	MaxQueueLength     int       `json:"max_queue_length"`
-	Utilization        float64   `json:"worker_utilization"`
-	OverflowJobs       int       `json:"overflow_jobs"`
-	OverflowFraction   float64   `json:"overflow_fraction"`
-	DrainedMinute      float64   `json:"queue_drained_minute"`
-	Analytic           *Analytic `json:"analytic,omitempty"`
+	BatchDate  string  `json:"batch_date"`
+	OnlyWindow string  `json:"requested_window,omitempty"`
+	Lambda     float64 `json:"lambda_per_hour"`
+	Mu         float64 `json:"mu_per_hour"`
+	Rho        float64 `json:"rho"`
+	sim.Metrics
+	Analytic *Analytic `json:"analytic,omitempty"`
 }
 
 // JSON returns the scenario's machine-readable form.
 func (s Scenario) JSON() JSON {
-	r := s.Sim
 	a := s.Analytic
-	return JSON{BatchDate: s.Night.BatchDate, OnlyWindow: s.Night.OnlyWindow, Policy: string(r.Policy), Jobs: r.Jobs, Workers: r.Workers,
-		Lambda: s.Params.Lambda, Mu: s.Params.Mu, Rho: s.Params.Rho, AverageWait: r.AverageWait, P95Wait: r.P95Wait,
-		AverageQueueLength: r.AverageQueueLength, MaxQueueLength: r.MaxQueueLength, Utilization: r.Utilization,
-		OverflowJobs: r.OverflowJobs, OverflowFraction: r.OverflowFraction, DrainedMinute: r.DrainedMinute, Analytic: &a}
+	return JSON{BatchDate: s.Night.BatchDate, OnlyWindow: s.Night.OnlyWindow,
+		Lambda: s.Params.Lambda, Mu: s.Params.Mu, Rho: s.Params.Rho, Metrics: s.Sim.Metrics, Analytic: &a}
 }

@@ -138,8 +138,9 @@ type Step struct {
 	N int     `json:"value"`
 }
 
-// Result holds one run's metrics and, unless NoTrace, its trace.
-type Result struct {
+// Metrics are one run's figures, as SPEC.md defines them, plus two
+// measures of what exclusive locks cost.
+type Metrics struct {
 	Policy             Policy  `json:"policy"`
 	Workers            int     `json:"workers"`
 	Jobs               int     `json:"jobs"`
@@ -158,7 +159,11 @@ type Result struct {
 	// BlockedWorkerMinutes is the capacity left idle while jobs were
 	// waiting: free worker-minutes during which the queue was not empty.
 	BlockedWorkerMinutes float64 `json:"blocked_worker_minutes"`
+}
 
+// Result holds one run's metrics and, unless NoTrace, its trace.
+type Result struct {
+	Metrics
 	Schedule    []Slot `json:"schedule,omitempty"`     // in start order
 	QueueLength []Step `json:"queue_length,omitempty"` // waiting jobs after each event
 	BusyWorkers []Step `json:"busy_workers,omitempty"` // busy workers after each event
@@ -425,7 +430,7 @@ func (e *Engine) reset(tasks []Task, cfg Config) {
 	for i := range e.freeIDs {
 		e.freeIDs[i] = true
 	}
-	e.res = Result{Policy: cfg.Policy, Workers: cfg.Workers, CutoffMinute: cfg.Cutoff}
+	e.res = Result{Metrics: Metrics{Policy: cfg.Policy, Workers: cfg.Workers, CutoffMinute: cfg.Cutoff}}
 	if !cfg.NoTrace {
 		e.res.QueueLength = []Step{{0, 0}}
 		e.res.BusyWorkers = []Step{{0, 0}}

@@ -108,15 +108,15 @@ func mapsEqual(a, b map[string]float64) bool {
 // window = 1 job × 150 min → 150/240; busy area clipped at 240 → util 1.
 func TestDrainAfterCutoff(t *testing.T) {
 	r := mustRun(t, []Task{job("A", 0, 150, 1, false), job("B", 0, 150, 1, false)}, Config{Workers: 1})
-	want := Result{AverageWait: 75, P95Wait: 150, AverageQueueLength: 150.0 / 240, MaxQueueLength: 1,
+	want := Metrics{AverageWait: 75, P95Wait: 150, AverageQueueLength: 150.0 / 240, MaxQueueLength: 1,
 		Utilization: 1, OverflowJobs: 1, OverflowFraction: 0.5, DrainedMinute: 300}
-	checkMetrics(t, r, want)
+	checkMetrics(t, r.Metrics, want)
 	if !r.Overflowed() {
 		t.Error("Overflowed() = false for a night draining at 300 > 240")
 	}
 }
 
-func checkMetrics(t *testing.T, got, want Result) {
+func checkMetrics(t *testing.T, got, want Metrics) {
 	t.Helper()
 	pairs := []struct {
 		name      string
@@ -171,7 +171,7 @@ func TestReferenceScenarios(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkMetrics(t, r, Result{AverageWait: 29, P95Wait: 50, AverageQueueLength: 290.0 / 240,
+		checkMetrics(t, r.Metrics, Metrics{AverageWait: 29, P95Wait: 50, AverageQueueLength: 290.0 / 240,
 			MaxQueueLength: 3, Utilization: 440.0 / 720, OverflowJobs: 0, OverflowFraction: 0, DrainedMinute: 160})
 		// Locks: #3 (50 min) and #7 (35 min) each hold 2 workers they do not use
 		// → 2·85 = 170. Blocked: on [70,75) one worker is free while #5, #6, #7
@@ -209,7 +209,7 @@ func TestReferenceScenarios(t *testing.T) {
 		if area != 1775 {
 			t.Errorf("hand schedule waiting area = %v, the comment's 1775", area)
 		}
-		checkMetrics(t, r, Result{AverageWait: 2960.0 / 12, P95Wait: 390, AverageQueueLength: area / 240,
+		checkMetrics(t, r.Metrics, Metrics{AverageWait: 2960.0 / 12, P95Wait: 390, AverageQueueLength: area / 240,
 			MaxQueueLength: 10, Utilization: 1, OverflowJobs: 9, OverflowFraction: 0.75, DrainedMinute: 490})
 	})
 }
