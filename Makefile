@@ -10,8 +10,9 @@ MAKEFLAGS += --no-print-directory
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 PY := .venv/bin/python
-# The notebook the browser test opens (a path under notebooks/).
-NOTEBOOK ?= 04-simulation.ipynb
+# The notebooks the browser test opens (paths under notebooks/): every one
+# that draws charts.
+NOTEBOOK ?= 02-query-vs-scan.ipynb 04-simulation.ipynb
 # Extra arguments for tests/notebooks/run_notebooks.py, e.g. NOTEBOOK_ARGS="-v --runs 2".
 NOTEBOOK_ARGS ?=
 # Shell scripts this repository lints.
@@ -57,7 +58,8 @@ test-notebooks: ## execute every notebooks/NN-*.ipynb in the GoNB kernel (expect
 	$(PY) tests/notebooks/run_notebooks.py $(NOTEBOOK_ARGS)
 
 test-browser: ## JupyterLab in headless Chromium runs $(NOTEBOOK); ECharts must draw (expects DynamoDB)
-	source scripts/env.sh && cd tests/browser && NOTEBOOK="$(NOTEBOOK)" node --test --test-reporter=spec lab.test.mjs
+	source scripts/env.sh && cd tests/browser && for nb in $(NOTEBOOK); do \
+	  NOTEBOOK="$$nb" node --test --test-reporter=spec lab.test.mjs || exit 1; done
 
 notebooks: setup ## execute every notebook headless, with DynamoDB Local started for the run
 	scripts/with-dynamodb.sh $(MAKE) test-notebooks
