@@ -38,6 +38,10 @@ lab_pid=""
 cleanup() {
   local status=$?
   trap - EXIT INT TERM
+  # If our output went to a pipe that Ctrl-C closed (make workshop | tee ...),
+  # writing a message must not kill the cleanup before it stops the servers.
+  trap '' PIPE
+  say() { printf 'workshop: %s\n' "$*" >&2 2>/dev/null || true; }
   if [[ -n "$lab_pid" ]] && kill -0 "$lab_pid" 2>/dev/null; then
     say "stopping JupyterLab (pid $lab_pid)"
     kill -TERM "$lab_pid" 2>/dev/null || true
