@@ -55,7 +55,7 @@ test-deploy: ## parse docker-compose.yml and the Dockerfile with real parsers an
 	cd deploy && go test ./...
 
 test-notebooks: ## execute every notebooks/NN-*.ipynb in the GoNB kernel (expects DynamoDB)
-	$(PY) tests/notebooks/run_notebooks.py $(NOTEBOOK_ARGS)
+	$(PY) tests/notebooks/run_notebooks.py --again $(NOTEBOOK_ARGS)
 
 test-browser: ## JupyterLab in headless Chromium runs $(NOTEBOOK); ECharts must draw (expects DynamoDB)
 	source scripts/env.sh && cd tests/browser && for nb in $(NOTEBOOK); do \
