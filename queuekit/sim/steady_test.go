@@ -88,3 +88,19 @@ func BenchmarkSteadyState(b *testing.B) {
 		b.ReportMetric(r.EventsPerSecond/1e6, "Mevents/s")
 	}
 }
+
+// The hot loop allocates nothing per event: a run of 100 times more
+// customers makes exactly as many allocations (the per-run buffers only).
+func TestSteadyStateAllocatesNothingPerEvent(t *testing.T) {
+	allocs := func(customers int) float64 {
+		return testing.AllocsPerRun(3, func() {
+			if _, err := SteadyState(context.Background(), SteadyConfig{Lambda: 2, Mu: 1, Workers: 3, Customers: customers, Seed: 1}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	small, large := allocs(3_000), allocs(300_000)
+	if large != small {
+		t.Errorf("%v allocations for 3,000 customers but %v for 300,000: something allocates per event", small, large)
+	}
+}
