@@ -33,10 +33,13 @@ type Displayable interface {
 // tests can switch it.
 var notebook = func() bool { return gonbui.IsNotebook }
 
-// The notebook outputs, variables so tests can record them.
+// The notebook outputs, variables so tests can record them. Each display is
+// followed by gonbui.Sync: the cell's program may exit right after it, and
+// without the sync the kernel can lose the last display or attach it late
+// (seen in headless runs as a missing table).
 var (
-	displayHTML     = gonbui.DisplayHTML
-	displayMarkdown = gonbui.DisplayMarkdown
+	displayHTML     = func(html string) { gonbui.DisplayHTML(html); gonbui.Sync() }
+	displayMarkdown = func(md string) { gonbui.DisplayMarkdown(md); gonbui.Sync() }
 	updateHTML      = gonbui.UpdateHTML
 )
 
