@@ -120,7 +120,7 @@ func plural(n int, unit string) string {
 // WriteText prints the scenario as an aligned text report.
 func (s Scenario) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	sm, p, r, a := s.Summary, s.Params, s.Sim, s.Analytic
+	sm, p := s.Summary, s.Params
 	fmt.Fprintf(tw, "%s\n", s.title())
 	fmt.Fprintf(tw, "  jobs\t%d\n", sm.Jobs)
 	fmt.Fprintf(tw, "  per window\t%s\n", counts(sm.PerWindow))
@@ -133,27 +133,40 @@ func (s Scenario) WriteText(w io.Writer) error {
 	fmt.Fprintf(tw, "  mu\t%.4f jobs/h per worker\n", p.Mu)
 	fmt.Fprintf(tw, "  rho\t%.4f\n", p.Rho)
 	fmt.Fprintf(tw, "Simulation\tsimulated\tM/M/c (analytic)\n")
-	an := func(v float64, format string) string {
-		if a.Reason != "" {
-			return "n/a"
-		}
-		return fmt.Sprintf(format, v)
-	}
-	fmt.Fprintf(tw, "  average wait\t%.2f min\t%s\n", r.AverageWait, an(a.WaitMinutes, "%.2f min"))
-	fmt.Fprintf(tw, "  p95 wait\t%.2f min\t%s\n", r.P95Wait, an(a.WaitP95Minutes, "%.2f min"))
-	fmt.Fprintf(tw, "  average queue length\t%.4f\t%s\n", r.AverageQueueLength, an(a.QueueLength, "%.4f (Lq)"))
-	fmt.Fprintf(tw, "  max queue length\t%d\t\n", r.MaxQueueLength)
-	fmt.Fprintf(tw, "  worker utilization\t%.2f%%\t%s\n", 100*r.Utilization, fmt.Sprintf("%.2f%% (rho)", 100*a.Utilization))
-	fmt.Fprintf(tw, "  overflow jobs\t%d of %d (fraction %.4f)\t\n", r.OverflowJobs, r.Jobs, r.OverflowFraction)
-	fmt.Fprintf(tw, "  queue drained\tminute %.0f (%s)\t\n", r.DrainedMinute, clock(s.Night.Window, r.DrainedMinute))
-	if a.Reason == "" {
-		fmt.Fprintf(tw, "  M/D/c wait (Cosmetatos, approximation)\t\t%.2f min\n", a.ApproxMDcMinute)
+	for _, row := range s.comparison("rho") {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", row[0], row[1], row[2])
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintf(w, "Gap: %s\n", s.Gap())
 	return err
+}
+
+// comparison lists the simulated figures beside the analytic ones, one row
+// per metric {name, simulated, analytic}; rho names ρ in the utilisation row.
+// The text and Markdown reports both render it.
+func (s Scenario) comparison(rho string) [][3]string {
+	r, a := s.Sim, s.Analytic
+	an := func(v float64, format string) string {
+		if a.Reason != "" {
+			return "n/a"
+		}
+		return fmt.Sprintf(format, v)
+	}
+	rows := [][3]string{
+		{"average wait", fmt.Sprintf("%.2f min", r.AverageWait), an(a.WaitMinutes, "%.2f min")},
+		{"p95 wait", fmt.Sprintf("%.2f min", r.P95Wait), an(a.WaitP95Minutes, "%.2f min")},
+		{"average queue length", fmt.Sprintf("%.4f", r.AverageQueueLength), an(a.QueueLength, "%.4f (Lq)")},
+		{"max queue length", fmt.Sprint(r.MaxQueueLength), ""},
+		{"worker utilization", fmt.Sprintf("%.2f%%", 100*r.Utilization), fmt.Sprintf("%.2f%% (%s)", 100*a.Utilization, rho)},
+		{"overflow jobs", fmt.Sprintf("%d of %d (fraction %.4f)", r.OverflowJobs, r.Jobs, r.OverflowFraction), ""},
+		{"queue drained", fmt.Sprintf("minute %.0f (%s)", r.DrainedMinute, clock(s.Night.Window, r.DrainedMinute)), ""},
+	}
+	if a.Reason == "" {
+		rows = append(rows, [3]string{"M/D/c wait (Cosmetatos, approximation)", "", fmt.Sprintf("%.2f min", a.ApproxMDcMinute)})
+	}
+	return rows
 }
 
 func counts(cs []queuekit.Count) string {

@@ -83,19 +83,25 @@ func WhyTheyMiss(n queuekit.Night, workers int) ([]Variant, error) {
 	return out, nil
 }
 
+// cells formats the mean and p95 wait; a figure the row does not give (an
+// analytic row with a note and no value) shows as dash.
+func (v Variant) cells(dash string) (mean, p95 string) {
+	mean, p95 = fmt.Sprintf("%.2f", v.AverageWait), fmt.Sprintf("%.2f", v.P95Wait)
+	if v.Note != "" && v.AverageWait == 0 {
+		mean = dash
+	}
+	if v.Note != "" && v.P95Wait == 0 {
+		p95 = dash
+	}
+	return mean, p95
+}
+
 // WriteVariants prints WhyTheyMiss rows as an aligned table.
 func WriteVariants(w io.Writer, vs []Variant) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "variant\tmean wait (min)\tp95 wait (min)\tnote")
 	for _, v := range vs {
-		p95 := fmt.Sprintf("%.2f", v.P95Wait)
-		if v.Note != "" && v.P95Wait == 0 {
-			p95 = "-"
-		}
-		mean := fmt.Sprintf("%.2f", v.AverageWait)
-		if v.Note != "" && v.AverageWait == 0 {
-			mean = "-"
-		}
+		mean, p95 := v.cells("-")
 		if v.Note == "" {
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", v.Name, mean, p95) // no trailing padding
 			continue
@@ -110,13 +116,7 @@ func VariantsMarkdown(vs []Variant) string {
 	var b strings.Builder
 	b.WriteString("| variant | mean wait (min) | p95 wait (min) | note |\n|---|---|---|---|\n")
 	for _, v := range vs {
-		mean, p95 := fmt.Sprintf("%.2f", v.AverageWait), fmt.Sprintf("%.2f", v.P95Wait)
-		if v.Note != "" && v.AverageWait == 0 {
-			mean = "–"
-		}
-		if v.Note != "" && v.P95Wait == 0 {
-			p95 = "–"
-		}
+		mean, p95 := v.cells("–")
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", v.Name, mean, p95, v.Note)
 	}
 	return b.String()
