@@ -23,8 +23,8 @@ func init() {
 type nightSource func(ctx context.Context, batchDate, window string) (queuekit.Night, string, error)
 
 // sources maps --source values to loaders; tutorial_dynamodb.go adds "dynamodb".
-var sources = map[string]func(fs *nightFlags) nightSource{
-	"local": func(*nightFlags) nightSource {
+var sources = map[string]func(df *dynamoFlags) nightSource{
+	"local": func(*dynamoFlags) nightSource {
 		return func(_ context.Context, date, window string) (queuekit.Night, string, error) {
 			n, err := queuekit.SampleNight(date)
 			if err != nil {
@@ -35,11 +35,6 @@ var sources = map[string]func(fs *nightFlags) nightSource{
 	},
 }
 
-// nightFlags carries the flags a source may need beyond the common ones.
-type nightFlags struct {
-	endpoint, table string
-}
-
 func runTutorial(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlags("tutorial")
 	source := fs.String("source", "local", "where the nights come from: local (embedded sample data) or dynamodb (Query the job catalog)")
@@ -48,9 +43,7 @@ func runTutorial(ctx context.Context, args []string, stdout io.Writer) error {
 	workers := fs.Int("workers", 0, "workers (default: 3 for 2026-05-13, 2 for 2026-05-14, else 3)")
 	policy := fs.String("policy", "barrier", "dispatch policy: barrier or backfill")
 	asJSON := fs.Bool("json", false, "print a JSON list, one object per scenario")
-	var nf nightFlags
-	fs.StringVar(&nf.endpoint, "endpoint", "", "DynamoDB endpoint for --source dynamodb (default: AWS_ENDPOINT_URL_DYNAMODB or AWS)")
-	fs.StringVar(&nf.table, "table", queuekit.TableName, "DynamoDB table for --source dynamodb")
+	df := addDynamoFlags(fs) // for --source dynamodb
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -71,7 +64,7 @@ func runTutorial(ctx context.Context, args []string, stdout io.Writer) error {
 	if !ok {
 		return usagef("--source %q: use local or dynamodb", *source)
 	}
-	load := mk(&nf)
+	load := mk(df)
 
 	type scenario struct {
 		date    string

@@ -11,9 +11,9 @@ import (
 // (batch_date = :d, and begins_with on the sort key for --window) and notes
 // the read capacity it consumed.
 func init() {
-	sources["dynamodb"] = func(nf *nightFlags) nightSource {
+	sources["dynamodb"] = func(df *dynamoFlags) nightSource {
 		return func(ctx context.Context, date, window string) (queuekit.Night, string, error) {
-			c, err := openCatalog(ctx, nf.endpoint, nf.table)
+			c, err := df.open(ctx)
 			if err != nil {
 				return queuekit.Night{}, "", err
 			}
