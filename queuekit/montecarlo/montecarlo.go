@@ -34,8 +34,8 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync"
-	"sync/atomic"
 
+	"golang.org/x/sync/errgroup"
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 
@@ -170,6 +170,11 @@ type Summary struct {
 	Overflowed     []bool    `json:"-"`
 }
 
+// chunkSize is the most replications one goroutine runs: small enough to
+// spread a run over the cores and to stop soon after a cancellation, large
+// enough that its engine and buffers are reused many times.
+const chunkSize = 256
+
 // sample is one replication's metrics.
 type sample struct {
 	avgWait, p95, avgQ, maxQ, util, overJobs, overFrac, drained float64
@@ -212,37 +217,31 @@ func Run(ctx context.Context, night queuekit.Night, cfg Config) (Summary, error)
 	if par <= 0 {
 		par = runtime.GOMAXPROCS(0)
 	}
-	par = min(par, cfg.Replications)
 	var (
-		next       atomic.Int64
-		stop       atomic.Bool // set by the first failure: the others stop too
-		wg         sync.WaitGroup
-		firstErr   error
-		errOnce    sync.Once
 		progressMu sync.Mutex // guards done, so progress is reported in order
 		done       int
 		step       = max(1, cfg.Replications/100)
 	)
-	fail := func(err error) {
-		errOnce.Do(func() { firstErr = err })
-		stop.Store(true)
-	}
-	for range par {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	// One goroutine per chunk of replications, at most par at a time; the
+	// first error cancels gctx and the chunks still to come stop at once.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(par)
+	chunk := max(1, min(chunkSize, cfg.Replications/par))
+	for first := 0; first < cfg.Replications; first += chunk {
+		if gctx.Err() != nil {
+			break
+		}
+		last := min(first+chunk, cfg.Replications)
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return fmt.Errorf("monte carlo: stopped at replication %d: %w", first, context.Cause(gctx))
+			}
 			var eng sim.Engine
 			tasks := make([]sim.Task, len(base))
-			for {
-				r := int(next.Add(1)) - 1
-				if r >= cfg.Replications || stop.Load() {
-					return
-				}
-				if r%256 == 0 && ctx.Err() != nil {
-					fail(fmt.Errorf("monte carlo: stopped at replication %d: %w", r, ctx.Err()))
-					return
-				}
-				rng := rand.New(rand.NewPCG(cfg.Seed, uint64(r)))
+			pcg := rand.NewPCG(0, 0)
+			rng := rand.New(pcg)
+			for r := first; r < last; r++ {
+				pcg.Seed(cfg.Seed, uint64(r)) // replication r's own stream, reseeded, not reallocated
 				for i, t := range base {
 					t.Estimate *= cfg.Model.Load
 					t.Runtime = samplers[i](rng, t.Estimate)
@@ -253,25 +252,28 @@ func Run(ctx context.Context, night queuekit.Night, cfg Config) (Summary, error)
 				}
 				res, err := eng.Run(tasks, simCfg)
 				if err != nil {
-					fail(fmt.Errorf("monte carlo: replication %d: %w", r, err))
-					return
+					return fmt.Errorf("monte carlo: replication %d: %w", r, err)
 				}
 				samples[r] = sample{res.AverageWait, res.P95Wait, res.AverageQueueLength, float64(res.MaxQueueLength),
 					res.Utilization, float64(res.OverflowJobs), res.OverflowFraction, res.DrainedMinute, res.Overflowed()}
-				if cfg.Progress != nil {
-					progressMu.Lock()
-					done++
-					if done%step == 0 || done == cfg.Replications {
-						cfg.Progress(done, cfg.Replications)
-					}
-					progressMu.Unlock()
-				}
 			}
-		}()
+			if cfg.Progress != nil {
+				progressMu.Lock()
+				before := done
+				done += last - first
+				if done/step > before/step || done == cfg.Replications {
+					cfg.Progress(done, cfg.Replications)
+				}
+				progressMu.Unlock()
+			}
+			return nil
+		})
 	}
-	wg.Wait()
-	if firstErr != nil {
-		return Summary{}, firstErr
+	if err := g.Wait(); err != nil {
+		return Summary{}, err
+	}
+	if err := ctx.Err(); err != nil { // cancelled before any chunk started
+		return Summary{}, fmt.Errorf("monte carlo: stopped: %w", err)
 	}
 	return summarize(night.BatchDate, cfg, samples), nil
 }

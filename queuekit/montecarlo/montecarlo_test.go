@@ -232,13 +232,38 @@ func ExampleRun() {
 }
 
 // BenchmarkTenThousandReplications: 10,000 lognormal replications of the
-// stable night, all cores.
+// stable night, all cores. It also reports allocations per replication:
+// the typed event heap, slices.SortStableFunc and one reseeded generator per
+// goroutine keep the simulation itself allocation-free, so what remains is the
+// per-run summary and the per-chunk engines, spread over the replications.
 func BenchmarkTenThousandReplications(b *testing.B) {
+	const reps = 10000
 	n := night(b, "2026-05-13")
 	b.ReportAllocs()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	for b.Loop() {
-		if _, err := Run(context.Background(), n, Config{Workers: 3, Model: LogNormalCV(0.5), Replications: 10000, Seed: 1}); err != nil {
+		if _, err := Run(context.Background(), n, Config{Workers: 3, Model: LogNormalCV(0.5), Replications: reps, Seed: 1}); err != nil {
 			b.Fatal(err)
 		}
+	}
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(b.N*reps), "allocs/replication")
+}
+
+// TestReplicationsAllocateLessThanOnceEach guards the allocation work: a
+// replication must not allocate (container/heap boxing, a new generator or a
+// sort.SliceStable closure per replication made it about 24).
+func TestReplicationsAllocateLessThanOnceEach(t *testing.T) {
+	const reps = 4000
+	n := night(t, "2026-05-13")
+	cfg := Config{Workers: 3, Model: LogNormalCV(0.5), Replications: reps, Seed: 1, Parallelism: 1}
+	allocs := testing.AllocsPerRun(3, func() {
+		if _, err := Run(context.Background(), n, cfg); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if per := allocs / reps; per >= 1 {
+		t.Errorf("%.2f allocations per replication (%.0f per run of %d), want < 1", per, allocs, reps)
 	}
 }

@@ -52,9 +52,10 @@
 package sim
 
 import (
-	"container/heap"
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -204,13 +205,53 @@ type running struct {
 	slot      int // index into Schedule, or -1
 }
 
+// finishHeap is a binary min-heap of running jobs by finish time. It is
+// typed, not container/heap: that one boxes every pushed and popped element
+// in an interface, an allocation per job in the hot loop of Monte Carlo.
 type finishHeap []running
 
-func (h finishHeap) Len() int           { return len(h) }
-func (h finishHeap) Less(i, j int) bool { return h[i].finish < h[j].finish }
-func (h finishHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *finishHeap) Push(x any)        { *h = append(*h, x.(running)) }
-func (h *finishHeap) Pop() any          { old := *h; x := old[len(old)-1]; *h = old[:len(old)-1]; return x }
+// push adds r and restores the heap order.
+func (h *finishHeap) push(r running) {
+	*h = append(*h, r)
+	s := *h
+	i := len(s) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if s[p].finish <= s[i].finish {
+			break
+		}
+		s[p], s[i] = s[i], s[p]
+		i = p
+	}
+}
+
+// pop removes and returns the earliest finish; the heap must not be empty.
+func (h *finishHeap) pop() running {
+	s := *h
+	top := s[0]
+	n := len(s) - 1
+	s[0] = s[n]
+	s = s[:n]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && s[r].finish < s[l].finish {
+			m = r
+		}
+		if s[i].finish <= s[m].finish {
+			break
+		}
+		s[i], s[m] = s[m], s[i]
+		i = m
+	}
+	*h = s
+	return top
+}
+
 func (h finishHeap) peek() (running, bool) {
 	if len(h) == 0 {
 		return running{}, false
@@ -299,7 +340,7 @@ func (e *Engine) Run(tasks []Task, cfg Config) (Result, error) {
 			exclusiveActive = true
 			res.LockHeldWorkerMinutes += float64(workers-1) * t.Runtime
 		}
-		heap.Push(&e.running, r)
+		e.running.push(r)
 	}
 	removeWaiting := func(k int) int {
 		ti := e.waiting[k]
@@ -366,7 +407,7 @@ func (e *Engine) Run(tasks []Task, cfg Config) (Result, error) {
 		}
 		prev = now
 		for len(e.running) > 0 && e.running[0].finish <= now {
-			r := heap.Pop(&e.running).(running)
+			r := e.running.pop()
 			busy -= r.workers
 			done++
 			if e.tasks[r.task].Exclusive {
@@ -394,7 +435,7 @@ func (e *Engine) Run(tasks []Task, cfg Config) (Result, error) {
 	n := len(tasks)
 	res.Jobs = n
 	if n > 0 {
-		sort.Float64s(e.waits)
+		slices.Sort(e.waits)
 		sum := 0.0
 		for _, w := range e.waits {
 			sum += w
@@ -419,7 +460,7 @@ func (e *Engine) reset(tasks []Task, cfg Config) {
 	for i := range tasks {
 		e.order = append(e.order, i)
 	}
-	sort.SliceStable(e.order, func(a, b int) bool { return e.tasks[e.order[a]].Arrival < e.tasks[e.order[b]].Arrival })
+	slices.SortStableFunc(e.order, func(a, b int) int { return cmp.Compare(e.tasks[a].Arrival, e.tasks[b].Arrival) })
 	e.waiting = e.waiting[:0]
 	e.running = e.running[:0]
 	e.waits = e.waits[:0]

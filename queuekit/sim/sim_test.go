@@ -369,11 +369,24 @@ func TestRunRejectsBadConfig(t *testing.T) {
 func TestEngineReuseGivesSameResult(t *testing.T) {
 	var e Engine
 	n := sampleNight(t, "2026-05-14")
-	a, _ := e.Run(Tasks(n), Config{Workers: 2, Cutoff: 240})
-	_, _ = e.Run(Tasks(sampleNight(t, "2026-05-13")), Config{Workers: 3, Cutoff: 240})
-	b, _ := e.Run(Tasks(n), Config{Workers: 2, Cutoff: 240})
-	if a.AverageWait != b.AverageWait || !slices.EqualFunc(a.Schedule, b.Schedule, func(x, y Slot) bool { return x.ID == y.ID && x.Start == y.Start }) {
-		t.Error("a reused engine gave a different result")
+	run := func(night queuekit.Night, workers int) Result {
+		t.Helper()
+		r, err := e.Run(Tasks(night), Config{Workers: workers, Cutoff: 240})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	a := run(n, 2)
+	run(sampleNight(t, "2026-05-13"), 3)
+	b := run(n, 2)
+	if a.Jobs != 12 || a.Metrics != b.Metrics {
+		t.Errorf("a reused engine gave other metrics:\n%+v\n%+v", a.Metrics, b.Metrics)
+	}
+	if !slices.EqualFunc(a.Schedule, b.Schedule, func(x, y Slot) bool {
+		return x.ID == y.ID && x.Start == y.Start && x.Finish == y.Finish && slices.Equal(x.Workers, y.Workers)
+	}) {
+		t.Error("a reused engine gave a different schedule")
 	}
 }
 

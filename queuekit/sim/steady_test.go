@@ -68,10 +68,25 @@ func TestSteadyStateRejectsBadParameters(t *testing.T) {
 
 func TestSteadyStateIsReproducible(t *testing.T) {
 	cfg := SteadyConfig{Lambda: 2, Mu: 1, Workers: 3, Customers: 10000, Seed: 7}
-	a, _ := SteadyState(context.Background(), cfg)
-	b, _ := SteadyState(context.Background(), cfg)
-	if a.Wq != b.Wq || a.Wq95Low != b.Wq95Low {
+	run := func() SteadyResult {
+		t.Helper()
+		r, err := SteadyState(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	a, b := run(), run()
+	// 30 batches of ⌊10000/30⌋ = 333 customers are measured.
+	if a.Customers != 9990 || !(a.Wq > 0) {
+		t.Fatalf("run measured %d customers, Wq %v: want 9990 and a positive wait", a.Customers, a.Wq)
+	}
+	if a.Wq != b.Wq || a.Wq95Low != b.Wq95Low || a.Wq95High != b.Wq95High {
 		t.Errorf("same seed, different results: %v vs %v", a.Wq, b.Wq)
+	}
+	cfg.Seed = 8
+	if c := run(); c.Wq == a.Wq {
+		t.Errorf("seeds 7 and 8 gave the same Wq %v: the seed is ignored", a.Wq)
 	}
 }
 
