@@ -66,6 +66,8 @@ type Options struct {
 	Profile string
 	// Table is the table name (default DefaultTable).
 	Table string
+	// Key is the table's key schema (default KeyByNight).
+	Key KeySchema
 	// Window is the batch window jobs are validated against (default
 	// queuekit.DefaultWindow).
 	Window queuekit.Window
@@ -101,6 +103,10 @@ func WithProfile(profile string) Option { return func(o *Options) { o.Profile = 
 
 // WithTable sets the table name (default DefaultTable); tests use one table each.
 func WithTable(name string) Option { return func(o *Options) { o.Table = name } }
+
+// WithKeySchema sets the table's key schema: KeyByNight (the default) or
+// KeyByJobID, the poor key the schema notebook measures.
+func WithKeySchema(k KeySchema) Option { return func(o *Options) { o.Key = k } }
 
 // WithWindow sets the batch window jobs are validated against.
 func WithWindow(w queuekit.Window) Option { return func(o *Options) { o.Window = w } }
@@ -149,6 +155,9 @@ func New(ctx context.Context, opts ...Option) (*Catalog, error) {
 	}
 	if err := validTableName(o.Table); err != nil {
 		return nil, err
+	}
+	if o.Key != KeyByNight && o.Key != KeyByJobID {
+		return nil, fmt.Errorf("catalog options: %s: use catalog.KeyByNight or catalog.KeyByJobID", o.Key)
 	}
 	if o.Writers < 1 || o.MaxAttempts < 1 || o.CallTimeout <= 0 || o.WaitTimeout <= 0 {
 		return nil, fmt.Errorf("catalog options: writers = %d, max attempts = %d, call timeout = %s, wait timeout = %s: each must be positive",
@@ -245,6 +254,9 @@ func (c *Catalog) Endpoint() string { return c.endpoint }
 
 // Local reports whether the catalog talks to a DynamoDB Local.
 func (c *Catalog) Local() bool { return c.local }
+
+// KeySchema returns the table's key schema.
+func (c *Catalog) KeySchema() KeySchema { return c.opts.Key }
 
 // Window returns the batch window jobs are validated against.
 func (c *Catalog) Window() queuekit.Window { return c.opts.Window }

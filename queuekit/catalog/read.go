@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/nightqueue/workshop/queuekit"
 )
@@ -98,6 +99,10 @@ func (c *Catalog) QueryNight(ctx context.Context, date, window string) (queuekit
 	if err := checkArgs(date, window); err != nil {
 		return queuekit.Night{}, rep, fmt.Errorf("query %s: %w", describe(date, window), err)
 	}
+	if c.opts.Key != KeyByNight {
+		return queuekit.Night{}, rep, fmt.Errorf("query %s: table %s is keyed by %s, so no Query can select a night; read it with ScanNight",
+			describe(date, window), c.opts.Table, c.opts.Key)
+	}
 	key := expression.Key(queuekit.AttrBatchDate).Equal(expression.Value(date))
 	if window != "" {
 		key = key.And(expression.Key(queuekit.AttrWindowJobID).BeginsWith(window + "#"))
@@ -136,8 +141,9 @@ func (c *Catalog) QueryNight(ctx context.Context, date, window string) (queuekit
 // whole table with a filter (batch_date = :d, and begins_with on the sort key
 // for a window). DynamoDB reads, and charges for, every item of the table;
 // the filter only drops them from the answer. segments > 1 runs a parallel
-// Scan with that many segments, each with its own paginator. Jobs are sorted
-// into sort key order, as QueryNight returns them.
+// Scan with that many segments, each with its own paginator; a segment that
+// fails cancels the others. Jobs are sorted into sort key order, as
+// QueryNight returns them. It works whatever the table's KeySchema.
 func (c *Catalog) ScanNight(ctx context.Context, date, window string, segments int) (queuekit.Night, AccessReport, error) {
 	segments = max(segments, 1)
 	rep := AccessReport{Method: "Scan", Segments: segments}
@@ -152,12 +158,13 @@ func (c *Catalog) ScanNight(ctx context.Context, date, window string, segments i
 	if err != nil {
 		return queuekit.Night{}, rep, fmt.Errorf("scan %s: build filter: %w", describe(date, window), err)
 	}
+	// One goroutine per segment, each with its own paginator; the first
+	// failure cancels gctx, so the other segments stop at their next page.
 	var (
 		mu    sync.Mutex
 		items []map[string]types.AttributeValue
-		errs  = make([]error, segments)
-		wg    sync.WaitGroup
 	)
+	g, gctx := errgroup.WithContext(ctx)
 	began := time.Now()
 	for s := range segments {
 		in := &dynamodb.ScanInput{
@@ -170,26 +177,24 @@ func (c *Catalog) ScanNight(ctx context.Context, date, window string, segments i
 		if segments > 1 {
 			in.Segment, in.TotalSegments = aws.Int32(int32(s)), aws.Int32(int32(segments))
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() error {
 			p := dynamodb.NewScanPaginator(c.client, in)
 			for p.HasMorePages() {
-				out, err := call(ctx, c, func(ctx context.Context) (*dynamodb.ScanOutput, error) { return p.NextPage(ctx) })
+				out, err := call(gctx, c, func(ctx context.Context) (*dynamodb.ScanOutput, error) { return p.NextPage(ctx) })
 				if err != nil {
-					errs[s] = fmt.Errorf("segment %d of %d: %w", s+1, segments, err)
-					return
+					return fmt.Errorf("segment %d of %d: %w", s+1, segments, err)
 				}
 				mu.Lock()
 				rep.add(out.Count, out.ScannedCount, out.ConsumedCapacity)
 				items = append(items, out.Items...)
 				mu.Unlock()
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	err = g.Wait()
 	rep.Elapsed = time.Since(began)
-	if err := errors.Join(errs...); err != nil {
+	if err != nil {
 		return queuekit.Night{}, rep, fmt.Errorf("scan %s in table %s: %w", describe(date, window), c.opts.Table, err)
 	}
 	sort.Slice(items, func(a, b int) bool {

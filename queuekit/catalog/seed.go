@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/nightqueue/workshop/queuekit"
 )
@@ -81,14 +82,9 @@ func (c *Catalog) Seed(ctx context.Context, jobs []queuekit.Job, opts ...SeedOpt
 		batches = append(batches, b)
 	}
 
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
 	var (
-		mu      sync.Mutex
-		rep     SeedReport
-		firstEr error
-		next    = make(chan []types.WriteRequest)
-		wg      sync.WaitGroup
+		mu  sync.Mutex
+		rep SeedReport
 	)
 	progress := func(written, requests, retried int) {
 		mu.Lock()
@@ -100,43 +96,24 @@ func (c *Catalog) Seed(ctx context.Context, jobs []queuekit.Job, opts ...SeedOpt
 			so.progress(rep.Items, total)
 		}
 	}
-	fail := func(err error) {
-		mu.Lock()
-		if firstEr == nil {
-			firstEr = err
-		}
-		mu.Unlock()
-		cancel(err)
-	}
+	// At most Writers batches in flight; the first failure cancels gctx, so
+	// no further batch starts and those in flight stop at their next call.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(c.opts.Writers)
 	began := time.Now()
-	for range min(c.opts.Writers, len(batches)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for b := range next {
-				if err := c.writeBatch(ctx, b, progress); err != nil {
-					fail(err)
-					return
-				}
-			}
-		}()
-	}
-feed:
 	for _, b := range batches {
-		select {
-		case next <- b:
-		case <-ctx.Done():
-			break feed
+		if gctx.Err() != nil {
+			break
 		}
+		g.Go(func() error { return c.writeBatch(gctx, b, progress) })
 	}
-	close(next)
-	wg.Wait()
+	err = g.Wait()
 	rep.Elapsed = time.Since(began)
-	if firstEr == nil && ctx.Err() != nil { // the caller cancelled
-		firstEr = context.Cause(ctx)
+	if err == nil && ctx.Err() != nil { // the caller cancelled before every batch started
+		err = context.Cause(ctx)
 	}
-	if firstEr != nil {
-		return rep, &UnwrittenError{Table: c.opts.Table, Unwritten: total - rep.Items, Total: total, Err: firstEr}
+	if err != nil {
+		return rep, &UnwrittenError{Table: c.opts.Table, Unwritten: total - rep.Items, Total: total, Err: err}
 	}
 	return rep, nil
 }

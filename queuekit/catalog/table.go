@@ -10,26 +10,19 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/nightqueue/workshop/queuekit"
 )
 
-// CreateTable creates the catalog table (on-demand, batch_date HASH,
-// window_job_id RANGE) and waits with the SDK's TableExistsWaiter until it is
+// CreateTable creates the catalog table (on-demand, keyed by the catalog's
+// KeySchema: batch_date HASH and window_job_id RANGE by default) and waits with the SDK's TableExistsWaiter until it is
 // active. A table that already exists with the same keys is fine; one with
 // other keys is an error.
 func (c *Catalog) CreateTable(ctx context.Context) error {
 	_, err := call(ctx, c, func(ctx context.Context) (*dynamodb.CreateTableOutput, error) {
 		return c.client.CreateTable(ctx, &dynamodb.CreateTableInput{
-			TableName:   aws.String(c.opts.Table),
-			BillingMode: types.BillingModePayPerRequest,
-			AttributeDefinitions: []types.AttributeDefinition{
-				{AttributeName: aws.String(queuekit.AttrBatchDate), AttributeType: types.ScalarAttributeTypeS},
-				{AttributeName: aws.String(queuekit.AttrWindowJobID), AttributeType: types.ScalarAttributeTypeS},
-			},
-			KeySchema: []types.KeySchemaElement{
-				{AttributeName: aws.String(queuekit.AttrBatchDate), KeyType: types.KeyTypeHash},
-				{AttributeName: aws.String(queuekit.AttrWindowJobID), KeyType: types.KeyTypeRange},
-			},
+			TableName:            aws.String(c.opts.Table),
+			BillingMode:          types.BillingModePayPerRequest,
+			AttributeDefinitions: c.opts.Key.definitions(),
+			KeySchema:            c.opts.Key.elements(),
 		})
 	})
 	var inUse *types.ResourceInUseException
@@ -59,18 +52,20 @@ func (c *Catalog) waitActive(ctx context.Context) (*dynamodb.DescribeTableOutput
 }
 
 func (c *Catalog) checkKeys(t *types.TableDescription) error {
-	want := map[string]types.KeyType{queuekit.AttrBatchDate: types.KeyTypeHash, queuekit.AttrWindowJobID: types.KeyTypeRange}
-	ok := t != nil && len(t.KeySchema) == 2
+	want := c.opts.Key.elements()
+	ok := t != nil && len(t.KeySchema) == len(want)
 	if ok {
-		for _, k := range t.KeySchema {
-			if want[aws.ToString(k.AttributeName)] != k.KeyType {
-				ok = false
+		for _, w := range want {
+			found := false
+			for _, k := range t.KeySchema {
+				found = found || (aws.ToString(k.AttributeName) == aws.ToString(w.AttributeName) && k.KeyType == w.KeyType)
 			}
+			ok = ok && found
 		}
 	}
 	if !ok {
-		return fmt.Errorf("table %s at %s exists with another key schema; want %s (HASH) and %s (RANGE): drop it with `go run ./queuekit/cmd/queuekit reset --table %s` or choose another --table",
-			c.opts.Table, c.where(), queuekit.AttrBatchDate, queuekit.AttrWindowJobID, c.opts.Table)
+		return fmt.Errorf("table %s at %s exists with another key schema; want %s: drop it with `go run ./queuekit/cmd/queuekit reset --table %s` or choose another --table",
+			c.opts.Table, c.where(), c.opts.Key, c.opts.Table)
 	}
 	return nil
 }
