@@ -17,26 +17,25 @@
 // PricePerMillionReads dollars per million read request units:
 //
 //	cost = RCU × 0.125 / 1,000,000 dollars
+//
+// The poor key of the schema notebook (job_id alone as the partition key) is
+// just another catalog: PoorKey opens it with catalog.KeyByJobID, and the
+// catalog's CreateTable, Seed, GetJob and ScanNight do the rest.
+//
+// access returns data; chart draws it and turns it into tables (chart.QueryVsScan,
+// chart.AccessTable, chart.ReadsTable).
 package access
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
-	"sort"
 	"strconv"
-	"strings"
-	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
-	"github.com/nightqueue/workshop/queuekit/chart"
 	"github.com/nightqueue/workshop/queuekit/workload"
 )
 
@@ -54,6 +53,18 @@ var DefaultSizes = []int{7, 30, 90, 365}
 // TableName is the study's table holding the given number of nights, e.g.
 // "qvs_365days". The study never touches the catalog table itself.
 func TableName(nights int) string { return "qvs_" + strconv.Itoa(nights) + "days" }
+
+// PoorKeyTable is the table of the poor key design in the schema notebook.
+const PoorKeyTable = "schema_by_job_id"
+
+// PoorKey returns the job catalog keyed the naive way, in PoorKeyTable:
+// job_id alone is the partition key (catalog.KeyByJobID). It answers "get
+// job X" with one GetItem (GetJob) but reading a night takes a Scan of the
+// whole table (ScanNight). opts come first, so they may name the endpoint
+// but not another table or key.
+func PoorKey(ctx context.Context, opts ...catalog.Option) (*catalog.Catalog, error) {
+	return catalog.New(ctx, append(slices.Clone(opts), catalog.WithTable(PoorKeyTable), catalog.WithKeySchema(catalog.KeyByJobID))...)
+}
 
 // Opener returns the catalog of the table that holds the given number of
 // nights. The table need not exist yet.
@@ -111,32 +122,11 @@ type Point struct {
 	Query, Scan   catalog.AccessReport
 }
 
-// QueryCost and ScanCost are the dollars one read costs.
+// QueryCost is the dollars one Query of the night costs.
 func (p Point) QueryCost() float64 { return Cost(p.Query.ConsumedRCU) }
 
 // ScanCost is the dollars one Scan of the night costs.
 func (p Point) ScanCost() float64 { return Cost(p.Scan.ConsumedRCU) }
-
-// Chart is the point as the chart package draws it.
-func (p Point) Chart() chart.AccessPoint {
-	return chart.AccessPoint{
-		Nights: p.Nights, Items: p.Items, Returned: p.Query.Count,
-		QueryRCU: p.Query.ConsumedRCU, ScanRCU: p.Scan.ConsumedRCU,
-		QueryMillis: millis(p.Query.Elapsed), ScanMillis: millis(p.Scan.Elapsed),
-		QueryScanned: p.Query.ScannedCount, ScanScanned: p.Scan.ScannedCount,
-	}
-}
-
-// ChartPoints converts points for chart.QueryVsScan.
-func ChartPoints(points []Point) []chart.AccessPoint {
-	out := make([]chart.AccessPoint, len(points))
-	for i, p := range points {
-		out[i] = p.Chart()
-	}
-	return out
-}
-
-func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // Run seeds (or reuses) one table per size and reads the first night of
 // each with Query and with Scan. Points come in the order of Sizes.
@@ -281,25 +271,11 @@ func (s Study) holds(ctx context.Context, cat *catalog.Catalog, jobs []queuekit.
 		return false
 	}
 	first := jobs[0]
-	out, err := cat.Client().GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(cat.Table()),
-		Key: map[string]types.AttributeValue{
-			queuekit.AttrBatchDate:   &types.AttributeValueMemberS{Value: first.BatchDate},
-			queuekit.AttrWindowJobID: &types.AttributeValueMemberS{Value: first.WindowJobID},
-		},
-	})
-	if err != nil || out.Item == nil {
+	if j, err := cat.GetJob(ctx, first.JobID); err != nil || j != first {
 		return false
 	}
-	j, err := cat.UnmarshalJob(out.Item)
-	if err != nil || j != first {
-		return false
-	}
-	pad, _ := out.Item[catalog.AttrPadding].(*types.AttributeValueMemberS)
-	if s.PadBytes == 0 {
-		return pad == nil
-	}
-	return pad != nil && len(pad.Value) == s.PadBytes
+	pad, err := cat.PaddingBytes(ctx, first.JobID)
+	return err == nil && pad == s.PadBytes
 }
 
 // measure makes one warm-up read and Repeats timed reads, and returns the
@@ -317,7 +293,7 @@ func (s Study) measure(ctx context.Context, prog *Progress, read func() (catalog
 			reps = append(reps, r)
 		}
 	}
-	sort.Slice(reps, func(a, b int) bool { return reps[a].Elapsed < reps[b].Elapsed })
+	slices.SortFunc(reps, func(a, b catalog.AccessReport) int { return cmp.Compare(a.Elapsed, b.Elapsed) })
 	return reps[len(reps)/2], nil
 }
 
@@ -345,65 +321,4 @@ func ParallelScan(ctx context.Context, cat *catalog.Catalog, date string, segmen
 		out = append(out, r)
 	}
 	return out, nil
-}
-
-// Markdown is a table of the points: what each read returned, scanned, cost
-// in capacity, time and dollars, and how many pages it took.
-func Markdown(points []Point) string {
-	var b strings.Builder
-	b.WriteString("| nights | items in table | returned | Query scanned | Scan scanned | Query RCU | Scan RCU | Query ms | Scan ms | Query pages | Scan pages | Scan $ per million reads |\n")
-	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-	for _, p := range points {
-		fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | %s | %s | %.1f | %.1f | %d | %d | %s |\n",
-			p.Nights, p.Items, p.Query.Count, p.Query.ScannedCount, p.Scan.ScannedCount,
-			chart.Num(p.Query.ConsumedRCU), chart.Num(p.Scan.ConsumedRCU),
-			millis(p.Query.Elapsed), millis(p.Scan.Elapsed), p.Query.Pages, p.Scan.Pages,
-			Dollars(p.ScanCost()*1e6))
-	}
-	return b.String()
-}
-
-// Dollars formats an amount of money: cents for amounts of a dollar or more,
-// three significant digits below.
-func Dollars(v float64) string {
-	if v < 0 {
-		return "-" + Dollars(-v)
-	}
-	if v >= 1 || v == 0 {
-		return "$" + strconv.FormatFloat(v, 'f', 2, 64)
-	}
-	digits := 2 - int(math.Floor(math.Log10(v)))
-	return "$" + strconv.FormatFloat(v, 'f', digits, 64)
-}
-
-// Describe is one line about one read: "Query: returned 10 of 10 items
-// scanned, 0.5 RCU ($0.0000000625), 1 page, 3.2 ms".
-func Describe(r catalog.AccessReport) string {
-	pages := "pages"
-	if r.Pages == 1 {
-		pages = "page"
-	}
-	seg := ""
-	if r.Segments > 1 {
-		seg = fmt.Sprintf(", %d segments", r.Segments)
-	}
-	return fmt.Sprintf("%s: returned %d of %d items scanned, %s RCU (%s), %d %s%s, %.1f ms",
-		r.Method, r.Count, r.ScannedCount, chart.Num(r.ConsumedRCU), Dollars(Cost(r.ConsumedRCU)),
-		r.Pages, pages, seg, millis(r.Elapsed))
-}
-
-// Compare is a Markdown table of reads side by side, one row each, labelled.
-func Compare(labels []string, reports []catalog.AccessReport) string {
-	var b strings.Builder
-	b.WriteString("| read | method | returned | scanned | RCU | $ per million reads | pages | segments | ms |\n")
-	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
-	for i, r := range reports {
-		label := ""
-		if i < len(labels) {
-			label = labels[i]
-		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %s | %s | %d | %d | %.1f |\n", label, r.Method, r.Count, r.ScannedCount,
-			chart.Num(r.ConsumedRCU), Dollars(Cost(r.ConsumedRCU)*1e6), r.Pages, max(r.Segments, 1), millis(r.Elapsed))
-	}
-	return b.String()
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -101,14 +100,6 @@ func TestQueryReadsOnlyTheNightWhileScanReadsTheWholeTable(t *testing.T) {
 				again[i].Nights, again[i].Items, again[i].Scan.ConsumedRCU, points[i].Items, points[i].Scan.ConsumedRCU)
 		}
 	}
-
-	cp := access.ChartPoints(points)
-	if cp[2].Items != points[2].Items || cp[2].ScanRCU != points[2].Scan.ConsumedRCU || cp[2].QueryScanned != points[2].Query.ScannedCount {
-		t.Errorf("chart point %+v does not carry the measurement %+v", cp[2], points[2])
-	}
-	if md := access.Markdown(points); strings.Count(md, "\n") != 2+len(points) {
-		t.Errorf("markdown table has %d lines, want %d:\n%s", strings.Count(md, "\n"), 2+len(points), md)
-	}
 }
 
 func TestPaddingMakesPagesAndATableWithOtherPaddingIsReseeded(t *testing.T) {
@@ -169,62 +160,16 @@ func TestParallelScanReadsTheSameItemsForTheSameCapacity(t *testing.T) {
 	}
 }
 
-func TestJobIDKeyForcesAScanToReadANight(t *testing.T) {
-	ctx := ctxFor(t)
-	cat := ddbtest.NewCatalog(t) // its table is deleted when the test ends
-	tbl := access.NewJobIDTable(cat, cat.Table())
-	if err := tbl.Create(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := tbl.Create(ctx); err != nil {
-		t.Fatalf("create twice: %v", err)
-	}
-	jobs, err := queuekit.SampleJobs()
+// PoorKey is the job catalog in PoorKeyTable keyed by job_id alone; the
+// options name the endpoint but cannot move it to another table or key.
+func TestPoorKeyIsACatalogKeyedByJobID(t *testing.T) {
+	cat, err := access.PoorKey(ctxFor(t), catalog.WithEndpoint("http://localhost:8000"), catalog.WithTable("other"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 2 { // idempotent
-		if err := tbl.Put(ctx, jobs); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := queuekit.SampleNight("2026-05-13")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, rep, err := tbl.Night(ctx, "2026-05-13", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(got.Jobs, want.Jobs) {
-		t.Errorf("night read by Scan:\n%v\nwant\n%v", got.Jobs, want.Jobs)
-	}
-	if rep.Count != len(want.Jobs) || rep.ScannedCount != len(jobs) {
-		t.Errorf("Scan returned %d and scanned %d; want %d returned and every one of the %d items scanned",
-			rep.Count, rep.ScannedCount, len(want.Jobs), len(jobs))
-	}
-	win, _, err := tbl.Night(ctx, "2026-05-13", "02:00")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(win.Jobs) != 3 {
-		t.Errorf("window 02:00 of 2026-05-13: %d jobs, want 3", len(win.Jobs))
-	}
-	j, err := tbl.Get(ctx, "JOB-20260513-003")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if j != want.Jobs[2] {
-		t.Errorf("Get: %+v, want %+v", j, want.Jobs[2])
-	}
-	if _, err := tbl.Get(ctx, "JOB-20260513-099"); err == nil || !strings.Contains(err.Error(), "no such job") {
-		t.Errorf("Get of a missing job: %v, want no such job", err)
-	}
-	if err := tbl.Delete(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := tbl.Delete(ctx); err != nil {
-		t.Fatalf("delete twice: %v", err)
+	if cat.Table() != access.PoorKeyTable || cat.KeySchema() != catalog.KeyByJobID || cat.Endpoint() != "http://localhost:8000" {
+		t.Errorf("PoorKey: table %s, key %s, endpoint %s; want %s keyed by job_id at localhost:8000",
+			cat.Table(), cat.KeySchema(), cat.Endpoint(), access.PoorKeyTable)
 	}
 }
 
@@ -270,37 +215,12 @@ func TestCostIsPricePerMillionReadUnits(t *testing.T) {
 	}
 }
 
-func TestDollars(t *testing.T) {
-	for _, c := range []struct {
-		v    float64
-		want string
-	}{{0, "$0.00"}, {1.5, "$1.50"}, {123.456, "$123.46"}, {0.125, "$0.125"}, {0.000456789, "$0.000457"}, {-2, "-$2.00"}} {
-		if got := access.Dollars(c.v); got != c.want {
-			t.Errorf("Dollars(%g) = %s, want %s", c.v, got, c.want)
-		}
-	}
-}
-
 func ExampleCost() {
 	// A Scan that reads a year of nights (about 3,650 small items, 1 MB)
 	// costs about 128 read units; a Query of one night 1.5.
-	fmt.Println(access.Dollars(access.Cost(128) * 1e6))
-	fmt.Println(access.Dollars(access.Cost(1.5) * 1e6))
+	fmt.Printf("$%.2f per million Scans\n", access.Cost(128)*1e6)
+	fmt.Printf("$%.4f per million Queries\n", access.Cost(1.5)*1e6)
 	// Output:
-	// $16.00
-	// $0.188
-}
-
-func TestDescribeAndCompareShowTheReport(t *testing.T) {
-	r := catalog.AccessReport{Method: "Scan", Count: 10, ScannedCount: 3639, ConsumedRCU: 99.5, Pages: 1, Segments: 4, Elapsed: 117900 * time.Microsecond}
-	got := access.Describe(r)
-	for _, want := range []string{"Scan: returned 10 of 3639 items scanned", "99.5 RCU", "1 page,", "4 segments", "117.9 ms"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("Describe = %q, want it to contain %q", got, want)
-		}
-	}
-	md := access.Compare([]string{"poor key"}, []catalog.AccessReport{r})
-	if !strings.Contains(md, "| poor key | Scan | 10 | 3639 | 99.5 | $12.44 | 1 | 4 | 117.9 |") {
-		t.Errorf("Compare:\n%s", md)
-	}
+	// $16.00 per million Scans
+	// $0.1875 per million Queries
 }

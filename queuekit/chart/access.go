@@ -4,22 +4,15 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"time"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
-)
 
-// AccessPoint is one measurement of reading one night from a table holding
-// Nights nights (Items items): the same night read by Query (on the
-// partition key) and by Scan (with a filter). Returned is the number of
-// items both give back; the Scanned counts are DynamoDB's ScannedCount.
-type AccessPoint struct {
-	Nights, Items             int
-	Returned                  int
-	QueryRCU, ScanRCU         float64 // consumed read capacity units
-	QueryMillis, ScanMillis   float64 // latency, milliseconds
-	QueryScanned, ScanScanned int
-}
+	"github.com/nightqueue/workshop/queuekit/access"
+	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/format"
+)
 
 // Metric selects what QueryVsScan draws.
 type Metric int
@@ -43,19 +36,22 @@ func (m Metric) String() string {
 	return "metric " + strconv.Itoa(int(m))
 }
 
-func (m Metric) values(p AccessPoint) (query, scan float64) {
+// values reads the metric of the Query and the Scan of one study point.
+func (m Metric) values(p access.Point) (query, scan float64) {
 	switch m {
 	case Latency:
-		return p.QueryMillis, p.ScanMillis
+		return millis(p.Query.Elapsed), millis(p.Scan.Elapsed)
 	case ItemsScanned:
-		return float64(p.QueryScanned), float64(p.ScanScanned)
+		return float64(p.Query.ScannedCount), float64(p.Scan.ScannedCount)
 	}
-	return p.QueryRCU, p.ScanRCU
+	return p.Query.ConsumedRCU, p.Scan.ConsumedRCU
 }
 
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
 // QueryVsScan draws one metric of Query and Scan against the table size
-// (items), one point per measurement.
-func QueryVsScan(points []AccessPoint, m Metric, set ...Setting) (*Chart, error) {
+// (items), one point per measurement of an access.Study.
+func QueryVsScan(points []access.Point, m Metric, set ...Setting) (*Chart, error) {
 	if m < ReadCapacity || m > ItemsScanned {
 		return nil, fmt.Errorf("query vs scan: unknown %s", m)
 	}
@@ -63,7 +59,7 @@ func QueryVsScan(points []AccessPoint, m Metric, set ...Setting) (*Chart, error)
 		return nil, fmt.Errorf("query vs scan %s: no points", m)
 	}
 	o := apply("Query vs Scan: "+m.String()+" to read one night", 0, 380, set)
-	t := Table{Headers: []string{"nights", "items", "returned", "query " + m.String(), "scan " + m.String(), "scan / query"}}
+	t := format.Table{Headers: []string{"nights", "items", "returned", "query " + m.String(), "scan " + m.String(), "scan / query"}}
 	var qd, sd []opts.LineData
 	for _, p := range points {
 		q, s := m.values(p)
@@ -74,9 +70,9 @@ func QueryVsScan(points []AccessPoint, m Metric, set ...Setting) (*Chart, error)
 		}
 		ratio := "–"
 		if q > 0 {
-			ratio = Num(s/q) + "×"
+			ratio = format.Num(s/q) + "×"
 		}
-		t.Rows = append(t.Rows, []string{strconv.Itoa(p.Nights), strconv.Itoa(p.Items), strconv.Itoa(p.Returned), Num(q), Num(s), ratio})
+		t.Rows = append(t.Rows, []string{strconv.Itoa(p.Nights), strconv.Itoa(p.Items), strconv.Itoa(p.Query.Count), format.Num(q), format.Num(s), ratio})
 		qd = append(qd, opts.LineData{Value: []float64{float64(p.Items), round4(q)}})
 		sd = append(sd, opts.LineData{Value: []float64{float64(p.Items), round4(s)}})
 	}
@@ -103,4 +99,53 @@ func QueryVsScan(points []AccessPoint, m Metric, set ...Setting) (*Chart, error)
 		return nil, fmt.Errorf("query vs scan %s: %w", m, err)
 	}
 	return &Chart{Kind: "query-vs-scan", Title: o.title, Width: o.width, Height: o.height, Table: t, option: opt}, nil
+}
+
+// AccessTable is the study's table: per table size, what each read
+// returned, scanned and cost in capacity, time and dollars, and how many
+// pages it took.
+func AccessTable(points []access.Point) format.Table {
+	t := format.Table{Headers: []string{"nights", "items in table", "returned", "Query scanned", "Scan scanned",
+		"Query RCU", "Scan RCU", "Query ms", "Scan ms", "Query pages", "Scan pages", "Scan $ per million reads"}}
+	for _, p := range points {
+		t.Rows = append(t.Rows, []string{strconv.Itoa(p.Nights), strconv.Itoa(p.Items), strconv.Itoa(p.Query.Count),
+			strconv.Itoa(p.Query.ScannedCount), strconv.Itoa(p.Scan.ScannedCount),
+			format.Num(p.Query.ConsumedRCU), format.Num(p.Scan.ConsumedRCU),
+			format.Millis(millis(p.Query.Elapsed)), format.Millis(millis(p.Scan.Elapsed)),
+			strconv.Itoa(p.Query.Pages), strconv.Itoa(p.Scan.Pages), format.Dollars(p.ScanCost() * 1e6)})
+	}
+	return t
+}
+
+// ReadsTable puts reads side by side, one labelled row each: method, items
+// returned and scanned, capacity, dollars per million such reads, pages,
+// segments and milliseconds.
+func ReadsTable(labels []string, reports []catalog.AccessReport) format.Table {
+	t := format.Table{Headers: []string{"read", "method", "returned", "scanned", "RCU", "$ per million reads", "pages", "segments", "ms"}}
+	for i, r := range reports {
+		label := ""
+		if i < len(labels) {
+			label = labels[i]
+		}
+		t.Rows = append(t.Rows, []string{label, r.Method, strconv.Itoa(r.Count), strconv.Itoa(r.ScannedCount),
+			format.Num(r.ConsumedRCU), format.Dollars(access.Cost(r.ConsumedRCU) * 1e6), strconv.Itoa(r.Pages),
+			strconv.Itoa(max(r.Segments, 1)), format.Millis(millis(r.Elapsed))})
+	}
+	return t
+}
+
+// DescribeRead is one line about one read: "Query: returned 10 of 10 items
+// scanned, 0.5 RCU ($0.0000000625), 1 page, 3.2 ms".
+func DescribeRead(r catalog.AccessReport) string {
+	pages := "pages"
+	if r.Pages == 1 {
+		pages = "page"
+	}
+	seg := ""
+	if r.Segments > 1 {
+		seg = fmt.Sprintf(", %d segments", r.Segments)
+	}
+	return fmt.Sprintf("%s: returned %d of %d items scanned, %s RCU (%s), %d %s%s, %s ms",
+		r.Method, r.Count, r.ScannedCount, format.Num(r.ConsumedRCU), format.Dollars(access.Cost(r.ConsumedRCU)),
+		r.Pages, pages, seg, format.Millis(millis(r.Elapsed)))
 }

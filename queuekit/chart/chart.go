@@ -5,13 +5,20 @@
 //
 // Every builder returns a *Chart that renders two ways:
 //
-//   - HTML: a self-contained snippet for gonbui.DisplayHTML. It loads ECharts
+//   - HTML: a self-contained snippet for gonbui.DisplayHTML, built with
+//     html/template so that a title or job id cannot break out of its
+//     attribute or script (see RenderHTML). It loads ECharts
 //     from a local asset (never a CDN), by creating a script element with an
 //     onload callback, because a plain <script src> in JupyterLab output
 //     loads asynchronously. The asset URL is DefaultAssetURL unless the
 //     environment variable QUEUEKIT_ECHARTS_URL names another.
-//   - Table: a compact table of the chart's numbers (Markdown or plain text),
-//     so a headless run or a plain viewer still shows the result.
+//   - Table: a compact format.Table of the chart's numbers (Markdown or
+//     plain text), so a headless run or a plain viewer still shows the result.
+//
+// chart is presentation: it reads the domain's results (sim.Result,
+// montecarlo.Summary through FromSweep, access.Point) and nothing in the
+// domain imports it. Metric helpers that are not drawing (per-job waits,
+// per-worker busy time, histogram bins) live on sim.Result and in sim.
 //
 // The HTML is deterministic apart from the element id, which is random so
 // that the same chart displayed twice in one notebook does not collide. The
@@ -26,7 +33,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"html"
 	"html/template"
 	"os"
 	"regexp"
@@ -37,6 +43,8 @@ import (
 
 	"github.com/go-echarts/go-echarts/v2/opts"
 	"github.com/go-echarts/go-echarts/v2/render"
+
+	"github.com/nightqueue/workshop/queuekit/format"
 )
 
 // DefaultAssetURL is where JupyterLab serves the offline copy of
@@ -71,7 +79,7 @@ type Chart struct {
 	Title  string
 	Width  int // pixels
 	Height int // pixels
-	Table  Table
+	Table  format.Table
 
 	option string // the ECharts option, a JavaScript object literal
 }
@@ -116,41 +124,23 @@ func safeID(s string) string {
 // for gonbui.DisplayHTML.
 func (c *Chart) HTML() string { return c.RenderHTML(NewID(c.Kind)) }
 
-// RenderHTML returns the chart as an HTML snippet whose container has the
-// given element id. The output depends only on the chart, the id and the
-// asset URL.
-func (c *Chart) RenderHTML(id string) string {
-	id = safeID(id)
-	w, h := c.Width, c.Height
-	if w <= 0 {
-		w = DefaultWidth
-	}
-	if h <= 0 {
-		h = DefaultHeight
-	}
-	idJS, _ := json.Marshal(id)
-	urlJS, _ := json.Marshal(AssetURL())
-	var b strings.Builder
-	fmt.Fprintf(&b, "<div class=\"%s\" id=\"%s\" data-chart=\"%s\" role=\"img\" aria-label=\"%s\" style=\"width:%dpx;height:%dpx;\"></div>\n",
-		MarkerClass, id, safeID(c.Kind), html.EscapeString(c.Title), w, h)
-	b.WriteString("<script type=\"text/javascript\">\n(function () {\n")
-	fmt.Fprintf(&b, "  var id = %s, url = %s;\n", idJS, urlJS)
-	b.WriteString("  var option = ")
-	b.WriteString(c.option)
-	b.WriteString(";\n")
-	// The literal element id in echarts.init lets tools (the browser test)
-	// find the chart a script draws.
-	b.WriteString(strings.Replace(loaderJS, "echarts.init(el,", "echarts.init(document.getElementById("+string(idJS)+"),", 1))
-	b.WriteString("})();\n</script>\n")
-	return b.String()
-}
-
-// loaderJS draws the chart once ECharts is there, loading the asset at most
-// once per page: every chart waiting for it queues its draw function.
-const loaderJS = `  function draw() {
+// snippet is the chart's HTML. html/template escapes every value for its
+// context: the title in an attribute, the id and the asset URL as JavaScript
+// strings. The option is the one value passed as template.JS, because it
+// holds functions; optionOf builds it from HTML-escaped JSON, so no string
+// in it (a title, a job id) can close the script element. The literal
+// element id in echarts.init lets tools (the browser test) find the chart a
+// script draws. ECharts is loaded at most once per page: every chart waiting
+// for it queues its draw function.
+var snippet = template.Must(template.New("chart").Parse(`<div class="{{.Class}}" id="{{.ID}}" data-chart="{{.Kind}}" role="img" aria-label="{{.Title}}" style="width:{{.Width}}px;height:{{.Height}}px;"></div>
+<script type="text/javascript">
+(function () {
+  var id = {{.ID}}, url = {{.URL}};
+  var option = {{.Option}};
+  function draw() {
     var el = document.getElementById(id);
     if (!el) { return; }
-    var chart = window.echarts.init(el, null, {renderer: "canvas"});
+    var chart = window.echarts.init(document.getElementById({{.ID}}), null, {renderer: "canvas"});
     chart.setOption(option);
   }
   if (window.echarts) { draw(); return; }
@@ -173,13 +163,42 @@ const loaderJS = `  function draw() {
     if (el) { el.textContent = "Could not load ECharts from " + url + ": run scripts/setup.sh (it puts echarts.min.js in notebooks/assets) or set QUEUEKIT_ECHARTS_URL."; }
   };
   document.head.appendChild(s);
-`
+})();
+</script>
+`))
+
+// snippetData is what the snippet template fills in.
+type snippetData struct {
+	Class, ID, Kind, Title, URL string
+	Width, Height               int
+	Option                      template.JS
+}
+
+// RenderHTML returns the chart as an HTML snippet whose container has the
+// given element id. The output depends only on the chart, the id and the
+// asset URL.
+func (c *Chart) RenderHTML(id string) string {
+	w, h := c.Width, c.Height
+	if w <= 0 {
+		w = DefaultWidth
+	}
+	if h <= 0 {
+		h = DefaultHeight
+	}
+	var b strings.Builder
+	err := snippet.Execute(&b, snippetData{Class: MarkerClass, ID: safeID(id), Kind: safeID(c.Kind), Title: c.Title,
+		URL: AssetURL(), Width: w, Height: h, Option: template.JS(c.option)})
+	if err != nil { // only a broken template fails, and the tests execute it
+		return "<p>" + template.HTMLEscapeString("chart: "+err.Error()) + "</p>"
+	}
+	return b.String()
+}
 
 // Markdown returns the chart's title and table in Markdown.
 func (c *Chart) Markdown() string {
 	var b strings.Builder
 	if c.Title != "" {
-		fmt.Fprintf(&b, "**%s**\n\n", escapeMarkdown(c.Title))
+		fmt.Fprintf(&b, "**%s**\n\n", format.EscapeMarkdown(c.Title))
 	}
 	b.WriteString(c.Table.Markdown())
 	return b.String()
@@ -252,15 +271,21 @@ func initOpts(o settings) opts.Initialization {
 // echartsChart is what every go-echarts chart type provides.
 type echartsChart interface {
 	render.Renderer
-	JSONNotEscaped() template.HTML
+	JSON() map[string]any
 }
 
-// funcMarker is how go-echarts marks JavaScript functions inside its JSON.
-var funcMarker = regexp.MustCompile(`(__f__")|("__f__)|(__f__)`)
+// funcString matches a JSON string holding a go-echarts function: go-echarts
+// marks function code with __f__ at both ends.
+var funcString = regexp.MustCompile(`"__f__(?:[^"\\]|\\.)*?__f__"`)
 
-// optionOf validates a go-echarts chart and returns its option. It does not
-// use RenderSnippet's Option: in v2.7.2 that one strips the function markers
-// before unescaping the HTML, which leaves every function quoted as a string.
+// scriptBreak matches what would end or confuse a script element in HTML.
+var scriptBreak = regexp.MustCompile(`(?i)</script|<!--|<script`)
+
+// optionOf validates a go-echarts chart and returns its option as
+// JavaScript: JSON encoded with encoding/json's HTML escaping (so "<", ">"
+// and "&" in any string become \u003c, \u003e, \u0026 and cannot end the
+// script element), with each function string replaced by its code. The code
+// is this package's own constants; it is checked all the same.
 func optionOf(c echartsChart) (option string, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -268,17 +293,36 @@ func optionOf(c echartsChart) (option string, err error) {
 		}
 	}()
 	_ = c.RenderSnippet() // runs the chart's validation (axes, series defaults)
-	opt := strings.TrimSpace(funcMarker.ReplaceAllString(string(c.JSONNotEscaped()), ""))
-	if opt == "" {
+	raw, err := json.Marshal(c.JSON())
+	if err != nil {
+		return "", fmt.Errorf("render chart option: %w", err)
+	}
+	var bad error
+	opt := funcString.ReplaceAllStringFunc(string(raw), func(lit string) string {
+		var code string
+		if err := json.Unmarshal([]byte(lit), &code); err != nil {
+			bad = fmt.Errorf("render chart option: function %.40s: %w", lit, err)
+			return lit
+		}
+		code = strings.TrimSuffix(strings.TrimPrefix(code, "__f__"), "__f__")
+		if scriptBreak.MatchString(code) {
+			bad = fmt.Errorf("render chart option: function %.40s contains %q", code, scriptBreak.FindString(code))
+		}
+		return code
+	})
+	if bad != nil {
+		return "", bad
+	}
+	if opt == "" || opt == "null" {
 		return "", fmt.Errorf("render chart option: empty option")
 	}
 	return opt, nil
 }
 
 // jsStrings writes a JavaScript array of single-quoted strings for code
-// embedded in a go-echarts function option. That code passes through a JSON
-// string encoding, so it must contain no double quote or backslash: such
-// characters (and quotes, newlines) become "_".
+// embedded in a go-echarts function option. Function code is the one part of
+// the option outside the JSON escaping, so quotes, backslashes, line breaks
+// and angle brackets (which could end the script element) become "_".
 func jsStrings(ss []string) string {
 	var b strings.Builder
 	b.WriteByte('[')

@@ -9,9 +9,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nightqueue/workshop/queuekit"
+	"github.com/nightqueue/workshop/queuekit/access"
+	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/chart"
+	"github.com/nightqueue/workshop/queuekit/format"
 	"github.com/nightqueue/workshop/queuekit/sim"
 )
 
@@ -34,11 +38,16 @@ var sweep = []chart.SweepPoint{
 	{Workers: 4, P95Wait: 20, P95Low: 18, P95High: 22, Overflow: 0.01, OverflowLow: 0.004, OverflowHigh: 0.02, Utilization: 0.55},
 }
 
-var access = []chart.AccessPoint{
-	{Nights: 1, Items: 10, Returned: 10, QueryRCU: 0.5, ScanRCU: 0.5, QueryMillis: 3.2, ScanMillis: 3.5, QueryScanned: 10, ScanScanned: 10},
-	{Nights: 30, Items: 300, Returned: 10, QueryRCU: 0.5, ScanRCU: 13.5, QueryMillis: 3.1, ScanMillis: 21.75, QueryScanned: 10, ScanScanned: 300},
-	{Nights: 365, Items: 3650, Returned: 10, QueryRCU: 0.5, ScanRCU: 160, QueryMillis: 3.3, ScanMillis: 140, QueryScanned: 10, ScanScanned: 3650},
+// point is one access study measurement: a table of items items, one night
+// of 10 read by Query (0.5 RCU) and by Scan.
+func point(nights, items int, scanRCU float64, queryMS, scanMS float64) access.Point {
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	return access.Point{Nights: nights, Items: items, Date: "2025-05-13",
+		Query: catalog.AccessReport{Method: "Query", Count: 10, ScannedCount: 10, ConsumedRCU: 0.5, Pages: 1, Segments: 1, Elapsed: ms(queryMS)},
+		Scan:  catalog.AccessReport{Method: "Scan", Count: 10, ScannedCount: items, ConsumedRCU: scanRCU, Pages: 1, Segments: 1, Elapsed: ms(scanMS)}}
 }
+
+var accessPoints = []access.Point{point(1, 10, 0.5, 3.2, 3.5), point(30, 300, 13.5, 3.1, 21.75), point(365, 3650, 160, 3.3, 140)}
 
 // allCharts builds every kind of chart from the reference scenarios.
 func allCharts(t *testing.T) map[string]*chart.Chart {
@@ -72,13 +81,13 @@ func allCharts(t *testing.T) map[string]*chart.Chart {
 	c, err = chart.SweepUtilization(sweep)
 	add("sweep-utilization", c, err)
 	for _, m := range []chart.Metric{chart.ReadCapacity, chart.Latency, chart.ItemsScanned} {
-		c, err = chart.QueryVsScan(access, m)
+		c, err = chart.QueryVsScan(accessPoints, m)
 		add("access-"+m.String(), c, err)
 	}
 	return out
 }
 
-func cell(t *testing.T, tb chart.Table, row int, header string) string {
+func cell(t *testing.T, tb format.Table, row int, header string) string {
 	t.Helper()
 	for i, h := range tb.Headers {
 		if h == header {
@@ -143,7 +152,7 @@ func TestGanttHasOneRowPerJobOnItsWorkers(t *testing.T) {
 			if s.Exclusive && (lo != 0 || hi != tc.workers-1) {
 				t.Errorf("exclusive %s holds workers %v, want 0..%d", s.ID, s.Workers, tc.workers-1)
 			}
-			bar := "[" + strconv.Itoa(lo) + "," + strconv.Itoa(hi) + "," + chart.Num(s.Start) + "," + chart.Num(s.Finish) + "]"
+			bar := "[" + strconv.Itoa(lo) + "," + strconv.Itoa(hi) + "," + format.Num(s.Start) + "," + format.Num(s.Finish) + "]"
 			if n := strings.Count(c.Option(), bar); n < 1 {
 				t.Errorf("%s: no bar %s in option", s.ID, bar)
 			}
@@ -214,7 +223,7 @@ func TestTimelineTableFollowsTheStepSeries(t *testing.T) {
 func TestWorkerUtilizationAveragesToTheResult(t *testing.T) {
 	for _, date := range []string{"2026-05-13", "2026-05-14"} {
 		r := run(t, date, 3, sim.Barrier)
-		busy, err := chart.WorkerBusy(r)
+		busy, err := r.WorkerBusy()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -238,19 +247,6 @@ func TestWorkerUtilizationAveragesToTheResult(t *testing.T) {
 
 func TestHistogramCountsEveryValueOnce(t *testing.T) {
 	vals := []float64{0, 0, 4.9, 5, 12, 30}
-	bins, err := chart.Bins(vals, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []int{3, 1, 1, 0, 0, 0, 1}
-	if len(bins) != len(want) {
-		t.Fatalf("%d bins, want %d: %+v", len(bins), len(want), bins)
-	}
-	for i, b := range bins {
-		if b.Count != want[i] || b.Low != float64(5*i) {
-			t.Errorf("bin %d = %+v, want [%d, %d) count %d", i, b, 5*i, 5*i+5, want[i])
-		}
-	}
 	c, err := chart.Histogram(vals, 5, "wait (minutes)")
 	if err != nil {
 		t.Fatal(err)
@@ -261,13 +257,11 @@ func TestHistogramCountsEveryValueOnce(t *testing.T) {
 	if got := cell(t, c.Table, 0, "share"); got != "50.0%" {
 		t.Errorf("first bin share %s, want 50.0%%", got)
 	}
-	for _, bad := range []struct {
-		vals  []float64
-		width float64
-	}{{nil, 5}, {vals, -1}, {[]float64{math.NaN()}, 5}, {[]float64{0, 1e9}, 1}, {[]float64{-1e300, 1e300}, 1e-300}} {
-		if _, err := chart.Bins(bad.vals, bad.width); err == nil {
-			t.Errorf("Bins(%v, %v): no error", bad.vals, bad.width)
-		}
+	if len(c.Table.Rows) != 7 || cell(t, c.Table, 6, "count") != "1" {
+		t.Errorf("bins of 5 up to 30: %d rows, want 7 with the 30 in the last", len(c.Table.Rows))
+	}
+	if _, err := chart.Histogram(nil, 5, "wait"); err == nil {
+		t.Error("no values: no error")
 	}
 }
 
@@ -285,7 +279,7 @@ func TestSweepTablesEqualTheInputs(t *testing.T) {
 			t.Errorf("row %d workers %s", i, got)
 		}
 		for _, c := range []struct {
-			tb   chart.Table
+			tb   format.Table
 			h    string
 			want float64
 		}{
@@ -328,32 +322,32 @@ func TestSweepTablesEqualTheInputs(t *testing.T) {
 }
 
 func TestQueryVsScanTableEqualsTheInputs(t *testing.T) {
-	c, err := chart.QueryVsScan(access, chart.ReadCapacity)
+	c, err := chart.QueryVsScan(accessPoints, chart.ReadCapacity)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, p := range access {
+	for i, p := range accessPoints {
 		if got := num(t, cell(t, c.Table, i, "items")); got != float64(p.Items) {
 			t.Errorf("row %d items %v", i, got)
 		}
-		if got := num(t, c.Table.Rows[i][3]); got != p.QueryRCU {
-			t.Errorf("row %d query RCU %v, want %v", i, got, p.QueryRCU)
+		if got := num(t, c.Table.Rows[i][3]); got != p.Query.ConsumedRCU {
+			t.Errorf("row %d query RCU %v, want %v", i, got, p.Query.ConsumedRCU)
 		}
-		if got := num(t, c.Table.Rows[i][4]); got != p.ScanRCU {
-			t.Errorf("row %d scan RCU %v, want %v", i, got, p.ScanRCU)
+		if got := num(t, c.Table.Rows[i][4]); got != p.Scan.ConsumedRCU {
+			t.Errorf("row %d scan RCU %v, want %v", i, got, p.Scan.ConsumedRCU)
 		}
 	}
 	if got := cell(t, c.Table, 2, "scan / query"); got != "320×" {
 		t.Errorf("ratio %s, want 320×", got)
 	}
-	l, err := chart.QueryVsScan(access, chart.Latency)
+	l, err := chart.QueryVsScan(accessPoints, chart.Latency)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := num(t, l.Table.Rows[1][4]); got != 21.75 {
 		t.Errorf("scan latency %v, want 21.75", got)
 	}
-	if _, err := chart.QueryVsScan(access, chart.Metric(9)); err == nil {
+	if _, err := chart.QueryVsScan(accessPoints, chart.Metric(9)); err == nil {
 		t.Error("unknown metric: no error")
 	}
 }
@@ -458,36 +452,45 @@ func TestSizeAndTitleSettings(t *testing.T) {
 	}
 }
 
-func TestTableRendering(t *testing.T) {
-	tb := chart.Table{Headers: []string{"name", "value"}, Rows: [][]string{{"a|b", "1.5"}, {"long name", "12"}}}
-	if got, want := tb.Markdown(), "| name | value |\n|---|---|\n| a\\|b | 1.5 |\n| long name | 12 |\n"; got != want {
-		t.Errorf("markdown:\n%s\nwant:\n%s", got, want)
+// echartsAsset returns the ECharts build the notebooks load, installing it
+// first when this checkout has none: `npm ci` of tools/echarts (the pinned
+// version, package-lock.json), the same package scripts/setup.sh copies to
+// notebooks/assets. The test fails, never skips, without node and npm.
+func echartsAsset(t *testing.T) (node, asset string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is needed to draw the charts with the real ECharts: install Node 20 (Debian: apt-get install nodejs npm)")
 	}
-	if got, want := tb.String(), "name       value\n---------  -----\na|b          1.5\nlong name     12\n"; got != want {
-		t.Errorf("text:\n%q\nwant:\n%q", got, want)
+	pkg, err := filepath.Abs("../../tools/echarts")
+	if err != nil {
+		t.Fatal(err)
 	}
-	for v, want := range map[float64]string{25: "25", 2.5: "2.5", 1.0 / 3: "0.33", -0.001: "0", math.NaN(): "–"} {
-		if got := chart.Num(v); got != want {
-			t.Errorf("Num(%v) = %q, want %q", v, got, want)
-		}
+	asset = filepath.Join(pkg, "node_modules", "echarts", "dist", "echarts.min.js")
+	if _, err := os.Stat(asset); err == nil {
+		return node, asset
 	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Fatalf("%s is missing and npm is not installed to fetch it: install npm, or run scripts/setup.sh", asset)
+	}
+	cmd := exec.Command(npm, "ci", "--prefix", pkg, "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error")
+	cmd.Env = append(os.Environ(), "npm_config_cache="+filepath.Join(pkg, "..", "..", ".cache", "npm"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm ci --prefix tools/echarts: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(asset); err != nil {
+		t.Fatalf("npm ci --prefix tools/echarts ran but %s is missing: %v", asset, err)
+	}
+	return node, asset
 }
 
 // TestEChartsDrawsEveryOption renders each option with the real ECharts
 // (server-side SVG in Node), so a malformed option or a broken renderItem
-// fails here rather than in a browser. Skipped without node or the asset.
+// fails here rather than in a browser. It installs the pinned ECharts when
+// the checkout has none (echartsAsset).
 func TestEChartsDrawsEveryOption(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node not installed")
-	}
-	asset, err := filepath.Abs("../../notebooks/assets/echarts.min.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(asset); err != nil {
-		t.Skip("no offline echarts asset (run scripts/setup.sh)")
-	}
+	node, asset := echartsAsset(t)
 	var js strings.Builder
 	js.WriteString("global.echarts = require(" + strconv.Quote(asset) + ");\nvar out = {};\n")
 	charts := allCharts(t)
@@ -528,5 +531,69 @@ func TestEChartsDrawsEveryOption(t *testing.T) {
 		if !strings.Contains(s, want) {
 			t.Errorf("drawn charts lack %q", want)
 		}
+	}
+}
+
+// A title is data: html/template puts it in the aria-label attribute
+// escaped, and the option's JSON escapes "<" and ">", so a title holding
+// "</script>" can neither end the script element nor add markup. The HTML
+// tokenizer ends a script at the first "</script", so there must be exactly
+// one, at the end, and one "<script".
+func TestHostileTitleStaysInsideItsContexts(t *testing.T) {
+	const hostile = `Night </script><script>alert("x")</script><!-- & " '`
+	r := run(t, "2026-05-13", 3, sim.Barrier)
+	for _, build := range []func() (*chart.Chart, error){
+		func() (*chart.Chart, error) { return chart.Gantt(r, chart.Title(hostile)) },
+		func() (*chart.Chart, error) { return chart.SweepP95(sweep, chart.Title(hostile), chart.Target(30)) },
+		func() (*chart.Chart, error) { return chart.QueryVsScan(accessPoints, chart.Latency, chart.Title(hostile)) },
+	} {
+		c, err := build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := c.RenderHTML("x")
+		lower := strings.ToLower(h)
+		if n := strings.Count(lower, "</script"); n != 1 || !strings.HasSuffix(h, "</script>\n") {
+			t.Errorf("%s: %d closing script tags, want one at the end:\n%s", c.Kind, n, h)
+		}
+		if n := strings.Count(lower, "<script"); n != 1 {
+			t.Errorf("%s: %d script elements, want 1", c.Kind, n)
+		}
+		if strings.Contains(h, "<!--") || strings.Contains(h, "alert(\"x\")") {
+			t.Errorf("%s: the title's markup or code reached the HTML unescaped", c.Kind)
+		}
+		if want := `aria-label="Night &lt;/script&gt;&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;&lt;!-- &amp; &#34; &#39;"`; !strings.Contains(h, want) {
+			t.Errorf("%s: the aria-label does not carry the escaped title %s", c.Kind, want)
+		}
+		if !strings.Contains(c.Option(), `\u003c/script\u003e`) {
+			t.Errorf("%s: the option does not escape the title's tags", c.Kind)
+		}
+	}
+}
+
+func TestAccessTablesShowTheReports(t *testing.T) {
+	r := catalog.AccessReport{Method: "Scan", Count: 10, ScannedCount: 3639, ConsumedRCU: 99.5, Pages: 1, Segments: 4, Elapsed: 117900 * time.Microsecond}
+	got := chart.DescribeRead(r)
+	// 99.5 RCU × $0.125 per million = $0.0000124375, three significant digits.
+	for _, want := range []string{"Scan: returned 10 of 3639 items scanned", "99.5 RCU ($0.0000124)", "1 page,", "4 segments", "117.9 ms"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("DescribeRead = %q, want it to contain %q", got, want)
+		}
+	}
+	// Per million reads: 99.5 × 0.125 = $12.4375 → $12.44.
+	md := chart.ReadsTable([]string{"poor key"}, []catalog.AccessReport{r}).Markdown()
+	if !strings.Contains(md, `| poor key | Scan | 10 | 3639 | 99.5 | \$12.44 | 1 | 4 | 117.9 |`) {
+		t.Errorf("ReadsTable:\n%s", md)
+	}
+	tb := chart.AccessTable(accessPoints)
+	if len(tb.Rows) != len(accessPoints) {
+		t.Fatalf("%d rows, want %d", len(tb.Rows), len(accessPoints))
+	}
+	// 160 RCU × 0.125 = $20.00 per million Scans of the year table.
+	if got := cell(t, tb, 2, "Scan $ per million reads"); got != "$20.00" {
+		t.Errorf("year table Scan cost %s, want $20.00", got)
+	}
+	if got := cell(t, tb, 2, "Scan scanned"); got != "3650" {
+		t.Errorf("year table Scan scanned %s, want 3650", got)
 	}
 }

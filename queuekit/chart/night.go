@@ -12,6 +12,7 @@ import (
 	"github.com/go-echarts/go-echarts/v2/opts"
 	"github.com/go-echarts/go-echarts/v2/types"
 	"github.com/nightqueue/workshop/queuekit"
+	"github.com/nightqueue/workshop/queuekit/format"
 	"github.com/nightqueue/workshop/queuekit/sim"
 )
 
@@ -33,10 +34,6 @@ var classColors = map[string]string{
 	queuekit.ClassIndexMaintenance: "#9270ca",
 }
 
-// ErrNoTrace is returned for a sim.Result run with NoTrace: it has no
-// schedule or time series to draw.
-var ErrNoTrace = errors.New("the result has no schedule: run sim.Run with NoTrace false")
-
 func workerLabel(id int) string { return "worker " + strconv.Itoa(id+1) }
 
 func workerList(ids []int) string {
@@ -50,7 +47,7 @@ func workerList(ids []int) string {
 func cutoffMarkLine(cutoff float64) []charts.SeriesOpts {
 	return []charts.SeriesOpts{
 		charts.WithMarkLineNameXAxisItemOpts(opts.MarkLineNameXAxisItem{
-			Name: "cutoff " + Num(cutoff) + " min", XAxis: cutoff}),
+			Name: "cutoff " + format.Num(cutoff) + " min", XAxis: cutoff}),
 		charts.WithMarkLineStyleOpts(opts.MarkLineStyle{
 			Symbol:    []string{"none", "none"},
 			Label:     &opts.Label{Show: opts.Bool(true), Formatter: "cutoff", Color: colorCutoff},
@@ -91,7 +88,7 @@ func ganttRenderItem(labels []string, exclusive bool) string {
 func Gantt(r sim.Result, set ...Setting) (*Chart, error) {
 	if len(r.Schedule) == 0 {
 		if r.Jobs > 0 {
-			return nil, fmt.Errorf("gantt: %w", ErrNoTrace)
+			return nil, fmt.Errorf("gantt: %w", sim.ErrNoTrace)
 		}
 		return nil, errors.New("gantt: the result has no jobs")
 	}
@@ -104,7 +101,7 @@ func Gantt(r sim.Result, set ...Setting) (*Chart, error) {
 	var ordinary, exclusive []opts.CustomData
 	var ordLabels, exLabels []string
 	end := math.Max(r.CutoffMinute, r.DrainedMinute)
-	t := Table{Headers: []string{"job", "class", "priority", "exclusive", "workers", "arrival", "start", "finish", "wait"}}
+	t := format.Table{Headers: []string{"job", "class", "priority", "exclusive", "workers", "arrival", "start", "finish", "wait"}}
 	for _, s := range r.Schedule {
 		if len(s.Workers) == 0 {
 			return nil, fmt.Errorf("gantt: job %s holds no worker", s.ID)
@@ -120,7 +117,7 @@ func Gantt(r sim.Result, set ...Setting) (*Chart, error) {
 			return nil, fmt.Errorf("gantt: exclusive job %s holds non-adjacent workers %v", s.ID, s.Workers)
 		}
 		end = math.Max(end, s.Finish)
-		name := fmt.Sprintf("%s %s, %s–%s min", s.ID, s.Class, Num(s.Start), Num(s.Finish))
+		name := fmt.Sprintf("%s %s, %s–%s min", s.ID, s.Class, format.Num(s.Start), format.Num(s.Finish))
 		d := opts.CustomData{Name: name, Value: []float64{float64(lo), float64(hi), s.Start, s.Finish}}
 		if s.Exclusive {
 			d.ItemStyle = &opts.ItemStyle{Color: colorExclusive}
@@ -140,7 +137,7 @@ func Gantt(r sim.Result, set ...Setting) (*Chart, error) {
 			ex = "yes"
 		}
 		t.Rows = append(t.Rows, []string{s.ID, s.Class, strconv.Itoa(s.Priority), ex, workerList(s.Workers),
-			Num(s.Arrival), Num(s.Start), Num(s.Finish), Num(s.Wait)})
+			format.Num(s.Arrival), format.Num(s.Start), format.Num(s.Finish), format.Num(s.Wait)})
 	}
 
 	rows := make([]string, r.Workers)
@@ -150,7 +147,7 @@ func Gantt(r sim.Result, set ...Setting) (*Chart, error) {
 	c := charts.NewCustom()
 	c.SetGlobalOptions(
 		charts.WithInitializationOpts(initOpts(o)),
-		charts.WithTitleOpts(opts.Title{Title: o.title, Subtitle: fmt.Sprintf("cutoff at minute %s; red bars hold the exclusive lock on all workers", Num(r.CutoffMinute))}),
+		charts.WithTitleOpts(opts.Title{Title: o.title, Subtitle: fmt.Sprintf("cutoff at minute %s; red bars hold the exclusive lock on all workers", format.Num(r.CutoffMinute))}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item", Formatter: "{b}"}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "bottom"}),
 		charts.WithAnimation(false),
@@ -244,7 +241,7 @@ func mergeSteps(q, b []sim.Step) []stepPoint {
 func Timeline(r sim.Result, set ...Setting) (*Chart, error) {
 	if len(r.QueueLength) == 0 && len(r.BusyWorkers) == 0 {
 		if r.Jobs > 0 {
-			return nil, fmt.Errorf("timeline: %w", ErrNoTrace)
+			return nil, fmt.Errorf("timeline: %w", sim.ErrNoTrace)
 		}
 		return nil, errors.New("timeline: the result has no jobs")
 	}
@@ -255,11 +252,11 @@ func Timeline(r sim.Result, set ...Setting) (*Chart, error) {
 		end = math.Max(end, pts[n-1].t)
 	}
 	var qd, bd []opts.LineData
-	t := Table{Headers: []string{"minute", "waiting jobs", "busy workers"}}
+	t := format.Table{Headers: []string{"minute", "waiting jobs", "busy workers"}}
 	for _, p := range pts {
 		qd = append(qd, opts.LineData{Value: []float64{p.t, float64(p.queue)}})
 		bd = append(bd, opts.LineData{Value: []float64{p.t, float64(p.busy)}})
-		t.Rows = append(t.Rows, []string{Num(p.t), strconv.Itoa(p.queue), strconv.Itoa(p.busy)})
+		t.Rows = append(t.Rows, []string{format.Num(p.t), strconv.Itoa(p.queue), strconv.Itoa(p.busy)})
 	}
 	if n := len(pts); n > 0 && pts[n-1].t < end {
 		// Extend the last step to the end of the drawing.
@@ -269,7 +266,7 @@ func Timeline(r sim.Result, set ...Setting) (*Chart, error) {
 	l := charts.NewLine()
 	l.SetGlobalOptions(
 		charts.WithInitializationOpts(initOpts(o)),
-		charts.WithTitleOpts(opts.Title{Title: o.title, Subtitle: fmt.Sprintf("cutoff at minute %s; max queue %d, utilisation %s", Num(r.CutoffMinute), r.MaxQueueLength, Percent(r.Utilization))}),
+		charts.WithTitleOpts(opts.Title{Title: o.title, Subtitle: fmt.Sprintf("cutoff at minute %s; max queue %d, utilisation %s", format.Num(r.CutoffMinute), r.MaxQueueLength, format.Percent(r.Utilization))}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "bottom"}),
 		charts.WithAnimation(false),
@@ -298,34 +295,14 @@ func Timeline(r sim.Result, set ...Setting) (*Chart, error) {
 	return &Chart{Kind: "timeline", Title: o.title, Width: o.width, Height: o.height, Table: t, option: opt}, nil
 }
 
-// WorkerBusy returns, per worker id, the busy minutes inside the window
-// (0 to the cutoff) of a traced result; an exclusive job counts on every
-// worker it holds.
-func WorkerBusy(r sim.Result) ([]float64, error) {
-	if len(r.Schedule) == 0 && r.Jobs > 0 {
-		return nil, ErrNoTrace
-	}
-	busy := make([]float64, max(r.Workers, 0))
-	for _, s := range r.Schedule {
-		in := math.Max(0, math.Min(s.Finish, r.CutoffMinute)-math.Max(s.Start, 0))
-		for _, w := range s.Workers {
-			if w < 0 || w >= len(busy) {
-				return nil, fmt.Errorf("job %s on worker id %d, outside 0..%d", s.ID, w, len(busy)-1)
-			}
-			busy[w] += in
-		}
-	}
-	return busy, nil
-}
-
 // WorkerUtilization draws each worker's utilisation inside the window (busy
 // minutes before the cutoff over the window length) as bars, with the pool's
 // overall utilisation as a line.
 func WorkerUtilization(r sim.Result, set ...Setting) (*Chart, error) {
 	if r.CutoffMinute <= 0 {
-		return nil, fmt.Errorf("worker utilization: cutoff minute %s, want > 0", Num(r.CutoffMinute))
+		return nil, fmt.Errorf("worker utilization: cutoff minute %s, want > 0", format.Num(r.CutoffMinute))
 	}
-	busy, err := WorkerBusy(r)
+	busy, err := r.WorkerBusy()
 	if err != nil {
 		return nil, fmt.Errorf("worker utilization: %w", err)
 	}
@@ -333,7 +310,7 @@ func WorkerUtilization(r sim.Result, set ...Setting) (*Chart, error) {
 		return nil, errors.New("worker utilization: the result has no workers")
 	}
 	o := apply(fmt.Sprintf("Utilisation per worker inside the window, c = %d (%s)", r.Workers, policyName(r.Policy)), 0, 360, set)
-	t := Table{Headers: []string{"worker", "busy minutes", "utilisation"}}
+	t := format.Table{Headers: []string{"worker", "busy minutes", "utilisation"}}
 	names := make([]string, len(busy))
 	data := make([]opts.BarData, len(busy))
 	total := 0.0
@@ -342,14 +319,14 @@ func WorkerUtilization(r sim.Result, set ...Setting) (*Chart, error) {
 		total += b
 		names[i] = workerLabel(i)
 		data[i] = opts.BarData{Value: round4(100 * u)}
-		t.Rows = append(t.Rows, []string{names[i], Num(b), Percent(u)})
+		t.Rows = append(t.Rows, []string{names[i], format.Num(b), format.Percent(u)})
 	}
 	overall := total / (r.CutoffMinute * float64(len(busy)))
-	t.Rows = append(t.Rows, []string{"all", Num(total), Percent(overall)})
+	t.Rows = append(t.Rows, []string{"all", format.Num(total), format.Percent(overall)})
 	bar := charts.NewBar()
 	bar.SetGlobalOptions(
 		charts.WithInitializationOpts(initOpts(o)),
-		charts.WithTitleOpts(opts.Title{Title: o.title, Subtitle: "overall " + Percent(overall)}),
+		charts.WithTitleOpts(opts.Title{Title: o.title, Subtitle: "overall " + format.Percent(overall)}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(false)}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
 		charts.WithAnimation(false),
@@ -362,7 +339,7 @@ func WorkerUtilization(r sim.Result, set ...Setting) (*Chart, error) {
 		charts.WithLabelOpts(opts.Label{Show: opts.Bool(true), Position: "top", Formatter: "{c}%"}),
 		charts.WithMarkLineNameYAxisItemOpts(opts.MarkLineNameYAxisItem{Name: "overall", YAxis: round4(100 * overall)}),
 		charts.WithMarkLineStyleOpts(opts.MarkLineStyle{Symbol: []string{"none", "none"},
-			Label:     &opts.Label{Show: opts.Bool(true), Formatter: types.FuncStr("overall " + Percent(overall))},
+			Label:     &opts.Label{Show: opts.Bool(true), Formatter: types.FuncStr("overall " + format.Percent(overall))},
 			LineStyle: &opts.LineStyle{Color: colorCutoff, Type: "dashed"}}),
 	)
 	opt, err := optionOf(bar)

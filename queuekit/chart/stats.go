@@ -1,7 +1,6 @@
 package chart
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -9,107 +8,37 @@ import (
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
 	"github.com/go-echarts/go-echarts/v2/types"
+	"github.com/nightqueue/workshop/queuekit/format"
 	"github.com/nightqueue/workshop/queuekit/sim"
 )
 
-// Waits returns the per-job waits of a traced result, in schedule order.
-func Waits(r sim.Result) []float64 {
-	w := make([]float64, len(r.Schedule))
-	for i, s := range r.Schedule {
-		w[i] = s.Wait
-	}
-	return w
-}
-
-// Bin is one histogram bin: the values v with Low <= v < High.
-type Bin struct {
-	Low, High float64
-	Count     int
-}
-
-// Bins counts values into bins of the given width starting at
-// floor(min/width)*width. The last bin holds the maximum.
-func Bins(values []float64, width float64) ([]Bin, error) {
-	if len(values) == 0 {
-		return nil, errors.New("no values")
-	}
-	if !(width > 0) || math.IsInf(width, 0) {
-		return nil, fmt.Errorf("bin width %v, want a positive number", width)
-	}
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for i, v := range values {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("value %d is %v", i, v)
-		}
-		lo, hi = math.Min(lo, v), math.Max(hi, v)
-	}
-	start := math.Floor(lo/width) * width
-	// Count in floats first: converting a huge quotient to int is undefined.
-	nf := math.Floor((hi-start)/width) + 1
-	if !(nf <= 10000) {
-		return nil, fmt.Errorf("bin width %v makes %.3g bins for values %v..%v: use a wider bin", width, nf, lo, hi)
-	}
-	n := int(nf)
-	bins := make([]Bin, n)
-	for i := range bins {
-		bins[i] = Bin{Low: start + float64(i)*width, High: start + float64(i+1)*width}
-	}
-	for _, v := range values {
-		i := min(int(math.Floor((v-start)/width)), n-1)
-		bins[i].Count++
-	}
-	return bins, nil
-}
-
-// AutoBinWidth picks a round bin width (1, 2, 5, 10, 20, 50, ...) giving
-// about ten bins for the values; 1 if they are all equal.
-func AutoBinWidth(values []float64) float64 {
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, v := range values {
-		if !math.IsNaN(v) && !math.IsInf(v, 0) {
-			lo, hi = math.Min(lo, v), math.Max(hi, v)
-		}
-	}
-	span := hi - lo
-	if !(span > 0) {
-		return 1
-	}
-	raw := span / 10
-	p := math.Pow(10, math.Floor(math.Log10(raw)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*p >= raw {
-			return m * p
-		}
-	}
-	return 10 * p
-}
-
-// Histogram draws the distribution of values (per-job waits from Waits, or
-// the per-replication p95 waits of a Monte Carlo run) as bars of the given
-// width; a width <= 0 picks one with AutoBinWidth. xName names the values
+// Histogram draws the distribution of values (per-job waits from
+// sim.Result.Waits, or the per-replication p95 waits of a Monte Carlo run) as
+// bars of the given width, binned by sim.Bins; a width <= 0 picks one with
+// sim.AutoBinWidth. xName names the values
 // ("wait (minutes)").
 func Histogram(values []float64, width float64, xName string, set ...Setting) (*Chart, error) {
 	if width <= 0 {
-		width = AutoBinWidth(values)
+		width = sim.AutoBinWidth(values)
 	}
-	bins, err := Bins(values, width)
+	bins, err := sim.Bins(values, width)
 	if err != nil {
 		return nil, fmt.Errorf("histogram of %s: %w", xName, err)
 	}
 	o := apply("Distribution of "+xName, 0, 360, set)
-	t := Table{Headers: []string{xName, "count", "share"}}
+	t := format.Table{Headers: []string{xName, "count", "share"}}
 	names := make([]string, len(bins))
 	data := make([]opts.BarData, len(bins))
 	for i, b := range bins {
-		names[i] = Num(b.Low) + "–" + Num(b.High)
+		names[i] = format.Num(b.Low) + "–" + format.Num(b.High)
 		data[i] = opts.BarData{Value: b.Count}
-		t.Rows = append(t.Rows, []string{"[" + Num(b.Low) + ", " + Num(b.High) + ")", strconv.Itoa(b.Count),
-			Percent(float64(b.Count) / float64(len(values)))})
+		t.Rows = append(t.Rows, []string{"[" + format.Num(b.Low) + ", " + format.Num(b.High) + ")", strconv.Itoa(b.Count),
+			format.Percent(float64(b.Count) / float64(len(values)))})
 	}
 	bar := charts.NewBar()
 	bar.SetGlobalOptions(
 		charts.WithInitializationOpts(initOpts(o)),
-		charts.WithTitleOpts(opts.Title{Title: o.title, Subtitle: fmt.Sprintf("%d values, bins of %s", len(values), Num(width))}),
+		charts.WithTitleOpts(opts.Title{Title: o.title, Subtitle: fmt.Sprintf("%d values, bins of %s", len(values), format.Num(width))}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(false)}),
 		charts.WithAnimation(false),
@@ -133,10 +62,10 @@ func Histogram(values []float64, width float64, xName string, set ...Setting) (*
 // given width in minutes (<= 0: automatic).
 func WaitHistogram(r sim.Result, width float64, set ...Setting) (*Chart, error) {
 	if len(r.Schedule) == 0 && r.Jobs > 0 {
-		return nil, fmt.Errorf("wait histogram: %w", ErrNoTrace)
+		return nil, fmt.Errorf("wait histogram: %w", sim.ErrNoTrace)
 	}
 	set = append([]Setting{Title(fmt.Sprintf("Per-job wait, c = %d (%s)", r.Workers, policyName(r.Policy)))}, set...)
-	return Histogram(Waits(r), width, "wait (minutes)", set...)
+	return Histogram(r.Waits(), width, "wait (minutes)", set...)
 }
 
 // SweepPoint is one worker count of a sweep: Monte Carlo estimates with
@@ -202,7 +131,7 @@ func sweepChart(points []SweepPoint, m sweepMetric, set []Setting) (*Chart, erro
 			hasCI = true
 		}
 	}
-	t := Table{Headers: []string{"workers", m.col}}
+	t := format.Table{Headers: []string{"workers", m.col}}
 	if hasCI {
 		t.Headers = append(t.Headers, "95% low", "95% high")
 	}
@@ -285,7 +214,7 @@ func sweepChart(points []SweepPoint, m sweepMetric, set []Setting) (*Chart, erro
 // 95% confidence interval as error bars. Target(minutes) adds a target line.
 func SweepP95(points []SweepPoint, set ...Setting) (*Chart, error) {
 	return sweepChart(points, sweepMetric{kind: "p95", title: "p95 wait by worker count", yName: "minutes",
-		col: "p95 wait (min)", scale: 1, fmt: Num,
+		col: "p95 wait (min)", scale: 1, fmt: format.Num,
 		get: func(p SweepPoint) (float64, float64, float64) { return p.P95Wait, p.P95Low, p.P95High }}, set)
 }
 
@@ -294,7 +223,7 @@ func SweepP95(points []SweepPoint, set ...Setting) (*Chart, error) {
 // interval as error bars. Target(fraction) adds a target line.
 func SweepOverflow(points []SweepPoint, set ...Setting) (*Chart, error) {
 	return sweepChart(points, sweepMetric{kind: "overflow", title: "Overflow probability by worker count", yName: "% of nights",
-		col: "overflow probability", scale: 100, fmt: Percent, yMax: 100,
+		col: "overflow probability", scale: 100, fmt: format.Percent, yMax: 100,
 		get: func(p SweepPoint) (float64, float64, float64) { return p.Overflow, p.OverflowLow, p.OverflowHigh }}, set)
 }
 
@@ -302,7 +231,7 @@ func SweepOverflow(points []SweepPoint, set ...Setting) (*Chart, error) {
 // worker count, in percent, with its interval when present.
 func SweepUtilization(points []SweepPoint, set ...Setting) (*Chart, error) {
 	return sweepChart(points, sweepMetric{kind: "utilization", title: "Worker utilisation by worker count", yName: "% of window",
-		col: "utilisation", scale: 100, fmt: Percent, yMax: 100,
+		col: "utilisation", scale: 100, fmt: format.Percent, yMax: 100,
 		get: func(p SweepPoint) (float64, float64, float64) {
 			return p.Utilization, p.UtilizationLow, p.UtilizationHigh
 		}}, set)

@@ -6,7 +6,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/nightqueue/workshop/queuekit/chart"
+	"github.com/nightqueue/workshop/queuekit/format"
 )
 
 // The self-check lines start with these marks.
@@ -98,7 +98,7 @@ func fmtFloat(v float64) string {
 		return fmt.Sprint(v)
 	}
 	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
-		return chart.Num(v)
+		return format.Num(v)
 	}
 	return fmt.Sprintf("%.6g", v)
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/janpfeifer/gonb/gonbui"
 	"github.com/nightqueue/workshop/queuekit/chart"
+	"github.com/nightqueue/workshop/queuekit/format"
 )
 
 // Displayable is anything Show can display; *chart.Chart is one.
@@ -83,16 +84,16 @@ func Markdown(md string) {
 	fmt.Fprintln(os.Stdout, md)
 }
 
-// Table renders a table as Markdown (a "|" in a cell is escaped; short rows
-// are padded).
+// Table renders a table as Markdown with format.Table (a "|" or "$" in a
+// cell is escaped; short rows are padded).
 func Table(headers []string, rows [][]string) string {
-	return chart.Table{Headers: headers, Rows: rows}.Markdown()
+	return format.Table{Headers: headers, Rows: rows}.Markdown()
 }
 
 // ShowTable displays a table: Markdown in the notebook, aligned plain text
 // outside.
 func ShowTable(headers []string, rows [][]string) {
-	t := chart.Table{Headers: headers, Rows: rows}
+	t := format.Table{Headers: headers, Rows: rows}
 	if notebook() {
 		displayMarkdown(t.Markdown())
 		return

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/nightqueue/workshop/queuekit"
+	"github.com/nightqueue/workshop/queuekit/format"
 )
 
 // Markdown renders the scenario as markdown for a notebook: a line on the
@@ -17,10 +18,11 @@ func (s Scenario) Markdown() string {
 		s.title(), sm.Jobs, counts(sm.PerWindow), counts(sm.PerClass),
 		sm.ExclusiveJobs, sm.HighPriorityJobs, queuekit.HighPriority, sm.MeanRuntimeMinutes)
 	fmt.Fprintf(&b, "λ = %.4f jobs/h, μ = %.4f jobs/h per worker, ρ = %.4f\n\n", p.Lambda, p.Mu, p.Rho)
-	b.WriteString("| metric | simulated | M/M/c (analytic) |\n|---|---|---|\n")
+	t := format.Table{Headers: []string{"metric", "simulated", "M/M/c (analytic)"}}
 	for _, row := range s.comparison("ρ") {
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", row[0], row[1], row[2])
+		t.Rows = append(t.Rows, row[:])
 	}
+	b.WriteString(t.Markdown())
 	fmt.Fprintf(&b, "\n**Gap:** %s\n", s.Gap())
 	return b.String()
 }

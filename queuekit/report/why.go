@@ -3,10 +3,10 @@ package report
 import (
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/nightqueue/workshop/queuekit"
+	"github.com/nightqueue/workshop/queuekit/format"
 	"github.com/nightqueue/workshop/queuekit/mmc"
 	"github.com/nightqueue/workshop/queuekit/sim"
 )
@@ -113,11 +113,10 @@ func WriteVariants(w io.Writer, vs []Variant) error {
 
 // VariantsMarkdown renders WhyTheyMiss rows as a markdown table.
 func VariantsMarkdown(vs []Variant) string {
-	var b strings.Builder
-	b.WriteString("| variant | mean wait (min) | p95 wait (min) | note |\n|---|---|---|---|\n")
+	t := format.Table{Headers: []string{"variant", "mean wait (min)", "p95 wait (min)", "note"}}
 	for _, v := range vs {
 		mean, p95 := v.cells("–")
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", v.Name, mean, p95, v.Note)
+		t.Rows = append(t.Rows, []string{v.Name, mean, p95, v.Note})
 	}
-	return b.String()
+	return t.Markdown()
 }

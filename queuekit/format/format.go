@@ -1,4 +1,14 @@
-package chart
+// Package format turns numbers into the short text the workshop shows:
+// tables (Markdown for notebooks, aligned plain text for terminals),
+// numbers, percentages and money. It is a leaf: it imports nothing from
+// queuekit, so every presentation package (chart, report, lab, the CLI) can
+// use it and no domain package needs to.
+//
+// Markdown output is safe to display in JupyterLab: a "|" in a cell is
+// escaped so it stays in its column, a newline becomes a space, and "$" is
+// escaped as "\$" because JupyterLab typesets text between two dollar signs
+// as mathematics.
+package format
 
 import (
 	"math"
@@ -7,13 +17,14 @@ import (
 	"unicode/utf8"
 )
 
-// Table is a small table of numbers already formatted as text.
+// Table is a small table of values already formatted as text.
 type Table struct {
 	Headers []string
 	Rows    [][]string
 }
 
-// Markdown renders the table as a GitHub-flavoured Markdown table.
+// Markdown renders the table as a GitHub-flavoured Markdown table. Short rows
+// are padded with empty cells; cells are escaped with EscapeMarkdown.
 func (t Table) Markdown() string {
 	if len(t.Headers) == 0 {
 		return ""
@@ -27,7 +38,7 @@ func (t Table) Markdown() string {
 				cell = cells[i]
 			}
 			b.WriteString(" ")
-			b.WriteString(escapeMarkdown(cell))
+			b.WriteString(EscapeMarkdown(cell))
 			b.WriteString(" |")
 		}
 		b.WriteString("\n")
@@ -93,15 +104,20 @@ func (t Table) String() string {
 	return b.String()
 }
 
+// isNumber reports whether a cell reads as a number ("12", "5.2%", "$0.01",
+// "3×"), which String right-aligns.
 func isNumber(s string) bool {
-	s = strings.TrimSuffix(s, "%")
+	s = strings.TrimPrefix(strings.TrimPrefix(s, "-"), "$")
+	s = strings.TrimSuffix(strings.TrimSuffix(s, "%"), "×")
 	_, err := strconv.ParseFloat(s, 64)
 	return err == nil
 }
 
-func escapeMarkdown(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
-}
+var markdownEscaper = strings.NewReplacer("|", `\|`, "$", `\$`, "\r\n", " ", "\n", " ")
+
+// EscapeMarkdown makes text safe inside a Markdown table cell or a line
+// displayed by JupyterLab: "|" and "$" are escaped, newlines become spaces.
+func EscapeMarkdown(s string) string { return markdownEscaper.Replace(s) }
 
 // Num formats a number compactly: integers without decimals, others with at
 // most two, trailing zeros dropped. NaN and infinities print as "–".
@@ -122,9 +138,35 @@ func Num(v float64) string {
 }
 
 // Percent formats a fraction as a percentage with one decimal: 0.0523 -> "5.2%".
+// NaN and infinities print as "–".
 func Percent(f float64) string {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return "–"
 	}
 	return strconv.FormatFloat(100*f, 'f', 1, 64) + "%"
+}
+
+// Dollars formats an amount of money: cents for amounts of a dollar or more
+// ("$12.50"), three significant digits below ("$0.0000625"). NaN and
+// infinities print as "–".
+func Dollars(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "–"
+	}
+	if v < 0 {
+		return "-" + Dollars(-v)
+	}
+	if v >= 1 || v == 0 {
+		return "$" + strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	digits := 2 - int(math.Floor(math.Log10(v)))
+	return "$" + strconv.FormatFloat(v, 'f', digits, 64)
+}
+
+// Millis formats a duration given in milliseconds with one decimal: "3.2".
+func Millis(ms float64) string {
+	if math.IsNaN(ms) || math.IsInf(ms, 0) {
+		return "–"
+	}
+	return strconv.FormatFloat(ms, 'f', 1, 64)
 }

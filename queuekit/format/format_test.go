@@ -1,0 +1,70 @@
+package format_test
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/nightqueue/workshop/queuekit/format"
+)
+
+func TestTableMarkdownEscapesPipesDollarsAndNewlines(t *testing.T) {
+	tb := format.Table{Headers: []string{"name", "value"}, Rows: [][]string{{"a|b", "$1.50"}, {"two\nlines"}}}
+	want := "| name | value |\n|---|---|\n| a\\|b | \\$1.50 |\n| two lines |  |\n"
+	if got := tb.Markdown(); got != want {
+		t.Errorf("markdown:\n%q\nwant:\n%q", got, want)
+	}
+	if got := (format.Table{}).Markdown(); got != "" {
+		t.Errorf("no headers: %q, want nothing", got)
+	}
+}
+
+func TestTableStringAlignsNumbersRight(t *testing.T) {
+	tb := format.Table{Headers: []string{"name", "value"}, Rows: [][]string{{"a|b", "1.5"}, {"long name", "12"}, {"cost", "$0.25"}}}
+	want := "name       value\n---------  -----\na|b          1.5\nlong name     12\ncost       $0.25\n"
+	if got := tb.String(); got != want {
+		t.Errorf("text:\n%q\nwant:\n%q", got, want)
+	}
+}
+
+func TestNumbers(t *testing.T) {
+	for _, c := range []struct {
+		got, want string
+	}{
+		{format.Num(25), "25"}, {format.Num(2.5), "2.5"}, {format.Num(1.0 / 3), "0.33"}, {format.Num(-0.001), "0"},
+		{format.Num(math.NaN()), "–"}, {format.Num(math.Inf(1)), "–"},
+		{format.Percent(0.0523), "5.2%"}, {format.Percent(1), "100.0%"}, {format.Percent(math.NaN()), "–"},
+		{format.Millis(117.94), "117.9"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
+
+func TestDollars(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		want string
+	}{{0, "$0.00"}, {1.5, "$1.50"}, {123.456, "$123.46"}, {0.125, "$0.125"}, {0.000456789, "$0.000457"}, {-2, "-$2.00"}, {math.NaN(), "–"}} {
+		if got := format.Dollars(c.v); got != c.want {
+			t.Errorf("Dollars(%g) = %s, want %s", c.v, got, c.want)
+		}
+	}
+}
+
+func ExampleTable() {
+	t := format.Table{Headers: []string{"read", "RCU", "cost per million reads"},
+		Rows: [][]string{{"Query", format.Num(0.5), format.Dollars(0.0625)}, {"Scan", format.Num(99.5), format.Dollars(12.4375)}}}
+	fmt.Print(t.String())
+	fmt.Print(t.Markdown())
+	// Output:
+	// read   RCU   cost per million reads
+	// -----  ----  ----------------------
+	// Query   0.5                 $0.0625
+	// Scan   99.5                  $12.44
+	// | read | RCU | cost per million reads |
+	// |---|---|---|
+	// | Query | 0.5 | \$0.0625 |
+	// | Scan | 99.5 | \$12.44 |
+}
