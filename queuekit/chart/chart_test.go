@@ -545,7 +545,9 @@ func TestHostileTitleStaysInsideItsContexts(t *testing.T) {
 	for _, build := range []func() (*chart.Chart, error){
 		func() (*chart.Chart, error) { return chart.Gantt(r, chart.Title(hostile)) },
 		func() (*chart.Chart, error) { return chart.SweepP95(sweep, chart.Title(hostile), chart.Target(30)) },
-		func() (*chart.Chart, error) { return chart.QueryVsScan(accessPoints, chart.Latency, chart.Title(hostile)) },
+		func() (*chart.Chart, error) {
+			return chart.QueryVsScan(accessPoints, chart.Latency, chart.Title(hostile))
+		},
 	} {
 		c, err := build()
 		if err != nil {
