@@ -175,6 +175,48 @@ func TestSweepWorkersDrainsEarlierWithMoreWorkers(t *testing.T) {
 	}
 }
 
+// Smallest returns the first summary in sweep order that meets the target,
+// not the best one, and reports when none does.
+func TestSmallestIsTheFirstThatMeetsTheTarget(t *testing.T) {
+	sweep := []Summary{
+		{Workers: 1, P95Wait: Interval{Mean: 200, High: 210}},
+		{Workers: 2, P95Wait: Interval{Mean: 60, High: 70}},
+		{Workers: 3, P95Wait: Interval{Mean: 40, High: 45}},
+		{Workers: 4, P95Wait: Interval{Mean: 20, High: 25}},
+	}
+	under := func(limit float64) func(Summary) bool {
+		return func(s Summary) bool { return s.P95Wait.High < limit }
+	}
+	for _, c := range []struct {
+		limit   float64
+		workers int
+		ok      bool
+	}{{75, 2, true}, {50, 3, true}, {45, 4, true}, {25, 0, false}, {1000, 1, true}} {
+		got, ok := Smallest(sweep, under(c.limit))
+		if ok != c.ok || got.Workers != c.workers {
+			t.Errorf("p95 high under %v: got c=%d, %v; want c=%d, %v", c.limit, got.Workers, ok, c.workers, c.ok)
+		}
+	}
+	if _, ok := Smallest(nil, under(75)); ok {
+		t.Error("empty sweep: found a summary")
+	}
+	// On a real sweep: the first worker count whose whole p95 interval is under
+	// the target, and every smaller count misses it.
+	sw, err := SweepWorkers(context.Background(), night(t, "2026-05-13"), Config{Model: LogNormalCV(0.5), Replications: 500, Seed: 1}, []int{1, 2, 3, 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	best, ok := Smallest(sw, under(75))
+	if !ok {
+		t.Fatal("no worker count up to 4 meets a p95 under 75 minutes")
+	}
+	for _, s := range sw {
+		if s.Workers < best.Workers && s.P95Wait.High < 75 {
+			t.Errorf("c=%d already meets the target, but Smallest chose c=%d", s.Workers, best.Workers)
+		}
+	}
+}
+
 func TestRunRejectsBadConfig(t *testing.T) {
 	n := night(t, "2026-05-13")
 	for _, cfg := range []Config{
@@ -215,6 +257,8 @@ func TestProgressIsOrderedAndComplete(t *testing.T) {
 	}
 }
 
+// The figures are a pinned regression value of seed 1 (reproducible whatever
+// the core count), not derived by hand.
 func ExampleRun() {
 	night, err := queuekit.SampleNight("2026-05-13")
 	if err != nil {

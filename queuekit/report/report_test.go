@@ -85,6 +85,7 @@ func TestWhyTheyMissSeparatesTheCauses(t *testing.T) {
 			t.Errorf("%s: %v > scheduled %v", vs[i].Name, vs[i].AverageWait, vs[0].AverageWait)
 		}
 	}
+	// Pinned regression value (the simulator's, not derived by hand).
 	if md := VariantsMarkdown(vs); !strings.Contains(md, "| no exclusive locks | 2.00 | 20.00 |  |") {
 		t.Errorf("markdown lacks the no-locks row:\n%s", md)
 	}
@@ -93,6 +94,9 @@ func TestWhyTheyMissSeparatesTheCauses(t *testing.T) {
 	}
 }
 
+// The first row is the hand-derived reference (29 and 50 minutes, see
+// sim's TestReferenceScenarios); the other rows are pinned regression values
+// of the simulator on the modified nights, not derived by hand.
 func ExampleWhyTheyMiss() {
 	n, err := queuekit.SampleNight("2026-05-13")
 	if err != nil {
