@@ -137,8 +137,16 @@ type Catalog struct {
 	local    bool
 }
 
+// OptionError says that an option given to New is malformed (a table name, an
+// endpoint URL, a count): bad input, found before anything is contacted. An
+// AWS configuration that cannot be loaded is not an OptionError.
+type OptionError struct{ Msg string }
+
+func (e *OptionError) Error() string { return e.Msg }
+
 // New returns a catalog client. It does not contact DynamoDB; the first call
-// does, and fails with an *UnreachableError if nothing answers.
+// does, and fails with an *UnreachableError if nothing answers. Malformed
+// options give an *OptionError.
 func New(ctx context.Context, opts ...Option) (*Catalog, error) {
 	o := Options{
 		Table:       DefaultTable,
@@ -157,11 +165,11 @@ func New(ctx context.Context, opts ...Option) (*Catalog, error) {
 		return nil, err
 	}
 	if o.Key != KeyByNight && o.Key != KeyByJobID {
-		return nil, fmt.Errorf("catalog options: %s: use catalog.KeyByNight or catalog.KeyByJobID", o.Key)
+		return nil, &OptionError{fmt.Sprintf("catalog options: %s: use catalog.KeyByNight or catalog.KeyByJobID", o.Key)}
 	}
 	if o.Writers < 1 || o.MaxAttempts < 1 || o.CallTimeout <= 0 || o.WaitTimeout <= 0 {
-		return nil, fmt.Errorf("catalog options: writers = %d, max attempts = %d, call timeout = %s, wait timeout = %s: each must be positive",
-			o.Writers, o.MaxAttempts, o.CallTimeout, o.WaitTimeout)
+		return nil, &OptionError{fmt.Sprintf("catalog options: writers = %d, max attempts = %d, call timeout = %s, wait timeout = %s: each must be positive",
+			o.Writers, o.MaxAttempts, o.CallTimeout, o.WaitTimeout)}
 	}
 	endpoint := o.Endpoint
 	if endpoint == "" {
@@ -171,7 +179,7 @@ func New(ctx context.Context, opts ...Option) (*Catalog, error) {
 	if endpoint != "" {
 		u, err := url.Parse(endpoint)
 		if err != nil || u.Scheme == "" || u.Host == "" {
-			return nil, fmt.Errorf("endpoint %q: not a URL; write it as http://localhost:8000", endpoint)
+			return nil, &OptionError{fmt.Sprintf("endpoint %q: not a URL; write it as http://localhost:8000", endpoint)}
 		}
 		c.local = IsLocalEndpoint(endpoint)
 	}
@@ -241,7 +249,7 @@ func validTableName(name string) error {
 		}
 	}
 	if !ok {
-		return fmt.Errorf("table name %q: DynamoDB wants 3 to 255 characters from a-z, A-Z, 0-9, '_', '-', '.'; e.g. %s", name, DefaultTable)
+		return &OptionError{fmt.Sprintf("table name %q: DynamoDB wants 3 to 255 characters from a-z, A-Z, 0-9, '_', '-', '.'; e.g. %s", name, DefaultTable)}
 	}
 	return nil
 }

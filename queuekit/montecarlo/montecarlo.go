@@ -58,6 +58,11 @@ const (
 // varies that much.
 const MaxCV = 100
 
+// MaxReplications bounds Config.Replications: every replication keeps its
+// metrics (about 100 bytes) for the intervals and paired comparisons, so ten
+// million already take a gigabyte.
+const MaxReplications = 10_000_000
+
 // Runtime describes how a job's actual runtime varies around its estimate.
 type Runtime struct {
 	Dist Dist
@@ -193,6 +198,8 @@ func Run(ctx context.Context, night queuekit.Night, cfg Config) (Summary, error)
 	switch {
 	case cfg.Replications < 2:
 		return Summary{}, fmt.Errorf("monte carlo: replications = %d: need at least 2 for an interval", cfg.Replications)
+	case cfg.Replications > MaxReplications:
+		return Summary{}, fmt.Errorf("monte carlo: replications = %d: at most %d (each keeps its metrics in memory)", cfg.Replications, MaxReplications)
 	case cfg.Workers < 1:
 		return Summary{}, fmt.Errorf("monte carlo: workers = %d: need at least 1", cfg.Workers)
 	case len(night.Jobs) == 0:
@@ -272,8 +279,8 @@ func Run(ctx context.Context, night queuekit.Night, cfg Config) (Summary, error)
 	if err := g.Wait(); err != nil {
 		return Summary{}, err
 	}
-	if err := ctx.Err(); err != nil { // cancelled before any chunk started
-		return Summary{}, fmt.Errorf("monte carlo: stopped: %w", err)
+	if ctx.Err() != nil { // cancelled before the remaining chunks started
+		return Summary{}, fmt.Errorf("monte carlo: stopped before %d replications: %w", cfg.Replications, context.Cause(ctx))
 	}
 	return summarize(night.BatchDate, cfg, samples), nil
 }

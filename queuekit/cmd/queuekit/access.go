@@ -11,20 +11,13 @@ import (
 	"github.com/nightqueue/workshop/queuekit/catalog"
 )
 
-func init() {
-	commands["access"] = command{
-		summary: "read one night with Query and with Scan, and compare what each read and cost",
-		run:     runAccess,
-	}
-}
-
 // accessResult is the JSON form of the comparison.
 type accessResult struct {
 	Query catalog.AccessReport `json:"query"`
 	Scan  catalog.AccessReport `json:"scan"`
 }
 
-func runAccess(ctx context.Context, args []string, stdout io.Writer) error {
+func runAccess(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("access")
 	date := fs.String("batch-date", "", "the night to read (YYYY-MM-DD), e.g. 2026-05-13 (required)")
 	window := fs.String("window", "", "only one requested window (HH:MM), e.g. 02:00")

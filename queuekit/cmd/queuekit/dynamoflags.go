@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 
@@ -45,11 +46,15 @@ func openCatalog(ctx context.Context, endpoint, table string, extra ...catalog.O
 		opts = append(opts, catalog.WithTable(table))
 	}
 	c, err := catalog.New(ctx, append(opts, extra...)...)
-	if err != nil {
-		return nil, usagef("%v", err)
+	var bad *catalog.OptionError
+	if errors.As(err, &bad) { // --endpoint or --table malformed
+		return nil, badInput(err)
+	}
+	if err != nil { // the AWS configuration could not be loaded: a runtime failure
+		return nil, err
 	}
 	if c.Endpoint() == "" && c.Client().Options().Region == "" {
-		return nil, usagef("no DynamoDB endpoint: pass --endpoint http://localhost:8000 (or set %s) for DynamoDB Local, or set AWS_REGION / AWS_PROFILE for AWS; %s",
+		return nil, fmt.Errorf("no DynamoDB endpoint: pass --endpoint http://localhost:8000 (or set %s) for DynamoDB Local, or set AWS_REGION / AWS_PROFILE for AWS; %s",
 			catalog.EnvEndpoint, catalog.StartLocalHint)
 	}
 	return c, nil

@@ -6,8 +6,18 @@
 //
 //	queuekit <command> [flags]
 //
-// Run "queuekit help" for the list of commands. Bad flags or input print one
-// line on stderr and exit with status 2.
+// Run "queuekit help" for the list of commands.
+//
+// Exit status: 0 on success; 2 for bad usage or input (an unknown command or
+// flag, a malformed value, an input file that does not validate), with one
+// line on stderr naming the value and what to do, and nothing written; 1 for
+// a failure while running (DynamoDB unreachable, AWS configuration, a table
+// with another key schema, an interrupted run), also one line on stderr.
+// SIGINT (Ctrl-C) and SIGTERM cancel the running command, which stops at its
+// next step and exits 1; a second signal ends the process at once.
+//
+// Progress of long work (seeding, Monte Carlo replications) goes to stderr:
+// a bar on a terminal, otherwise step lines with the elapsed time.
 package main
 
 import (
@@ -19,28 +29,54 @@ import (
 	"math"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/nightqueue/workshop/queuekit"
 )
 
 // command is one subcommand. run parses args itself with a flag.FlagSet made
-// by newFlags, so every command reports bad flags the same way.
+// by newFlags, so every command reports bad flags the same way; it writes
+// results to stdout and progress to stderr.
 type command struct {
+	name    string
 	summary string
-	run     func(ctx context.Context, args []string, stdout io.Writer) error
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
-// commands is filled by each command's file in init.
-var commands = map[string]command{}
+// commands is every subcommand, in the order help lists them. A new command
+// is one entry here and its run function in a file of its own.
+var commands = []command{
+	{"tutorial", "print the reference scenarios: summary, parameters, simulation, M/M/c", runTutorial},
+	{"simulate", "simulate one night (sample or file), once or as Monte Carlo replications", runSimulate},
+	{"mmc", "solve an M/M/c queue (Erlang C), optionally checked by a steady-state simulation", runMMC},
+	{"seed", "create the DynamoDB job catalog table and write sample or generated nights", runSeed},
+	{"access", "read one night with Query and with Scan, and compare what each read and cost", runAccess},
+	{"reset", "drop the DynamoDB job catalog table, recreate it and reseed the sample nights", runReset},
+}
 
-// usageError is a problem with the command line: exit status 2.
-type usageError struct{ msg string }
+// lookup returns the command with the given name.
+func lookup(name string) (command, bool) {
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
 
-func (e usageError) Error() string { return e.msg }
+// usageError is a problem with the command line or its input: exit status 2.
+// It keeps the error it wraps, so errors.As still finds the cause.
+type usageError struct{ err error }
 
-func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// usagef formats a usage error; %w keeps the wrapped error's chain.
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// badInput marks err, an error about the user's input, as a usage error.
+func badInput(err error) error { return usageError{err} }
 
 // newFlags returns a flag set that reports errors instead of exiting.
 func newFlags(name string) *flag.FlagSet {
@@ -57,7 +93,7 @@ func parse(fs *flag.FlagSet, args []string) error {
 			fs.PrintDefaults()
 			return errHelpShown
 		}
-		return usagef("%v (see %s -h)", err, fs.Name())
+		return usagef("%w (see %s -h)", err, fs.Name())
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q (see %s -h)", fs.Arg(0), fs.Name())
@@ -71,7 +107,7 @@ func checkDate(d string) error {
 		return nil
 	}
 	if _, err := queuekit.ParseBatchDate(d); err != nil {
-		return usagef("--batch-date: %v", err)
+		return usagef("--batch-date: %w", err)
 	}
 	return nil
 }
@@ -82,7 +118,7 @@ func checkWindow(w string) error {
 		return nil
 	}
 	if _, err := queuekit.ParseClock(w); err != nil {
-		return usagef("--window: %v", err)
+		return usagef("--window: %w", err)
 	}
 	return nil
 }
@@ -105,9 +141,33 @@ func isSet(fs *flag.FlagSet, name string) bool {
 var errHelpShown = errors.New("help shown")
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	ctx, stop := withSignals(context.Background())
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// withSignals returns a context cancelled by the first SIGINT or SIGTERM,
+// with the signal as its cause. After that signal the default handling is
+// back, so a second one ends the process at once.
+func withSignals(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-ch:
+			signal.Stop(ch)
+			cancel(fmt.Errorf("interrupted by %v", sig))
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(done)
+		cancel(nil)
+	}
 }
 
 // run executes one command line and returns the exit status.
@@ -116,16 +176,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		usage(stdout)
 		return 0
 	}
-	cmd, ok := commands[args[0]]
+	cmd, ok := lookup(args[0])
 	if !ok {
 		fmt.Fprintf(stderr, "queuekit: unknown command %q; run \"queuekit help\" for the list\n", args[0])
 		return 2
 	}
-	err := cmd.run(ctx, args[1:], stdout)
+	err := cmd.run(ctx, args[1:], stdout, stderr)
 	switch {
 	case err == nil, errors.Is(err, errHelpShown):
 		return 0
 	default:
+		if cause := context.Cause(ctx); cause != nil && !strings.Contains(err.Error(), cause.Error()) {
+			err = fmt.Errorf("%w (%v)", err, cause)
+		}
 		// One line: joined errors are folded so a script can grep them.
 		fmt.Fprintf(stderr, "queuekit %s: %s\n", args[0], strings.ReplaceAll(err.Error(), "\n", "; "))
 		var ue usageError
@@ -139,12 +202,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "queuekit: plan a nightly database job queue (see README.md)")
 	fmt.Fprintln(w, "\nUsage: queuekit <command> [flags]; queuekit <command> -h for its flags\n\nCommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
-	}
+	fmt.Fprintln(w, "\nExit status: 0 done, 1 failed while running, 2 bad usage or input.")
 }

@@ -10,14 +10,7 @@ import (
 	"github.com/nightqueue/workshop/queuekit/sim"
 )
 
-func init() {
-	commands["mmc"] = command{
-		summary: "solve an M/M/c queue (Erlang C), optionally checked by a steady-state simulation",
-		run:     runMMC,
-	}
-}
-
-func runMMC(ctx context.Context, args []string, stdout io.Writer) error {
+func runMMC(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("mmc")
 	lambda := fs.Float64("lambda", 0, "arrival rate (required)")
 	mu := fs.Float64("mu", 0, "service rate per server (required)")
@@ -40,7 +33,7 @@ func runMMC(ctx context.Context, args []string, stdout io.Writer) error {
 	q := mmc.Queue{Lambda: *lambda, Mu: *mu, C: *c}
 	m, err := q.Solve()
 	if err != nil {
-		return usageError{err.Error()}
+		return badInput(err)
 	}
 	out := struct {
 		Analytic  mmc.Metrics `json:"analytic"`
@@ -50,10 +43,12 @@ func runMMC(ctx context.Context, args []string, stdout io.Writer) error {
 		if *customers < 30 {
 			return usagef("--customers %d: need at least 30 (30 batches)", *customers)
 		}
+		fmt.Fprintf(stderr, "simulating M/M/%d: %d customers after a warm-up...\n", *c, *customers)
 		r, err := sim.SteadyState(ctx, sim.SteadyConfig{Lambda: *lambda, Mu: *mu, Workers: *c, Customers: *customers, Seed: *seed})
 		if err != nil {
 			return err
 		}
+		fmt.Fprintf(stderr, "simulated %d events in %.1f s\n", r.Events, r.Elapsed.Seconds())
 		out.Simulated = &simulated{Wq: r.Wq, Low: r.Wq95Low, High: r.Wq95High, Customers: r.Customers, EventsPerSecond: r.EventsPerSecond}
 	}
 	if *asJSON {

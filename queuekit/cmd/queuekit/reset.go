@@ -8,14 +8,7 @@ import (
 	"github.com/nightqueue/workshop/queuekit"
 )
 
-func init() {
-	commands["reset"] = command{
-		summary: "drop the DynamoDB job catalog table, recreate it and reseed the sample nights",
-		run:     runReset,
-	}
-}
-
-func runReset(ctx context.Context, args []string, stdout io.Writer) error {
+func runReset(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("reset")
 	df := addDynamoFlags(fs)
 	if err := parse(fs, args); err != nil {
@@ -32,7 +25,7 @@ func runReset(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := c.DeleteTable(ctx); err != nil {
 		return err
 	}
-	rep, err := seedCatalog(ctx, c, jobs, 0)
+	rep, err := seedCatalog(ctx, stderr, c, jobs, 0)
 	if err != nil {
 		return err
 	}

@@ -12,17 +12,10 @@ import (
 	"github.com/nightqueue/workshop/queuekit/workload"
 )
 
-func init() {
-	commands["seed"] = command{
-		summary: "create the DynamoDB job catalog table and write sample or generated nights",
-		run:     runSeed,
-	}
-}
-
-// barThreshold is the seed size from which a progress bar is drawn.
+// barThreshold is the seed size from which progress is shown.
 const barThreshold = 1000
 
-func runSeed(ctx context.Context, args []string, stdout io.Writer) error {
+func runSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("seed")
 	sample := fs.Bool("sample", false, "write the four sample nights (the default when nothing else is chosen)")
 	file := fs.String("file", "", "write the jobs of this JSON Lines file")
@@ -63,14 +56,14 @@ func runSeed(ctx context.Context, args []string, stdout io.Writer) error {
 	if *file != "" {
 		f, err := queuekit.LoadFile(*file, queuekit.DefaultWindow)
 		if err != nil {
-			return err
+			return badInput(err)
 		}
 		jobs = append(jobs, f...)
 		parts = append(parts, fmt.Sprintf("%d from %s", len(f), *file))
 	}
 	if *nights > 0 {
 		if _, err := queuekit.ParseBatchDate(*start); err != nil {
-			return usagef("--start: %v", err)
+			return usagef("--start: %w", err)
 		}
 		g, err := workload.Generate(workload.Config{Start: *start, Nights: *nights, Seed: *seed, HeavyNights: *heavy})
 		if err != nil {
@@ -100,7 +93,7 @@ func runSeed(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rep, err := seedCatalog(ctx, c, jobs, *pad)
+	rep, err := seedCatalog(ctx, stderr, c, jobs, *pad)
 	if err != nil {
 		return err
 	}
@@ -109,16 +102,17 @@ func runSeed(ctx context.Context, args []string, stdout io.Writer) error {
 	return nil
 }
 
-// seedCatalog creates the table if needed and writes jobs, with a progress
-// bar on a terminal for large seeds.
-func seedCatalog(ctx context.Context, c *catalog.Catalog, jobs []queuekit.Job, pad int) (catalog.SeedReport, error) {
+// seedCatalog creates the table if needed and writes jobs, with progress on
+// stderr for large seeds.
+func seedCatalog(ctx context.Context, stderr io.Writer, c *catalog.Catalog, jobs []queuekit.Job, pad int) (catalog.SeedReport, error) {
 	if err := c.CreateTable(ctx); err != nil {
 		return catalog.SeedReport{}, err
 	}
 	opts := []catalog.SeedOption{catalog.WithPadding(pad)}
-	var b *bar
+	var b *progress
 	if len(jobs) >= barThreshold {
-		b = newBar("seeding " + c.Table())
+		b = newProgress(stderr, "seeding "+c.Table())
+		b.update(0, len(jobs))
 		opts = append(opts, catalog.WithProgress(b.update))
 	}
 	rep, err := c.Seed(ctx, jobs, opts...)

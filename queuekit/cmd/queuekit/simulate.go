@@ -13,14 +13,7 @@ import (
 	"github.com/nightqueue/workshop/queuekit/sim"
 )
 
-func init() {
-	commands["simulate"] = command{
-		summary: "simulate one night (sample or file), once or as Monte Carlo replications",
-		run:     runSimulate,
-	}
-}
-
-func runSimulate(ctx context.Context, args []string, stdout io.Writer) error {
+func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("simulate")
 	date := fs.String("batch-date", "", "the night (YYYY-MM-DD): a sample night, or the night to pick from --file")
 	file := fs.String("file", "", "a JSON Lines file of job items (see data/sample_nights.jsonl)")
@@ -47,10 +40,12 @@ func runSimulate(ctx context.Context, args []string, stdout io.Writer) error {
 		return checkFinite("arrival-jitter", *jitter)
 	case *reps < 0 || *reps == 1:
 		return usagef("--replications %d: use 0 for one run, or at least 2", *reps)
+	case *reps > montecarlo.MaxReplications:
+		return usagef("--replications %d: at most %d", *reps, montecarlo.MaxReplications)
 	}
 	pol, err := sim.ParsePolicy(*policy)
 	if err != nil {
-		return usagef("--policy: %v", err)
+		return usagef("--policy: %w", err)
 	}
 	n, err := pickNight(*file, *date)
 	if err != nil {
@@ -58,7 +53,7 @@ func runSimulate(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	p, err := n.Params(*workers)
 	if err != nil {
-		return usageError{err.Error()}
+		return badInput(err)
 	}
 	random := *cv > 0 || *jitter > 0
 	if *reps == 0 && random {
@@ -81,7 +76,8 @@ func runSimulate(ctx context.Context, args []string, stdout io.Writer) error {
 		model = montecarlo.LogNormalCV(*cv)
 		model.ArrivalJitter = *jitter
 	}
-	bar := newBar("replications")
+	bar := newProgress(stderr, "replications")
+	bar.update(0, *reps)
 	sum, err := montecarlo.Run(ctx, n, montecarlo.Config{Workers: *workers, Policy: pol, Model: model,
 		Replications: *reps, Seed: *seed, Progress: bar.update})
 	bar.done()
@@ -146,13 +142,13 @@ func pickNight(file, date string) (queuekit.Night, error) {
 	if file == "" {
 		n, err := queuekit.SampleNight(date)
 		if err != nil {
-			return queuekit.Night{}, usageError{err.Error()}
+			return queuekit.Night{}, badInput(err)
 		}
 		return n, nil
 	}
 	jobs, err := queuekit.LoadFile(file, queuekit.DefaultWindow)
 	if err != nil {
-		return queuekit.Night{}, usageError{err.Error()}
+		return queuekit.Night{}, badInput(err)
 	}
 	nights := queuekit.GroupNights(jobs, queuekit.DefaultWindow)
 	var dates []string

@@ -11,31 +11,28 @@ import (
 	"github.com/nightqueue/workshop/queuekit/sim"
 )
 
-func init() {
-	commands["tutorial"] = command{
-		summary: "print the reference scenarios: summary, parameters, simulation, M/M/c",
-		run:     runTutorial,
-	}
-}
-
 // nightSource loads one night; local reads the embedded sample data,
 // dynamodb reads the job catalog with Query (see tutorial_dynamodb.go).
 type nightSource func(ctx context.Context, batchDate, window string) (queuekit.Night, string, error)
 
-// sources maps --source values to loaders; tutorial_dynamodb.go adds "dynamodb".
+// sources maps --source values to loaders.
 var sources = map[string]func(df *dynamoFlags) nightSource{
-	"local": func(*dynamoFlags) nightSource {
-		return func(_ context.Context, date, window string) (queuekit.Night, string, error) {
-			n, err := queuekit.SampleNight(date)
-			if err != nil {
-				return queuekit.Night{}, "", usageError{err.Error()}
-			}
-			return n.Only(window), "", nil
-		}
-	},
+	"local":    localSource,
+	"dynamodb": dynamoSource,
 }
 
-func runTutorial(ctx context.Context, args []string, stdout io.Writer) error {
+// localSource reads the embedded sample nights.
+func localSource(*dynamoFlags) nightSource {
+	return func(_ context.Context, date, window string) (queuekit.Night, string, error) {
+		n, err := queuekit.SampleNight(date)
+		if err != nil {
+			return queuekit.Night{}, "", badInput(err)
+		}
+		return n.Only(window), "", nil
+	}
+}
+
+func runTutorial(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("tutorial")
 	source := fs.String("source", "local", "where the nights come from: local (embedded sample data) or dynamodb (Query the job catalog)")
 	date := fs.String("batch-date", "", "one night (YYYY-MM-DD) instead of the two reference scenarios")
@@ -49,7 +46,7 @@ func runTutorial(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	pol, err := sim.ParsePolicy(*policy)
 	if err != nil {
-		return usagef("--policy: %v", err)
+		return usagef("--policy: %w", err)
 	}
 	if *workers < 0 || (*workers == 0 && isSet(fs, "workers")) {
 		return usagef("--workers %d: need at least 1", *workers)
