@@ -5,6 +5,13 @@
 // QueryNight (the access pattern the table is designed for) and ScanNight
 // (Scan with a filter, the anti-pattern kept for comparison). Both return an
 // AccessReport: items returned, items scanned, read capacity, pages, time.
+// GetJob reads one job by its id.
+//
+// The key schema is an option: KeyByNight (the design above, the default) or
+// KeyByJobID (job_id alone, the poor key the schema notebook measures), so a
+// table keyed the wrong way is just another catalog, with the same clients,
+// call timeouts and typed errors. Seeding and parallel Scan run on errgroup
+// with a limit; the first failure cancels the rest.
 //
 // The same code runs against DynamoDB Local and AWS:
 //
