@@ -26,17 +26,34 @@
 // start the first exclusive job in that order on all c workers. Otherwise
 // start the first waiting job on one worker. No backfill, no preemption.
 //
-// # Policy "backfill" (conservative backfilling)
+// # Policy "easy" (EASY backfilling; "backfill" is an alias)
 //
-// As in HPC batch schedulers: the first exclusive job in the order above
-// holds a reservation for the whole pool at the shadow time T, the moment the
+// As in HPC batch schedulers (EASY: the Extensible Argonne Scheduling
+// sYstem): only the first exclusive job in the order above holds a
+// reservation, for the whole pool at the shadow time T, the moment the
 // running jobs are estimated to drain (the latest start + estimated runtime
 // among them, never earlier than now). While it waits, any waiting ordinary
 // job, taken in the same order, may start on a free worker if now + its
 // estimated runtime <= T, so it is done before the reservation and never
-// delays the exclusive job when runtimes equal their estimates. When nothing
+// delays the exclusive job when runtimes equal their estimates. Other waiting
+// jobs hold no reservation, so a backfilled job may delay them. When nothing
 // is running, the exclusive job starts on all c workers. With no exclusive
-// job waiting, backfill dispatches like barrier.
+// job waiting, easy dispatches like barrier.
+//
+// # Policy "conservative" (conservative backfilling)
+//
+// Every waiting job holds a reservation. At each event the scheduler builds
+// the pool's free-worker profile from the running jobs' estimated finishes
+// (an overdue job is assumed to finish now) and walks the waiting jobs in the
+// order above, giving each the earliest start at which its workers (one, or
+// all c for an exclusive job) are free for its whole estimated runtime, given
+// the reservations of the jobs before it; the reservation is then written
+// into the profile. A job whose reservation is now, and whose workers are
+// really free now, starts. So a job may overtake another only where it fits
+// in a hole that no job earlier in the order can use: when runtimes equal
+// their estimates, no job is delayed by a job behind it in the order.
+// Reservations are recomputed at every event, so a job that arrives with a
+// higher priority takes its place in the order ahead of those waiting.
 //
 // # Metrics
 //
@@ -67,21 +84,29 @@ type Policy string
 
 // The dispatch policies.
 const (
-	Barrier  Policy = "barrier"
-	Backfill Policy = "backfill"
+	Barrier      Policy = "barrier"
+	Easy         Policy = "easy"
+	Conservative Policy = "conservative"
+	// Backfill is the old name of Easy, kept so code written for it still
+	// compiles; ParsePolicy("backfill") also gives Easy.
+	Backfill = Easy
 )
 
 // Policies lists the available policies.
-var Policies = []Policy{Barrier, Backfill}
+var Policies = []Policy{Barrier, Easy, Conservative}
 
-// ParsePolicy turns a name into a Policy.
+// ParsePolicy turns a name into a Policy: barrier, easy or conservative, with
+// backfill an alias of easy.
 func ParsePolicy(s string) (Policy, error) {
+	if s == "backfill" {
+		return Easy, nil
+	}
 	for _, p := range Policies {
 		if string(p) == s {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("unknown policy %q: use barrier or backfill", s)
+	return "", fmt.Errorf("unknown policy %q: use barrier, easy or conservative (backfill means easy)", s)
 }
 
 // Task is one job as the simulator sees it.
@@ -126,9 +151,11 @@ type Slot struct {
 	Finish    float64 `json:"finish_minute"`
 	Wait      float64 `json:"wait_minutes"`
 	Workers   []int   `json:"worker_ids"` // the workers it held (all of them when exclusive)
-	// ReservedFor and ReservedUntil are set on a job started by backfill
-	// while an exclusive job held a reservation: the exclusive job's id and
-	// the reserved start.
+	// ReservedFor and ReservedUntil are set on a job started ahead of a job
+	// that holds a reservation: by easy, the waiting exclusive job and its
+	// reserved start (the backfilled job is due to finish by then); by
+	// conservative, the first job in reservation order that could not start
+	// and its reserved start.
 	ReservedFor   string  `json:"backfilled_before,omitempty"`
 	ReservedUntil float64 `json:"reservation_minute,omitempty"`
 }
@@ -194,6 +221,12 @@ type Engine struct {
 	freeIDs []bool
 	waits   []float64
 	res     Result
+	free    []freeStep // conservative: the free-worker profile
+	pending []int      // conservative: waiting jobs in reservation order
+	// Tests only: reserve exclusive jobs first in conservative, and watch
+	// every reservation it makes.
+	exclusiveFirst bool
+	onReserve      func(task int, at float64)
 }
 
 type running struct {
@@ -289,6 +322,7 @@ func (e *Engine) Run(tasks []Task, cfg Config) (Result, error) {
 	if err := validate(tasks, cfg); err != nil {
 		return Result{}, fmt.Errorf("simulate: %w", err)
 	}
+	cfg.Policy, _ = ParsePolicy(string(cfg.Policy)) // validated above; maps aliases
 	e.reset(tasks, cfg)
 	c := cfg.Workers
 	trace := !cfg.NoTrace
@@ -348,6 +382,10 @@ func (e *Engine) Run(tasks []Task, cfg Config) (Result, error) {
 		return ti
 	}
 	dispatch := func() {
+		if cfg.Policy == Conservative {
+			e.conservative(now, c, busy, exclusiveActive, start)
+			return
+		}
 		for busy < c && !exclusiveActive && len(e.waiting) > 0 {
 			ex := -1
 			for k, ti := range e.waiting {
@@ -363,7 +401,7 @@ func (e *Engine) Run(tasks []Task, cfg Config) (Result, error) {
 				start(removeWaiting(ex), c, "", 0)
 			case cfg.Policy == Barrier:
 				return
-			default: // Backfill around the reservation of waiting[ex].
+			default: // EASY: backfill around the reservation of waiting[ex].
 				shadow := now
 				for _, r := range e.running {
 					shadow = math.Max(shadow, r.estFinish)
@@ -495,4 +533,113 @@ func (e *Engine) enqueue(ti int) {
 	e.waiting = append(e.waiting, 0)
 	copy(e.waiting[k+1:], e.waiting[k:])
 	e.waiting[k] = ti
+}
+
+// freeStep is a step of the free-worker profile: from T until the next
+// step's T (for ever, for the last), Free workers are free.
+type freeStep struct {
+	T    float64
+	Free int
+}
+
+// conservative dispatches by conservative backfilling (see the package doc):
+// every waiting job, in dispatch order, gets the earliest reservation that
+// fits the profile left by the running jobs and the reservations before it;
+// those whose reservation is now and whose workers are free now start.
+func (e *Engine) conservative(now float64, c, busy int, exclusiveActive bool,
+	start func(ti, workers int, reservedFor string, reservedUntil float64)) {
+	if len(e.waiting) == 0 {
+		return
+	}
+	// The profile starts with every worker free from now on, then each running
+	// job is taken out until its estimated finish (an overdue job, whose
+	// estimate has passed, until now: it is assumed about to finish).
+	e.free = append(e.free[:0], freeStep{T: now, Free: c})
+	for _, r := range e.running {
+		if r.estFinish > now {
+			e.reserve(now, r.estFinish, r.workers)
+		}
+	}
+	actual := c - busy
+	if exclusiveActive {
+		actual = 0
+	}
+	// The reservation order: the dispatch order, or (exclusiveFirst, tests
+	// only) every exclusive job before every ordinary one, as barrier and
+	// easy treat them.
+	e.pending = e.pending[:0]
+	for pass := range 2 {
+		for _, ti := range e.waiting {
+			if !e.exclusiveFirst && pass == 0 || e.exclusiveFirst && e.tasks[ti].Exclusive == (pass == 0) {
+				e.pending = append(e.pending, ti)
+			}
+		}
+	}
+	first := "" // the first job, in reservation order, that did not start now
+	var firstAt float64
+	for _, ti := range e.pending {
+		t := &e.tasks[ti]
+		need := 1
+		if t.Exclusive {
+			need = c
+		}
+		at := e.earliestFit(t.Estimate, need)
+		e.reserve(at, at+t.Estimate, need)
+		if e.onReserve != nil {
+			e.onReserve(ti, at)
+		}
+		if at == now && need <= actual {
+			actual -= need
+			e.waiting = slices.Delete(e.waiting, slices.Index(e.waiting, ti), slices.Index(e.waiting, ti)+1)
+			start(ti, need, first, firstAt)
+			continue
+		}
+		if first == "" {
+			first, firstAt = t.ID, at
+		}
+	}
+}
+
+// earliestFit is the earliest time in the profile from which need workers
+// are free for dur minutes. The profile's last step frees every reserved
+// worker, so a fit always exists.
+func (e *Engine) earliestFit(dur float64, need int) float64 {
+	for i := range e.free {
+		at := e.free[i].T
+		ok := true
+		for j := i; j < len(e.free) && e.free[j].T < at+dur; j++ {
+			if e.free[j].Free < need {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return at
+		}
+	}
+	return e.free[len(e.free)-1].T // unreachable: the last step has every worker free
+}
+
+// reserve takes need workers out of the profile over [from, to).
+func (e *Engine) reserve(from, to float64, need int) {
+	e.split(from)
+	e.split(to)
+	for i := range e.free {
+		if e.free[i].T >= from && e.free[i].T < to {
+			e.free[i].Free -= need
+		}
+	}
+}
+
+// split makes sure a step begins at t (t at or after the profile's start).
+func (e *Engine) split(t float64) {
+	i := len(e.free)
+	for i > 0 && e.free[i-1].T > t {
+		i--
+	}
+	if i > 0 && e.free[i-1].T == t {
+		return
+	}
+	// i > 0 here: the first step is at now <= t.
+	e.free = slices.Insert(e.free, i, freeStep{T: t, Free: e.free[i-1].Free})
 }

@@ -178,3 +178,23 @@ func TestTutorialWindowIsShown(t *testing.T) {
 		t.Errorf("JSON lacks the window filter:\n%s", out)
 	}
 }
+
+// --policy takes barrier, easy and conservative, with backfill kept as an
+// alias of easy; the JSON names the policy that ran.
+func TestSimulatePolicyNamesAndAlias(t *testing.T) {
+	for in, want := range map[string]string{"barrier": "barrier", "easy": "easy", "backfill": "easy", "conservative": "conservative"} {
+		out, errOut, code := runCLI(t, "simulate", "--batch-date", "2026-05-13", "--workers", "3", "--policy", in, "--json")
+		if code != 0 {
+			t.Fatalf("--policy %s: exit %d: %s", in, code, errOut)
+		}
+		var got struct {
+			Policy string `json:"policy"`
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("--policy %s: %v in %s", in, err, out)
+		}
+		if got.Policy != want {
+			t.Errorf("--policy %s: JSON policy %q, want %q", in, got.Policy, want)
+		}
+	}
+}

@@ -18,7 +18,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	date := fs.String("batch-date", "", "the night (YYYY-MM-DD): a sample night, or the night to pick from --file")
 	file := fs.String("file", "", "a JSON Lines file of job items (see data/sample_nights.jsonl)")
 	workers := fs.Int("workers", 0, "workers in the pool (required)")
-	policy := fs.String("policy", "barrier", "dispatch policy: barrier or backfill")
+	policy := fs.String("policy", "barrier", "dispatch policy: barrier, easy (EASY backfilling; alias backfill) or conservative (conservative backfilling)")
 	reps := fs.Int("replications", 0, "Monte Carlo replications (default 0: one deterministic run; 1000 with --runtime-cv)")
 	cv := fs.Float64("runtime-cv", 0, "coefficient of variation of lognormal runtimes around the estimates (0: exact estimates)")
 	jitter := fs.Float64("arrival-jitter", 0, "delay each arrival by up to this many minutes (uniform)")

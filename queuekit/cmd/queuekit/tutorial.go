@@ -38,7 +38,7 @@ func runTutorial(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	date := fs.String("batch-date", "", "one night (YYYY-MM-DD) instead of the two reference scenarios")
 	window := fs.String("window", "", "only the jobs of one requested window (HH:MM)")
 	workers := fs.Int("workers", 0, "workers (default: 3 for 2026-05-13, 2 for 2026-05-14, else 3)")
-	policy := fs.String("policy", "barrier", "dispatch policy: barrier or backfill")
+	policy := fs.String("policy", "barrier", "dispatch policy: barrier, easy (EASY backfilling; alias backfill) or conservative (conservative backfilling)")
 	asJSON := fs.Bool("json", false, "print a JSON list, one object per scenario")
 	df := addDynamoFlags(fs) // for --source dynamodb
 	if err := parse(fs, args); err != nil {
