@@ -80,7 +80,7 @@ func TestCapacityText(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"machines needed  10851, bound by threads", "$383.00 a day", "3 write shards"} {
+	for _, want := range []string{"10851, bound by threads", "$383.00 a day", "3 write shards"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text output lacks %q:\n%s", want, out)
 		}
