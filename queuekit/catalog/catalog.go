@@ -82,6 +82,9 @@ type Options struct {
 	// BaseBackoff and MaxBackoff bound the exponential backoff with full
 	// jitter between attempts (defaults 25 ms and 2 s).
 	BaseBackoff, MaxBackoff time.Duration
+	// Keys are the table's key attributes (default batch_date and
+	// window_job_id); see WithKeySchema.
+	Keys KeySchema
 	// ClientOptions are applied last to the SDK client's options, e.g. to set
 	// an HTTP client or the retryer.
 	ClientOptions []func(*dynamodb.Options)
@@ -136,6 +139,7 @@ type Catalog struct {
 func New(ctx context.Context, opts ...Option) (*Catalog, error) {
 	o := Options{
 		Table:       DefaultTable,
+		Keys:        KeySchema{Partition: queuekit.AttrBatchDate, Sort: queuekit.AttrWindowJobID},
 		Window:      queuekit.DefaultWindow,
 		CallTimeout: 30 * time.Second,
 		WaitTimeout: 2 * time.Minute,
