@@ -85,6 +85,8 @@ type Options struct {
 	// Keys are the table's key attributes (default batch_date and
 	// window_job_id); see WithKeySchema.
 	Keys KeySchema
+	// Indexes are global secondary indexes CreateTable creates; see WithIndex.
+	Indexes []Index
 	// ClientOptions are applied last to the SDK client's options, e.g. to set
 	// an HTTP client or the retryer.
 	ClientOptions []func(*dynamodb.Options)

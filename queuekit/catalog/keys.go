@@ -25,20 +25,61 @@ func (k KeySchema) String() string {
 	return k.Partition + " (HASH) and " + k.Sort + " (RANGE)"
 }
 
-func (k KeySchema) definitions() []types.AttributeDefinition {
-	d := []types.AttributeDefinition{{AttributeName: aws.String(k.Partition), AttributeType: types.ScalarAttributeTypeS}}
-	if k.Sort != "" {
-		d = append(d, types.AttributeDefinition{AttributeName: aws.String(k.Sort), AttributeType: types.ScalarAttributeTypeS})
-	}
-	return d
-}
-
 func (k KeySchema) elements() []types.KeySchemaElement {
 	e := []types.KeySchemaElement{{AttributeName: aws.String(k.Partition), KeyType: types.KeyTypeHash}}
 	if k.Sort != "" {
 		e = append(e, types.KeySchemaElement{AttributeName: aws.String(k.Sort), KeyType: types.KeyTypeRange})
 	}
 	return e
+}
+
+// Index is a global secondary index of a table: its name and key attributes
+// (strings; Sort may be empty), projecting every attribute. Items without the
+// index's partition key attribute are not in the index (a sparse index).
+type Index struct {
+	Name      string
+	Partition string
+	Sort      string
+}
+
+// WithIndex adds a global secondary index that CreateTable creates with the
+// table (projection ALL, on-demand like the table).
+func WithIndex(name, partition, sort string) Option {
+	return func(o *Options) { o.Indexes = append(o.Indexes, Index{Name: name, Partition: partition, Sort: sort}) }
+}
+
+// definitions returns the attribute definitions of the table's and its
+// indexes' keys, each attribute once.
+func definitions(k KeySchema, idx []Index) []types.AttributeDefinition {
+	var d []types.AttributeDefinition
+	seen := map[string]bool{}
+	for _, name := range []string{k.Partition, k.Sort} {
+		if name != "" && !seen[name] {
+			seen[name] = true
+			d = append(d, types.AttributeDefinition{AttributeName: aws.String(name), AttributeType: types.ScalarAttributeTypeS})
+		}
+	}
+	for _, ix := range idx {
+		for _, name := range []string{ix.Partition, ix.Sort} {
+			if name != "" && !seen[name] {
+				seen[name] = true
+				d = append(d, types.AttributeDefinition{AttributeName: aws.String(name), AttributeType: types.ScalarAttributeTypeS})
+			}
+		}
+	}
+	return d
+}
+
+func gsis(idx []Index) []types.GlobalSecondaryIndex {
+	var out []types.GlobalSecondaryIndex
+	for _, ix := range idx {
+		out = append(out, types.GlobalSecondaryIndex{
+			IndexName:  aws.String(ix.Name),
+			KeySchema:  KeySchema{Partition: ix.Partition, Sort: ix.Sort}.elements(),
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
+		})
+	}
+	return out
 }
 
 // WithKeySchema makes the catalog's table use other key attributes (strings)

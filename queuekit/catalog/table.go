@@ -18,10 +18,11 @@ import (
 func (c *Catalog) CreateTable(ctx context.Context) error {
 	_, err := call(ctx, c, func(ctx context.Context) (*dynamodb.CreateTableOutput, error) {
 		return c.client.CreateTable(ctx, &dynamodb.CreateTableInput{
-			TableName:            aws.String(c.opts.Table),
-			BillingMode:          types.BillingModePayPerRequest,
-			AttributeDefinitions: c.opts.Keys.definitions(),
-			KeySchema:            c.opts.Keys.elements(),
+			TableName:              aws.String(c.opts.Table),
+			BillingMode:            types.BillingModePayPerRequest,
+			AttributeDefinitions:   definitions(c.opts.Keys, c.opts.Indexes),
+			KeySchema:              c.opts.Keys.elements(),
+			GlobalSecondaryIndexes: gsis(c.opts.Indexes),
 		})
 	})
 	var inUse *types.ResourceInUseException

@@ -1,10 +1,15 @@
-// Package partitions shows hot partitions and write sharding with what
-// DynamoDB Local can measure. Local never throttles, so the 1,000 write units
-// per second a partition serves on AWS cannot be hit there; what can be
-// measured is where the writes go, and what reading them back costs.
+// Package partitions measures on DynamoDB Local what the capacity model of
+// queuekit/capacity assumes about DynamoDB: the request units of a job's life,
+// hot partitions and the cost of write sharding. Local never throttles, so
+// the 1,000 write units per second a partition serves on AWS cannot be hit
+// there; what can be measured is what each request consumes, where the
+// writes go, and what reading them back costs.
 //
-// Three measurements, each a function the capacity notebook calls:
+// Four measurements, each a function the capacity notebook calls:
 //
+//   - Lifecycle runs one job's life (submit, poll, claim, start, finish,
+//     view) on a table with a sparse due-time index and returns the capacity
+//     DynamoDB reports for each request (ReturnConsumedCapacity INDEXES).
 //   - DayLoad computes, for a day of seed 003's traffic, the writes per second
 //     the hottest partition key receives: with batch_date as the key every
 //     write of the day lands on one key; with a due-time key sharded N ways

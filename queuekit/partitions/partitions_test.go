@@ -6,6 +6,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/nightqueue/workshop/queuekit/capacity"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
 	"github.com/nightqueue/workshop/queuekit/partitions"
@@ -133,4 +134,48 @@ func ExampleDayLoad() {
 	// Output:
 	// batch_date: 1 keys a day, hottest 4630 WCU/s (4.63 × the limit)
 	// due minute # 8 shards: 11520 keys a day, hottest 579 WCU/s (0.58 × the limit)
+}
+
+// The lifecycle measured on DynamoDB Local costs what queuekit/capacity's
+// DefaultLifecycle says: 4 table writes (submit, claim, start, finish: each a
+// ~1,000-byte item, one write unit), 2 index writes (the put adds the job to
+// the sparse index, the claim removes its key), a poll of 25 items of 1,000
+// bytes = 25,000 bytes, ⌈25,000/4,096⌉ = 7 blocks × ½ = 3.5 read units, and an
+// eventually consistent GetItem of ½ unit.
+func TestLifecycleOnDynamoDBLocal(t *testing.T) {
+	ctx := context.Background()
+	c := ddbtest.Catalog(t, catalog.WithKeySchema("job_id", ""), catalog.WithIndex(partitions.DueIndex, "due_shard", "due_at"))
+	steps, err := partitions.Lifecycle(ctx, c, "t1", 25)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table, index, reads float64
+	for _, s := range steps {
+		t.Logf("%-60s table %.1f index %.1f read %.1f", s.Name, s.TableWCU, s.IndexWCU, s.RCU)
+		table, index, reads = table+s.TableWCU, index+s.IndexWCU, reads+s.RCU
+	}
+	l := capacity.DefaultLifecycle
+	if table != l.TableWriteUnits() || index != l.IndexWriteUnits() {
+		t.Errorf("measured %v table + %v index write units, model %v + %v", table, index, l.TableWriteUnits(), l.IndexWriteUnits())
+	}
+	if len(steps) != 6 || steps[1].RCU != 3.5 || steps[5].RCU != 0.5 {
+		t.Errorf("reads: poll %v, view %v; want 3.5 and 0.5", steps[1].RCU, steps[5].RCU)
+	}
+	// Per job, the poll's share is 3.5/25 = 0.14 and the whole read side 0.64.
+	if got := steps[1].RCU/25 + steps[5].RCU; math.Abs(got-l.ReadUnits()) > 1e-12 {
+		t.Errorf("read units per job %v, model %v", got, l.ReadUnits())
+	}
+	// The same run id again re-submits the same jobs: the same figures.
+	again, err := partitions.Lifecycle(ctx, c, "t1", 25)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range steps {
+		if again[i] != steps[i] {
+			t.Errorf("rerun step %d: %+v, first run %+v", i, again[i], steps[i])
+		}
+	}
+	if _, err := partitions.Lifecycle(ctx, c, "t2", 0); err == nil {
+		t.Error("poll batch 0: want an error")
+	}
 }
