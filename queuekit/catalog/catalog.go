@@ -82,14 +82,14 @@ type Options struct {
 	// BaseBackoff and MaxBackoff bound the exponential backoff with full
 	// jitter between attempts (defaults 25 ms and 2 s).
 	BaseBackoff, MaxBackoff time.Duration
-	// Keys are the table's key attributes (default batch_date and
-	// window_job_id); see WithKeySchema.
-	Keys KeySchema
-	// Indexes are global secondary indexes CreateTable creates; see WithIndex.
-	Indexes []Index
 	// ClientOptions are applied last to the SDK client's options, e.g. to set
 	// an HTTP client or the retryer.
 	ClientOptions []func(*dynamodb.Options)
+	// ItemKeys, when set, key the table by other attributes than a job's (see
+	// WithItemKeys); Indexes are global secondary indexes created with it (see
+	// WithIndex).
+	ItemKeys *ItemKeys
+	Indexes  []Index
 }
 
 // Option sets one of the Options.
@@ -141,7 +141,6 @@ type Catalog struct {
 func New(ctx context.Context, opts ...Option) (*Catalog, error) {
 	o := Options{
 		Table:       DefaultTable,
-		Keys:        KeySchema{Partition: queuekit.AttrBatchDate, Sort: queuekit.AttrWindowJobID},
 		Window:      queuekit.DefaultWindow,
 		CallTimeout: 30 * time.Second,
 		WaitTimeout: 2 * time.Minute,

@@ -12,11 +12,11 @@ import (
 	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
 )
 
-// A catalog WithKeySchema creates its table with those keys, writes raw items
+// A catalog WithItemKeys creates its table with those keys, writes raw items
 // with PutItems and reads one partition back with QueryPartition.
-func TestKeySchemaPutItemsQueryPartition(t *testing.T) {
+func TestItemKeysPutItemsQueryPartition(t *testing.T) {
 	ctx := context.Background()
-	c := ddbtest.Catalog(t, catalog.WithKeySchema("pk", "sk"))
+	c := ddbtest.Catalog(t, catalog.WithItemKeys("pk", "sk"))
 	var items []map[string]types.AttributeValue
 	for i := range 60 { // 3 partitions of 20 items: more than two BatchWriteItem requests
 		items = append(items, map[string]types.AttributeValue{
@@ -49,5 +49,13 @@ func TestKeySchemaPutItemsQueryPartition(t *testing.T) {
 	}
 	if err := other.CreateTable(ctx); err == nil || !strings.Contains(err.Error(), "batch_date (HASH) and window_job_id (RANGE)") {
 		t.Errorf("default schema on a pk/sk table: %v; want an error naming the wanted schema", err)
+	}
+	// And other item keys too.
+	third, err := catalog.New(ctx, catalog.WithEndpoint(c.Endpoint()), catalog.WithTable(c.Table()), catalog.WithItemKeys("other", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := third.CreateTable(ctx); err == nil || !strings.Contains(err.Error(), "want other (HASH)") {
+		t.Errorf("item keys other on a pk/sk table: %v; want an error naming other (HASH)", err)
 	}
 }

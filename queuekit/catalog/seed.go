@@ -76,7 +76,7 @@ func (c *Catalog) Seed(ctx context.Context, jobs []queuekit.Job, opts ...SeedOpt
 // PutItems writes items of any shape (each must carry the table's key
 // attributes) with the same machinery as Seed: BatchWriteItem, 25 items a
 // request, parallel writers, unprocessed items sent again with backoff. It is
-// for tables created WithKeySchema; for jobs use Seed, which validates them.
+// for tables keyed WithItemKeys; for jobs use Seed, which validates them.
 // Items must not repeat a key within one call.
 func (c *Catalog) PutItems(ctx context.Context, items []map[string]types.AttributeValue, opts ...SeedOption) (SeedReport, error) {
 	var so seedOptions

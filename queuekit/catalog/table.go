@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/nightqueue/workshop/queuekit"
 )
 
 // CreateTable creates the catalog table (on-demand, batch_date HASH,
@@ -16,13 +18,21 @@ import (
 // active. A table that already exists with the same keys is fine; one with
 // other keys is an error.
 func (c *Catalog) CreateTable(ctx context.Context) error {
+	if c.opts.ItemKeys != nil {
+		return c.createItemTable(ctx)
+	}
 	_, err := call(ctx, c, func(ctx context.Context) (*dynamodb.CreateTableOutput, error) {
 		return c.client.CreateTable(ctx, &dynamodb.CreateTableInput{
-			TableName:              aws.String(c.opts.Table),
-			BillingMode:            types.BillingModePayPerRequest,
-			AttributeDefinitions:   definitions(c.opts.Keys, c.opts.Indexes),
-			KeySchema:              c.opts.Keys.elements(),
-			GlobalSecondaryIndexes: gsis(c.opts.Indexes),
+			TableName:   aws.String(c.opts.Table),
+			BillingMode: types.BillingModePayPerRequest,
+			AttributeDefinitions: []types.AttributeDefinition{
+				{AttributeName: aws.String(queuekit.AttrBatchDate), AttributeType: types.ScalarAttributeTypeS},
+				{AttributeName: aws.String(queuekit.AttrWindowJobID), AttributeType: types.ScalarAttributeTypeS},
+			},
+			KeySchema: []types.KeySchemaElement{
+				{AttributeName: aws.String(queuekit.AttrBatchDate), KeyType: types.KeyTypeHash},
+				{AttributeName: aws.String(queuekit.AttrWindowJobID), KeyType: types.KeyTypeRange},
+			},
 		})
 	})
 	var inUse *types.ResourceInUseException
@@ -52,11 +62,8 @@ func (c *Catalog) waitActive(ctx context.Context) (*dynamodb.DescribeTableOutput
 }
 
 func (c *Catalog) checkKeys(t *types.TableDescription) error {
-	want := map[string]types.KeyType{}
-	for _, e := range c.opts.Keys.elements() {
-		want[aws.ToString(e.AttributeName)] = e.KeyType
-	}
-	ok := t != nil && len(t.KeySchema) == len(want)
+	want := map[string]types.KeyType{queuekit.AttrBatchDate: types.KeyTypeHash, queuekit.AttrWindowJobID: types.KeyTypeRange}
+	ok := t != nil && len(t.KeySchema) == 2
 	if ok {
 		for _, k := range t.KeySchema {
 			if want[aws.ToString(k.AttributeName)] != k.KeyType {
@@ -65,8 +72,8 @@ func (c *Catalog) checkKeys(t *types.TableDescription) error {
 		}
 	}
 	if !ok {
-		return fmt.Errorf("table %s at %s exists with another key schema; want %s: drop it with `go run ./queuekit/cmd/queuekit reset --table %s` or choose another --table",
-			c.opts.Table, c.where(), c.opts.Keys, c.opts.Table)
+		return fmt.Errorf("table %s at %s exists with another key schema; want %s (HASH) and %s (RANGE): drop it with `go run ./queuekit/cmd/queuekit reset --table %s` or choose another --table",
+			c.opts.Table, c.where(), queuekit.AttrBatchDate, queuekit.AttrWindowJobID, c.opts.Table)
 	}
 	return nil
 }

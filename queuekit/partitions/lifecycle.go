@@ -28,7 +28,7 @@ const (
 // sparse index "due" on due_shard and due_at), creating it if needed.
 func OpenLifecycle(ctx context.Context, opts ...catalog.Option) (*catalog.Catalog, error) {
 	all := append([]catalog.Option{catalog.WithTable(LifecycleTable)}, opts...)
-	all = append(all, catalog.WithKeySchema(attrJobID, ""), catalog.WithIndex(DueIndex, attrDueShard, attrDueAt))
+	all = append(all, catalog.WithItemKeys(attrJobID, ""), catalog.WithIndex(DueIndex, attrDueShard, attrDueAt))
 	c, err := catalog.New(ctx, all...)
 	if err != nil {
 		return nil, err

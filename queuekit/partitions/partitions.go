@@ -28,7 +28,7 @@
 //     than one big one.
 //
 // The table has keys pk and sk (strings) and is a catalog opened
-// WithKeySchema: catalog owns the client, timeouts, batch writes and Query
+// WithItemKeys: catalog owns the client, timeouts, batch writes and Query
 // paging; this package only decides the keys.
 package partitions
 
@@ -63,7 +63,7 @@ const (
 // DefaultTable.
 func Open(ctx context.Context, opts ...catalog.Option) (*catalog.Catalog, error) {
 	all := append([]catalog.Option{catalog.WithTable(DefaultTable)}, opts...)
-	all = append(all, catalog.WithKeySchema(AttrPK, AttrSK))
+	all = append(all, catalog.WithItemKeys(AttrPK, AttrSK))
 	c, err := catalog.New(ctx, all...)
 	if err != nil {
 		return nil, err

@@ -55,7 +55,7 @@ func TestShardSpreadsJobIDs(t *testing.T) {
 
 func TestSampleOnDynamoDBLocal(t *testing.T) {
 	ctx := context.Background()
-	c := ddbtest.Catalog(t, catalog.WithKeySchema(partitions.AttrPK, partitions.AttrSK))
+	c := ddbtest.Catalog(t, catalog.WithItemKeys(partitions.AttrPK, partitions.AttrSK))
 	// One second of seed 003's traffic: 1,157 jobs.
 	res, err := partitions.Sample(ctx, c, 1157, []int{4, 16}, lambda, 4)
 	if err != nil {
@@ -92,7 +92,7 @@ func TestSampleOnDynamoDBLocal(t *testing.T) {
 
 func TestScatterGatherOnDynamoDBLocal(t *testing.T) {
 	ctx := context.Background()
-	c := ddbtest.Catalog(t, catalog.WithKeySchema(partitions.AttrPK, partitions.AttrSK))
+	c := ddbtest.Catalog(t, catalog.WithItemKeys(partitions.AttrPK, partitions.AttrSK))
 	calls := 0
 	pts, err := partitions.ScatterGather(ctx, c, partitions.GatherConfig{Shards: []int{1, 4, 16}, Items: 200, Runs: 2,
 		Progress: func(done, total int) { calls++ }})
@@ -129,11 +129,11 @@ func ExampleDayLoad() {
 			fmt.Println(err)
 			return
 		}
-		fmt.Printf("%s: %d keys a day, hottest %.0f WCU/s (%.2f × the limit)\n", l.Design, l.KeysPerDay, l.HottestKeyWCU, l.TimesOverLimit)
+		fmt.Printf("%s: keys a day %d, hottest %.0f WCU/s (%.2f × the limit)\n", l.Design, l.KeysPerDay, l.HottestKeyWCU, l.TimesOverLimit)
 	}
 	// Output:
-	// batch_date: 1 keys a day, hottest 4630 WCU/s (4.63 × the limit)
-	// due minute # 8 shards: 11520 keys a day, hottest 579 WCU/s (0.58 × the limit)
+	// batch_date: keys a day 1, hottest 4630 WCU/s (4.63 × the limit)
+	// due minute # 8 shards: keys a day 11520, hottest 579 WCU/s (0.58 × the limit)
 }
 
 // The lifecycle measured on DynamoDB Local costs what queuekit/capacity's
@@ -144,7 +144,7 @@ func ExampleDayLoad() {
 // eventually consistent GetItem of ½ unit.
 func TestLifecycleOnDynamoDBLocal(t *testing.T) {
 	ctx := context.Background()
-	c := ddbtest.Catalog(t, catalog.WithKeySchema("job_id", ""), catalog.WithIndex(partitions.DueIndex, "due_shard", "due_at"))
+	c := ddbtest.Catalog(t, catalog.WithItemKeys("job_id", ""), catalog.WithIndex(partitions.DueIndex, "due_shard", "due_at"))
 	steps, err := partitions.Lifecycle(ctx, c, "t1", 25)
 	if err != nil {
 		t.Fatal(err)
