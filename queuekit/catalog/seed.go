@@ -87,7 +87,7 @@ func (c *Catalog) PutItems(ctx context.Context, items []map[string]types.Attribu
 }
 
 // writeItems writes marshalled items with BatchWriteItem (see Seed).
-func (c *Catalog) writeItems(ctx context.Context, items []map[string]types.AttributeValue, so seedOptions) (SeedReport, error) {
+func (c *Catalog) writeItems(ctx context.Context, items []map[string]types.AttributeValue, so seedOptions) (_ SeedReport, err error) {
 	total := len(items)
 	var batches [][]types.WriteRequest
 	for start := 0; start < total; start += BatchSize {
