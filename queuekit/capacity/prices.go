@@ -17,10 +17,12 @@ type Prices struct {
 
 // Prices2026 are the us-east-1 list prices: DynamoDB on-demand since the
 // price cut of 2024-11-01 (standard table class), DynamoDB provisioned
-// capacity, and SQS standard queues. The AWS pricing pages render their
-// figures client-side; the values were read from secondary summaries of those
-// pages and the workshop's ENVIRONMENT.md, which agree. Check them before
-// quoting a bill.
+// capacity, and SQS standard queues (first 100 billion requests a month).
+// The stored copies of the AWS pages searched for this table carry the unit
+// definitions (a write unit is 1 KB, an eventually consistent read unit 4 KB
+// at half a unit) but not the rates; the rates were read from summaries of
+// those pages dated 2025-2026, which agree with each other and with the
+// workshop's ENVIRONMENT.md. Check them on the pages before quoting a bill.
 var Prices2026 = Prices{
 	Region:  "us-east-1",
 	Checked: "2026-11-22",
