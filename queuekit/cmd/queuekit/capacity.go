@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"text/tabwriter"
 
 	"github.com/nightqueue/workshop/queuekit/capacity"
@@ -58,10 +59,19 @@ type poolJSON struct {
 	P95WaitSeconds  float64 `json:"p95_wait_seconds"`
 }
 
-// round keeps d decimals: JSON without 16-digit floats.
+// round keeps d decimals (money: cents): JSON without 16-digit floats.
 func round(v float64, d int) float64 {
 	p := math.Pow(10, float64(d))
 	return math.Round(v*p) / p
+}
+
+// sig keeps 8 significant digits, so a tiny rate is not rounded to 0.
+func sig(v float64) float64 {
+	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 8, 64), 64)
+	if err != nil {
+		return v
+	}
+	return r
 }
 
 func runCapacity(_ context.Context, args []string, stdout io.Writer) error {
@@ -103,19 +113,19 @@ func runCapacity(_ context.Context, args []string, stdout io.Writer) error {
 		return usageError{err.Error()}
 	}
 	out := capacityJSON{
-		ArrivalsPerSecond: round(plan.Fleet.ArrivalsPerSecond, 4),
-		ConcurrentJobs:    round(plan.Fleet.ConcurrentJobs, 2),
+		ArrivalsPerSecond: sig(plan.Fleet.ArrivalsPerSecond),
+		ConcurrentJobs:    sig(plan.Fleet.ConcurrentJobs),
 		Machines: machinesJSON{ByThreads: plan.Fleet.MachinesByThreads, ByMemory: plan.Fleet.MachinesByMemory,
 			Needed: plan.Fleet.Machines, Binding: plan.Fleet.Binding},
-		DynamoDB: dynamoJSON{WriteUnitsPerSecond: round(plan.Dynamo.WriteUnitsPerSecond, 2), ReadUnitsPerSecond: round(plan.Dynamo.ReadUnitsPerSecond, 2),
+		DynamoDB: dynamoJSON{WriteUnitsPerSecond: sig(plan.Dynamo.WriteUnitsPerSecond), ReadUnitsPerSecond: sig(plan.Dynamo.ReadUnitsPerSecond),
 			WriteShards: plan.Dynamo.WriteShards, OnDemandUSDPerDay: round(plan.Dynamo.OnDemandUSDPerDay, 2),
 			ProvisionedUSDPerDay: round(plan.Dynamo.ProvisionedUSDPerDay, 2)},
-		SQS:           sqsJSON{RequestsPerSecond: round(plan.SQS.RequestsPerSecond, 2), USDPerDay: round(plan.SQS.USDPerDay, 2)},
+		SQS:           sqsJSON{RequestsPerSecond: sig(plan.SQS.RequestsPerSecond), USDPerDay: round(plan.SQS.USDPerDay, 2)},
 		PricesChecked: plan.Prices.Checked,
 	}
 	if p := plan.Pool; p != nil {
-		out.Pool = &poolJSON{Servers: p.Servers, Utilization: round(p.Utilization, 6), PWait: round(p.PWait, 6),
-			MeanWaitSeconds: round(p.MeanWaitSeconds, 3), P95WaitSeconds: round(p.P95WaitSeconds, 3)}
+		out.Pool = &poolJSON{Servers: p.Servers, Utilization: sig(p.Utilization), PWait: sig(p.PWait),
+			MeanWaitSeconds: sig(p.MeanWaitSeconds), P95WaitSeconds: sig(p.P95WaitSeconds)}
 	}
 	if *asJSON {
 		return writeJSON(stdout, out)
@@ -123,7 +133,7 @@ func runCapacity(_ context.Context, args []string, stdout io.Writer) error {
 	fp := plan.Fleet
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "Fleet for %.0f jobs/day of %g min (peak factor %g, target utilisation %g)\n", *jobs, *minutes, f.PeakFactor, f.TargetUtilization)
-	fmt.Fprintf(tw, "  arrivals\t%.1f jobs/s at the peak (%.1f on average)\n", fp.ArrivalsPerSecond, fp.AverageArrivalsPerSecond)
+	fmt.Fprintf(tw, "  arrivals\t%.5g jobs/s at the peak (%.5g on average)\n", fp.ArrivalsPerSecond, fp.AverageArrivalsPerSecond)
 	fmt.Fprintf(tw, "  concurrent jobs (Little: λW)\t%.0f\n", fp.ConcurrentJobs)
 	fmt.Fprintf(tw, "  machines by threads\t%d (%d jobs a machine)\n", fp.MachinesByThreads, fp.SlotsByThreads)
 	fmt.Fprintf(tw, "  machines by memory\t%d (%d jobs a machine)\n", fp.MachinesByMemory, fp.SlotsByMemory)

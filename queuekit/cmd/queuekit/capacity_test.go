@@ -36,19 +36,20 @@ func TestCapacityJSONContract(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
+	// Rates keep 8 significant digits, money cents.
 	if got.ArrivalsPerSecond != 1157.4074 || got.ConcurrentJobs != 347222.22 {
 		t.Errorf("arrivals %v, concurrent %v; want 1157.4074, 347222.22", got.ArrivalsPerSecond, got.ConcurrentJobs)
 	}
 	if m := got.Machines; m.ByThreads != 10851 || m.ByMemory != 1086 || m.Needed != 10851 || m.Binding != "threads" {
 		t.Errorf("machines %+v; want 10851 by threads, 1086 by memory, 10851 needed, bound by threads", m)
 	}
-	for k, v := range map[string]float64{"write_units_per_second": 6944.44, "read_units_per_second": 740.74, "write_shards": 3,
+	for k, v := range map[string]float64{"write_units_per_second": 6944.4444, "read_units_per_second": 740.74074, "write_shards": 3,
 		"on_demand_usd_per_day": 383, "provisioned_usd_per_day": 110.64} {
 		if g, ok := got.DynamoDB[k]; !ok || g != v {
 			t.Errorf("dynamodb.%s = %v (present %v), want %v", k, g, ok, v)
 		}
 	}
-	for k, v := range map[string]float64{"requests_per_second": 3472.22, "usd_per_day": 120} {
+	for k, v := range map[string]float64{"requests_per_second": 3472.2222, "usd_per_day": 120} {
 		if g, ok := got.SQS[k]; !ok || g != v {
 			t.Errorf("sqs.%s = %v (present %v), want %v", k, g, ok, v)
 		}
@@ -70,8 +71,25 @@ func TestCapacityPeakAndBatching(t *testing.T) {
 		t.Errorf("machines needed %v, want 27127", n)
 	}
 	sqs := got["sqs"].(map[string]any)
-	if sqs["usd_per_day"] != 12.0 || sqs["requests_per_second"] != 694.44 {
+	if sqs["usd_per_day"] != 12.0 || sqs["requests_per_second"] != 694.44444 {
 		t.Errorf("sqs %v, want $12/day and 694.44 requests/s", sqs)
+	}
+}
+
+// One job a day: rates of about 10⁻⁵ per second stay visible (1/86,400 =
+// 1.1574074e-05 jobs/s), never rounded to 0.
+func TestCapacityTinyRatesKeepTheirDigits(t *testing.T) {
+	out, errOut, code := runCLI(t, "capacity", "--jobs-per-day", "1", "--job-minutes", "5", "--threads-per-machine", "32",
+		"--job-memory-mb", "50", "--machine-memory-gb", "16", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["arrivals_per_second"] != 1.1574074e-05 {
+		t.Errorf("arrivals %v, want 1.1574074e-05", got["arrivals_per_second"])
 	}
 }
 
