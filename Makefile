@@ -12,7 +12,7 @@ STATICCHECK := go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 PY := .venv/bin/python
 # The notebooks the browser test opens (paths under notebooks/): every one
 # that draws charts.
-NOTEBOOK ?= 02-query-vs-scan.ipynb 04-simulation.ipynb
+NOTEBOOK ?= 02-query-vs-scan.ipynb 04-simulation.ipynb 08-capacity-and-cost.ipynb 09-when-ml-helps.ipynb
 # Extra arguments for tests/notebooks/run_notebooks.py, e.g. NOTEBOOK_ARGS="-v --runs 2".
 NOTEBOOK_ARGS ?=
 # Shell scripts this repository lints.

@@ -94,6 +94,11 @@ type Options struct {
 	// ClientOptions are applied last to the SDK client's options, e.g. to set
 	// an HTTP client or the retryer.
 	ClientOptions []func(*dynamodb.Options)
+	// ItemKeys, when set, key the table by other attributes than a job's (see
+	// WithItemKeys); Indexes are global secondary indexes created with it (see
+	// WithIndex).
+	ItemKeys *ItemKeys
+	Indexes  []Index
 }
 
 // Option sets one of the Options.

@@ -71,6 +71,24 @@ func (c *Catalog) Seed(ctx context.Context, jobs []queuekit.Job, opts ...SeedOpt
 	if err != nil {
 		return SeedReport{}, err
 	}
+	return c.writeItems(ctx, items, so)
+}
+
+// PutItems writes items of any shape (each must carry the table's key
+// attributes) with the same machinery as Seed: BatchWriteItem, 25 items a
+// request, parallel writers, unprocessed items sent again with backoff. It is
+// for tables keyed WithItemKeys; for jobs use Seed, which validates them.
+// Items must not repeat a key within one call.
+func (c *Catalog) PutItems(ctx context.Context, items []map[string]types.AttributeValue, opts ...SeedOption) (SeedReport, error) {
+	var so seedOptions
+	for _, fn := range opts {
+		fn(&so)
+	}
+	return c.writeItems(ctx, items, so)
+}
+
+// writeItems writes marshalled items with BatchWriteItem (see Seed).
+func (c *Catalog) writeItems(ctx context.Context, items []map[string]types.AttributeValue, so seedOptions) (_ SeedReport, err error) {
 	total := len(items)
 	var batches [][]types.WriteRequest
 	for start := 0; start < total; start += BatchSize {

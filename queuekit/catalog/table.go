@@ -16,6 +16,9 @@ import (
 // active. A table that already exists with the same keys is fine; one with
 // other keys is an error.
 func (c *Catalog) CreateTable(ctx context.Context) error {
+	if c.opts.ItemKeys != nil {
+		return c.createItemTable(ctx)
+	}
 	_, err := call(ctx, c, func(ctx context.Context) (*dynamodb.CreateTableOutput, error) {
 		return c.client.CreateTable(ctx, &dynamodb.CreateTableInput{
 			TableName:            aws.String(c.opts.Table),

@@ -223,6 +223,7 @@ type settings struct {
 	width, height int
 	target        float64
 	hasTarget     bool
+	logX, logY    bool
 }
 
 // Title sets the chart's title.

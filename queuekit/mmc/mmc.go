@@ -37,6 +37,12 @@ type Queue struct {
 	C      int     // number of servers
 }
 
+// MaxServers is the largest c the model solves: the Erlang B recursion and
+// the P0 sum take time and memory linear in c (2 M servers: about 16 MB and
+// tens of milliseconds), enough for a fleet of 100 M five-minute jobs a day
+// (about 350,000 slots).
+const MaxServers = 2_000_000
+
 // ErrUnstable reports ρ >= 1: the queue grows without bound and has no
 // steady state, so no waiting time exists to report.
 var ErrUnstable = errors.New("unstable queue: utilisation rho >= 1, so the queue grows without bound; add servers or reduce the load")
@@ -50,8 +56,8 @@ func (q Queue) Validate() error {
 		return fmt.Errorf("mu = %v: service rate must be a positive number", q.Mu)
 	case q.C < 1:
 		return fmt.Errorf("c = %d: need at least one server", q.C)
-	case q.C > 100000:
-		return fmt.Errorf("c = %d: more than 100000 servers is outside this model's range", q.C)
+	case q.C > MaxServers:
+		return fmt.Errorf("c = %d: more than %d servers is outside this model's range", q.C, MaxServers)
 	}
 	if rho := q.Rho(); rho >= 1 {
 		return fmt.Errorf("lambda=%v mu=%v c=%d gives rho = %.4f: %w", q.Lambda, q.Mu, q.C, rho, ErrUnstable)

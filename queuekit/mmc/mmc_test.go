@@ -184,3 +184,25 @@ func ExampleQueue_Solve() {
 	fmt.Printf("P(wait) = %.6f, Wq = %.6f h, Lq = %.6f, p95 wait = %.6f h\n", m.PWait, m.Wq, m.Lq, m.WaitP95)
 	// Output: P(wait) = 0.444444, Wq = 0.444444 h, Lq = 0.888889, p95 wait = 2.184802 h
 }
+
+// At fleet scale the solver stays finite and consistent: a million servers
+// at ρ = 0.999 (a = 999,000, β = 1,000/√999,000 = 1.0005) give the
+// Halfin-Whitt wait probability [1 + β Φ(β)/φ(β)]⁻¹ ≈ 0.2171 to within 1 %,
+// and one server more than MaxServers is refused with a message.
+func TestLargePoolStableAtMillionServers(t *testing.T) {
+	q := Queue{Lambda: 999000, Mu: 1, C: 1000000}
+	m, err := q.Solve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	beta := 1000 / math.Sqrt(999000)
+	phi := math.Exp(-beta*beta/2) / math.Sqrt(2*math.Pi)
+	Phi := 0.5 * math.Erfc(-beta/math.Sqrt2)
+	want := 1 / (1 + beta*Phi/phi)
+	if math.Abs(m.PWait-want) > 0.01*want || math.IsNaN(m.P0) || m.P0 < 0 {
+		t.Errorf("C = %v (Halfin-Whitt %v), P0 = %v", m.PWait, want, m.P0)
+	}
+	if _, err := (Queue{Lambda: 1, Mu: 1, C: MaxServers + 1}).Solve(); err == nil {
+		t.Errorf("c = MaxServers + 1: want an error")
+	}
+}

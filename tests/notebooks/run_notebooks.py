@@ -61,6 +61,23 @@ EXPECTATIONS: dict[str, dict[str, list[str]]] = {
                         "| 2026-05-13 | 3 | barrier | 29 | 50 | 61.1% | 170 | 5 | 0 | 160 |",
                         "smallest c meeting the target: 3",
                         "5 exclusive jobs need 355 minutes"]},
+    # 08: seed 003's lines against the figures queuekit/capacity's tests derive by
+    # hand (10,851 machines by threads, 1,086 by memory, $383 and $110.64 a day),
+    # the break-even utilisation, and the hot key measured on DynamoDB Local.
+    "08": {"contains": ["| `Overall machines need 11,570 machines` | 11570 | 11570 | 10851 machines |",
+                        "| `1157/64 = 20 machines` | 20 | 18.0781 | 1086 machines |",
+                        "fleet: 10851 machines, bound by threads",
+                        "measured on DynamoDB Local: 4 table + 2 index write units a job; the model says 4 + 2",
+                        "| 100000000 | 383 | 110.64 | 120 | 12 |",
+                        "break-even utilisation of provisioned capacity: 28.9%",
+                        "hottest key   4630 WCU/s = 4.63 × the limit",
+                        "busiest holds 1157 of 1157 items",
+                        "| 64 | 64 |"]},
+    # 09: the study's verdict for seed 1 (pinned regression values, see
+    # queuekit/forecast's TestStudyVerdict) and the exercise's self-check.
+    "09": {"contains": ["| 73 held-out nights | 41.93 | 84.05 | 32.11 |",
+                        "| 2026-05-14 | 2 | 624.68 | 678.28 | 490 | 644.03 |",
+                        "most accurate on heavy nights"]},
 }
 
 # A chart cell's HTML must hold an element ECharts draws into and the init call.

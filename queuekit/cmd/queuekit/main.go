@@ -53,6 +53,7 @@ var commands = []command{
 	{"seed", "create the DynamoDB job catalog table and write sample or generated nights", runSeed},
 	{"access", "read one night with Query and with Scan, and compare what each read and cost", runAccess},
 	{"reset", "drop the DynamoDB job catalog table, recreate it and reseed the sample nights", runReset},
+	{"capacity", "size a fleet, its DynamoDB and SQS, and their cost per day, from jobs per day", runCapacity},
 }
 
 // lookup returns the command with the given name.
