@@ -272,3 +272,16 @@ func (p *Processor) fail(ctx context.Context, m types.Message, _ error) {
 	_, _ = p.Queues.SQS().ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(p.Work.URL),
 		ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: int32(p.RetryAfter / time.Second)})
 }
+
+// Slow returns src taking d longer per slice: a slow source, to watch a
+// processor extend the visibility timeout of a long slice.
+func Slow(src Source, d time.Duration) Source {
+	return SourceFunc(func(ctx context.Context, p Pointer) (json.RawMessage, error) {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return src.Process(ctx, p)
+	})
+}

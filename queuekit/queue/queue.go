@@ -320,3 +320,14 @@ func (c *Client) DeleteBatch(ctx context.Context, q Queue, entries []types.Delet
 	}
 	return nil
 }
+
+// Ping checks that the SQS endpoint answers (ListQueues, one result), so a
+// command can stop before it writes anything.
+func (c *Client) Ping(ctx context.Context) error {
+	cctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	if _, err := c.sqs.ListQueues(cctx, &sqs.ListQueuesInput{MaxResults: aws.Int32(1)}); err != nil {
+		return fmt.Errorf("list queues: %w", c.Explain(err))
+	}
+	return nil
+}
