@@ -124,4 +124,3 @@ func TestStampedeLosesSlicesPacedDoesNot(t *testing.T) {
 		t.Errorf("stampede: %+v; want throttles and dead-lettered healthy slices, processed + dead = 12", stampede)
 	}
 }
-

@@ -28,7 +28,9 @@ type Source interface {
 type SourceFunc func(ctx context.Context, p Pointer) (json.RawMessage, error)
 
 // Process calls f.
-func (f SourceFunc) Process(ctx context.Context, p Pointer) (json.RawMessage, error) { return f(ctx, p) }
+func (f SourceFunc) Process(ctx context.Context, p Pointer) (json.RawMessage, error) {
+	return f(ctx, p)
+}
 
 // ErrThrottled is what a Limited source returns over its rate.
 var ErrThrottled = errors.New("source throttled the request")

@@ -188,4 +188,3 @@ func runFanout(ctx context.Context, args []string, stdout io.Writer) error {
 		*simWorkers, cap.Nights, cap.Jobs, cap.OverflowNights, cap.OverflowJobs, 100*cap.MeanUtilization, cap.WorstNight, cap.WorstDrained)
 	return nil
 }
-
