@@ -9,11 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
-	"sort"
-	"sync"
 	"time"
-
-	"gonum.org/v1/gonum/stat"
 
 	"github.com/nightqueue/workshop/queuekit/timers"
 )
@@ -40,19 +36,11 @@ type delaySummary struct {
 	Max float64 `json:"max"`
 }
 
-// defaultTimersTimeout is how long `timers` waits when --timeout is not
-// given: the due time, plus DynamoDB Local's sweep (20 items every 10 s, so
-// ceil(N/20) x 10 s to visit every item) twice over, plus a minute.
-func defaultTimersTimeout(n int, dueIn time.Duration) time.Duration {
-	sweep := time.Duration((n+19)/20) * 10 * time.Second
-	return dueIn + 2*sweep + time.Minute
-}
-
 func runTimers(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlags("timers")
 	count := fs.Int("count", 10, "how many timers to schedule (at least 1)")
 	dueIn := fs.Float64("due-in", 2, "seconds from now until they are due (>= 0)")
-	timeout := fs.Duration("timeout", 0, "how long to wait for every fire (default: due-in + 2 x ceil(count/20) x 10 s + 1 min, DynamoDB Local's sweep twice over)")
+	timeout := fs.Duration("timeout", 0, "how long to wait for every fire (default: due-in + 2 x ceil(count/20) x 10 s + 1 min: DynamoDB Local sweeps 20 items every 10 s, twice over)")
 	keep := fs.Bool("keep", false, "keep the timers tables (default: delete them at the end)")
 	asJSON := fs.Bool("json", false, `print {"scheduled", "fired", "duplicates", "delay_seconds": {"p50", "p95", "max"}, "table"}`)
 	df := addDynamoFlags(fs)
@@ -70,7 +58,7 @@ func runTimers(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	due := time.Duration(*dueIn * float64(time.Second))
 	if *timeout == 0 {
-		*timeout = defaultTimersTimeout(*count, due)
+		*timeout = timers.DefaultTimeout(*count, due)
 	}
 	if !isSet(fs, "table") {
 		var b [4]byte
@@ -81,57 +69,19 @@ func runTimers(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tm := timers.New(c)
 	start := time.Now()
 	step := func(format string, a ...any) {
 		fmt.Fprintf(os.Stderr, "[%5.1fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, a...))
 	}
-	if err := tm.CreateTables(ctx); err != nil {
+	tr, err := timers.Trial{Count: *count, DueIn: due, Timeout: *timeout, Keep: *keep, OnStep: step,
+		OnFire: func(f timers.Fire, n int) {
+			step("fired %s, %.1f s after due (%d of %d)", f.ID, f.Delay.Seconds(), n, *count)
+		}}.Run(ctx, timers.New(c))
+	if err != nil {
 		return unreachableAsUsage(err)
 	}
-	if !*keep {
-		defer func() {
-			if err := tm.DeleteTables(context.WithoutCancel(ctx)); err != nil {
-				fmt.Fprintf(os.Stderr, "queuekit timers: %v\n", err)
-			}
-		}()
-	}
-	step("created %s (TTL on %q, stream) and %s", tm.Table(), timers.AttrDue, tm.StateTable())
-	dueAt := time.Now().Add(due)
-	for i := range *count {
-		if err := tm.Schedule(ctx, timers.Timer{ID: fmt.Sprintf("timer-%04d", i), Due: dueAt, Payload: "job"}); err != nil {
-			return err
-		}
-	}
-	step("scheduled %d timers due at %s", *count, dueAt.UTC().Format("15:04:05"))
-	var mu sync.Mutex
-	seen := map[string]int{}
-	var delays []float64
-	cctx, cancel := context.WithTimeout(ctx, *timeout)
-	defer cancel()
-	cons := tm.Consumer(timers.Options{OnFire: func(f timers.Fire) {
-		mu.Lock()
-		defer mu.Unlock()
-		seen[f.ID]++
-		delays = append(delays, f.Delay.Seconds())
-		step("fired %s, %.1f s after due (%d of %d)", f.ID, f.Delay.Seconds(), len(seen), *count)
-		if len(seen) >= *count {
-			cancel()
-		}
-	}})
-	if err := cons.Run(cctx); err != nil {
-		return err
-	}
-	st := cons.Stats()
-	res := timersResult{Scheduled: *count, Fired: len(seen), Duplicates: st.Duplicates, Table: tm.Table()}
-	for _, n := range seen {
-		res.Duplicates += n - 1
-	}
-	if len(delays) > 0 {
-		sort.Float64s(delays)
-		r := func(x float64) float64 { return math.Round(x*10) / 10 }
-		res.Delay = delaySummary{P50: r(stat.Quantile(0.5, stat.Empirical, delays, nil)), P95: r(stat.Quantile(0.95, stat.Empirical, delays, nil)), Max: r(delays[len(delays)-1])}
-	}
+	res := timersResult{Scheduled: tr.Scheduled, Fired: tr.Fired, Duplicates: tr.Duplicates, Table: tr.Table,
+		Delay: delaySummary{P50: tr.P50, P95: tr.P95, Max: tr.Max}}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -142,7 +92,7 @@ func runTimers(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "scheduled %d, fired %d, duplicates %d; delay after due: p50 %.1f s, p95 %.1f s, max %.1f s\n",
 			res.Scheduled, res.Fired, res.Duplicates, res.Delay.P50, res.Delay.P95, res.Delay.Max)
 	}
-	if res.Fired < res.Scheduled && ctx.Err() == nil {
+	if tr.TimedOut {
 		return fmt.Errorf("only %d of %d timers fired within %s; DynamoDB Local sweeps 20 items every 10 s, so raise --timeout", res.Fired, res.Scheduled, *timeout)
 	}
 	return nil
