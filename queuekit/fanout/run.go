@@ -34,6 +34,9 @@ type Config struct {
 	Keep bool
 	// Step, if set, receives progress lines.
 	Step func(format string, a ...any)
+	// OnProgress, if set, is called when the count of slices done or
+	// dead-lettered grows (e.g. lab.Progress.Set in a notebook).
+	OnProgress func(done, total int)
 }
 
 // Outcome is what Execute did.
@@ -107,6 +110,9 @@ func Execute(ctx context.Context, cfg Config) (Outcome, error) {
 		if n := f.Processed + len(f.DeadLettered); n > reported {
 			reported = n
 			step("%d of %d slices done or dead-lettered", n, len(cfg.Keys))
+			if cfg.OnProgress != nil {
+				cfg.OnProgress(n, len(cfg.Keys))
+			}
 		}
 		final = f
 		return ok, nil

@@ -93,6 +93,9 @@ type Options struct {
 	Poll time.Duration
 	// OnFire is called after a fire is committed, e.g. for progress.
 	OnFire func(Fire)
+	// Until, if set, ends Run (with nil) as soon as it returns true; it is
+	// asked after every commit and every pass over the shards.
+	Until func(Stats) bool
 }
 
 // Stats counts what a consumer saw.
@@ -112,6 +115,7 @@ type Consumer struct {
 	mu    sync.Mutex
 	stats Stats
 	cp    map[string]string // shard -> last committed sequence number
+	until func()            // cancels Run when Options.Until holds
 }
 
 // ErrCheckpointMoved says that another consumer moved a shard's checkpoint.
@@ -144,9 +148,17 @@ func (c *Consumer) Stats() Stats {
 }
 
 // Run reads the stream from each shard's checkpoint (or its oldest record
-// when it has none) and fires timers until ctx ends; then it returns nil.
-// Closed shards are read to their end, a child shard only after its parent.
+// when it has none) and fires timers until ctx ends or Options.Until says
+// so; then it returns nil. Closed shards are read to their end, a child
+// shard only after its parent.
 func (c *Consumer) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c.until = func() {
+		if c.o.Until != nil && c.o.Until(c.Stats()) {
+			cancel()
+		}
+	}
 	arn, err := c.streamARN(ctx)
 	if err != nil {
 		return err
@@ -187,6 +199,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 				iters[id] = next
 			}
 		}
+		c.until()
 		select {
 		case <-ctx.Done():
 		case <-time.After(c.o.Poll):
@@ -379,6 +392,7 @@ func (c *Consumer) fire(ctx context.Context, shard string, r stypes.Record) erro
 	if !rec.Dead && c.o.OnFire != nil {
 		c.o.OnFire(f)
 	}
+	c.until()
 	return nil
 }
 

@@ -296,3 +296,17 @@ func (t *Timers) Pending(ctx context.Context) (int, error) {
 
 // Client returns the DynamoDB client, for calls this package does not wrap.
 func (t *Timers) Client() *dynamodb.Client { return t.ddb }
+
+// Cancel deletes a timer that has not fired: a user's DeleteItem, which the
+// stream shows as a REMOVE without the TTL service's identity, so it fires
+// nothing. A timer already gone is fine.
+func (t *Timers) Cancel(ctx context.Context, id string) error {
+	_, err := catalog.Call(ctx, t.cat, func(ctx context.Context) (*dynamodb.DeleteItemOutput, error) {
+		return t.ddb.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(t.table),
+			Key: map[string]types.AttributeValue{AttrID: &types.AttributeValueMemberS{Value: id}}})
+	})
+	if err != nil {
+		return fmt.Errorf("cancel timer %s: %w", id, err)
+	}
+	return nil
+}

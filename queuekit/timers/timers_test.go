@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -48,33 +46,23 @@ func schedule(t *testing.T, tm *timers.Timers, due time.Time, ids ...string) {
 	}
 }
 
-// runUntil runs c until done() holds after a fire or a pass, or the test's
-// deadline (3 min: Local's sweep visits a table of under 20 items every 10 s,
-// so every timer here is deleted within about 20 s of its due time).
-func runUntil(t *testing.T, c *timers.Consumer, done func(timers.Stats) bool) timers.Stats {
+// runUntil runs a consumer with opts until done holds, or fails the test
+// after 3 minutes (Local's sweep visits a table of under 20 items every
+// 10 s, so every timer here is deleted within about 20 s of its due time).
+func runUntil(t *testing.T, tm *timers.Timers, opts timers.Options, done func(timers.Stats) bool) timers.Stats {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	errc := make(chan error, 1)
-	go func() { errc <- c.Run(ctx) }()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case err := <-errc:
-			t.Fatalf("consumer stopped early: %v (stats %+v)", err, c.Stats())
-		case <-tick.C:
-			if done(c.Stats()) {
-				cancel()
-				if err := <-errc; err != nil {
-					t.Fatalf("consumer: %v", err)
-				}
-				return c.Stats()
-			}
-		case <-ctx.Done():
-			t.Fatalf("timers did not fire within 3 minutes: stats %+v", c.Stats())
-		}
+	finished := false
+	opts.Until = func(s timers.Stats) bool { finished = done(s); return finished }
+	c := tm.Consumer(opts)
+	if err := c.Run(ctx); err != nil {
+		t.Fatalf("consumer: %v (stats %+v)", err, c.Stats())
 	}
+	if !finished {
+		t.Fatalf("timers did not fire within 3 minutes: stats %+v", c.Stats())
+	}
+	return c.Stats()
 }
 
 func firedIDs(t *testing.T, tm *timers.Timers) []string {
@@ -103,24 +91,22 @@ func TestEveryTimerFiresOnceAndNothingElseFires(t *testing.T) {
 	if err := tm.Schedule(ctx, timers.Timer{ID: "updated", Due: later, Payload: "changed"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tm.Client().DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(tm.Table()),
-		Key: map[string]types.AttributeValue{timers.AttrID: &types.AttributeValueMemberS{Value: "cancelled"}}}); err != nil {
+	if err := tm.Cancel(ctx, "cancelled"); err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
 	seen := map[string]int{}
-	c := tm.Consumer(timers.Options{OnFire: func(f timers.Fire) {
+	st := runUntil(t, tm, timers.Options{OnFire: func(f timers.Fire) {
 		mu.Lock()
 		seen[f.ID]++
 		mu.Unlock()
 		if f.Delay < 0 {
 			t.Errorf("timer %s fired %s before it was due", f.ID, -f.Delay)
 		}
-	}})
-	st := runUntil(t, c, func(s timers.Stats) bool { return s.Fired >= 5 && s.Ignored[timers.KindUserDelete] >= 1 })
-	// Let a second consumer pass over the whole stream again from the
-	// checkpoint: nothing more may fire.
-	st2 := runUntil(t, tm.Consumer(timers.Options{}), func(timers.Stats) bool { return true })
+	}}, func(s timers.Stats) bool { return s.Fired >= 5 && s.Ignored[timers.KindUserDelete] >= 1 })
+	// A second consumer passes over the stream again from the checkpoint:
+	// nothing more may fire.
+	st2 := runUntil(t, tm, timers.Options{}, func(timers.Stats) bool { return true })
 	if st2.Fired != 0 {
 		t.Errorf("a second pass fired %d more", st2.Fired)
 	}
@@ -187,8 +173,7 @@ func TestRestartNeitherLosesNorRepeats(t *testing.T) {
 		t.Fatalf("consumer B committed %d fires before dying, want 1", st.Fired)
 	}
 	// C: runs to the end.
-	c := tm.Consumer(timers.Options{OnFire: onFire})
-	st := runUntil(t, c, func(s timers.Stats) bool { return s.Fired >= 4 })
+	st := runUntil(t, tm, timers.Options{OnFire: onFire}, func(s timers.Stats) bool { return s.Fired >= 4 })
 	if st.Fired != 4 || st.Duplicates != 0 {
 		t.Errorf("consumer C: %+v, want the 4 fires left and no duplicates", st)
 	}
@@ -217,7 +202,7 @@ func TestPoisonTimerGoesToTheDeadLetterQueueAndRecurringTimersReschedule(t *test
 		t.Fatal(err)
 	}
 	recurring := 0
-	c := tm.Consumer(timers.Options{Queues: q, DLQ: dlq, Attempts: 2, Backoff: 10 * time.Millisecond,
+	st := runUntil(t, tm, timers.Options{Queues: q, DLQ: dlq, Attempts: 2, Backoff: 10 * time.Millisecond,
 		Handler: func(ctx context.Context, f timers.Fire) error {
 			if f.ID == "poison" {
 				return errors.New("poison")
@@ -228,8 +213,7 @@ func TestPoisonTimerGoesToTheDeadLetterQueueAndRecurringTimersReschedule(t *test
 			if f.ID == "every2s" {
 				recurring++
 			}
-		}})
-	st := runUntil(t, c, func(s timers.Stats) bool { return s.DeadLettered >= 1 && s.Fired >= 2 && recurring >= 2 })
+		}}, func(s timers.Stats) bool { return s.DeadLettered >= 1 && s.Fired >= 2 && recurring >= 2 })
 	if st.DeadLettered != 1 {
 		t.Errorf("dead-lettered %d, want 1", st.DeadLettered)
 	}
