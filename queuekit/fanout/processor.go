@@ -118,7 +118,7 @@ func (p *Processor) defaults() {
 func (p *Processor) Run(ctx context.Context, done func(ctx context.Context) (bool, error)) error {
 	p.defaults()
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(p.Workers + 1) // the workers and this receive loop's slot
+	g.SetLimit(p.Workers) // slots below already bound it; the limit states it
 	slots := make(chan struct{}, p.Workers)
 	for range p.Workers {
 		slots <- struct{}{}

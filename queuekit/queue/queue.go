@@ -143,6 +143,19 @@ func (c *Client) Explain(err error) error {
 	return err
 }
 
+// MissingError says that a queue does not exist.
+type MissingError struct {
+	Name, Endpoint string
+	Err            error
+}
+
+func (e *MissingError) Error() string {
+	return fmt.Sprintf("queue %s does not exist at %s", e.Name, e.Endpoint)
+}
+
+// Unwrap returns the SDK error.
+func (e *MissingError) Unwrap() error { return e.Err }
+
 // Queue names one queue.
 type Queue struct {
 	Name string
@@ -207,7 +220,7 @@ func (c *Client) Open(ctx context.Context, name string) (Queue, error) {
 	if err != nil {
 		var missing *types.QueueDoesNotExist
 		if errors.As(err, &missing) {
-			return Queue{}, fmt.Errorf("queue %s does not exist at %s: %w", name, c.endpoint, err)
+			return Queue{}, &MissingError{Name: name, Endpoint: c.endpoint, Err: err}
 		}
 		return Queue{}, fmt.Errorf("open queue %s: %w", name, c.Explain(err))
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nightqueue/workshop/queuekit/fanout"
+	"github.com/nightqueue/workshop/queuekit/queue"
 	"github.com/nightqueue/workshop/queuekit/sim"
 	"github.com/nightqueue/workshop/queuekit/workload"
 )
@@ -164,6 +166,10 @@ func runFanout(ctx context.Context, args []string, stdout io.Writer) error {
 			}
 		},
 	})
+	var missing *queue.MissingError
+	if errors.As(err, &missing) {
+		return usagef("--run %s: %v; it finished (its queues are deleted when no dead letters remain) or never started: drop --resume to start a run", *runID, err)
+	}
 	if err != nil {
 		return unreachableAsUsage(err)
 	}

@@ -180,6 +180,8 @@ func TestTimersAndFanoutBadInput(t *testing.T) {
 		{append([]string{"fanout", "--slices", "4", "--endpoint", ep, "--table", "no_such_table_here"}, sq...), "does not exist"},
 		{append([]string{"fanout", "--slices", "5", "--endpoint", ep, "--table", seededTable(t)}, sq...), "night 2025-05-15 has no jobs"},
 		{[]string{"fanout", "--slices", "4", "--endpoint", ep, "--table", seededTable(t), "--sqs-endpoint", "http://127.0.0.1:1"}, "SQS at http://127.0.0.1:1 is unreachable"},
+		{append([]string{"fanout", "--slices", "4", "--endpoint", ep, "--table", seededTable(t), "--run", "no-such-run", "--resume"}, sq...), "--run no-such-run: queue queuekit-fanout-no-such-run does not exist"},
+		{append([]string{"fanout", "--slices", "4", "--redrive"}, sq...), "--redrive needs --resume"},
 	} {
 		_, errOut, code := runDynamoCLI(t, c.args...)
 		if code != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
