@@ -71,6 +71,15 @@ func TestFanoutDeadLettersExactlyTheFailingSlicesAndRedriveCompletes(t *testing.
 	if c.Nights != 10 || fmt.Sprint(c.MissingNights) != "[2025-05-13 2025-05-18]" {
 		t.Fatalf("capacity = %+v; want 10 nights, missing slices 2 and 7 (2025-05-13, 2025-05-18)", c)
 	}
+	// The dead-letter queue itself holds exactly those two messages.
+	q := sqstest.Client(t)
+	dlq, err := q.Open(context.Background(), fanout.QueueName(run)+"-dlq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := q.Depth(context.Background(), dlq); err != nil || d.Visible+d.InFlight != 2 {
+		t.Fatalf("dead-letter queue depth %+v (%v), want 2 messages", d, err)
+	}
 	// The fix: run again without --fail-slices and redrive.
 	out, errOut, code = runDynamoCLI(t, append([]string{"fanout", "--slices", "12", "--run", run, "--resume", "--redrive", "--json"}, env...)...)
 	if code != 0 {
