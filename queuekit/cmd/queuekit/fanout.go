@@ -190,7 +190,7 @@ func runFanout(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "run %s: %d slices, %d processed, dead-lettered %v, %d redelivered (%d found their result written)\n",
 		res.Run, res.Slices, res.Processed, res.DeadLettered, res.Redelivered, res.Duplicates)
-	fmt.Fprintf(stdout, "capacity with %d workers: %d nights, %d jobs, %d nights overflow (%d jobs late), mean utilization %.1f%%, worst night %s drained at minute %.0f\n",
+	fmt.Fprintf(stdout, "capacity with %d workers: %d nights, %d jobs; %d of the nights overflow (%d jobs late); mean utilization %.1f%%; worst night %s drained at minute %.0f\n",
 		*simWorkers, cap.Nights, cap.Jobs, cap.OverflowNights, cap.OverflowJobs, 100*cap.MeanUtilization, cap.WorstNight, cap.WorstDrained)
 	return nil
 }
