@@ -144,6 +144,7 @@ func WithClientOptions(fns ...func(*dynamodb.Options)) Option {
 // concurrent use.
 type Catalog struct {
 	client   *dynamodb.Client
+	cfg      aws.Config // what client was built from; Streams builds its client from it too
 	opts     Options
 	endpoint string // as configured; "" means the AWS default endpoint
 	local    bool
@@ -205,6 +206,7 @@ func New(ctx context.Context, opts ...Option) (*Catalog, error) {
 			Region:      region,
 			Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
 		}
+		c.cfg = cfg
 		c.client = dynamodb.NewFromConfig(cfg, append([]func(*dynamodb.Options){func(d *dynamodb.Options) {
 			d.BaseEndpoint = aws.String(endpoint)
 			// Local omits the response checksum on errors; the SDK would log a warning each time.
@@ -227,6 +229,7 @@ func New(ctx context.Context, opts ...Option) (*Catalog, error) {
 	if o.Endpoint != "" {
 		fns = append([]func(*dynamodb.Options){func(d *dynamodb.Options) { d.BaseEndpoint = aws.String(o.Endpoint) }}, fns...)
 	}
+	c.cfg = cfg
 	c.client = dynamodb.NewFromConfig(cfg, fns...)
 	return c, nil
 }

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nightqueue/workshop/queuekit/fanout"
+	"github.com/nightqueue/workshop/queuekit/queue"
+	"github.com/nightqueue/workshop/queuekit/sim"
+	"github.com/nightqueue/workshop/queuekit/workload"
+)
+
+// fanoutResult is the --json form.
+type fanoutResult struct {
+	Run          string          `json:"run"`
+	Slices       int             `json:"slices"`
+	Processed    int             `json:"processed"`
+	DeadLettered []int           `json:"dead_lettered"`
+	Redelivered  int             `json:"redelivered"`
+	Duplicates   int             `json:"duplicates"`
+	Throttled    int             `json:"throttled"`
+	Extended     int             `json:"visibility_extensions"`
+	Elapsed      float64         `json:"elapsed_seconds"`
+	Result       json.RawMessage `json:"result"`
+}
+
+var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,40}$`)
+
+func runFanout(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("fanout")
+	slices := fs.Int("slices", 0, "how many slices (nights from --start), at least 1 (required)")
+	workers := fs.Int("workers", 4, "processors' bound on slices in flight")
+	failList := fs.String("fail-slices", "", "slice indices that always fail, e.g. 3,7 (they end in the dead-letter queue)")
+	maxReceives := fs.Int("max-receives", 3, "RedrivePolicy maxReceiveCount: receives before a message moves to the dead-letter queue")
+	asJSON := fs.Bool("json", false, `print {"slices", "processed", "dead_lettered", "redelivered", "result", ...}`)
+	start := fs.String("start", workload.DefaultStart, "first night (YYYY-MM-DD); the catalog must hold the nights (queuekit seed --generate-nights N)")
+	simWorkers := fs.Int("sim-workers", 3, "workers c of each night's simulation")
+	runID := fs.String("run", "", "run id (default: random); with --resume, the run to continue")
+	resume := fs.Bool("resume", false, "continue run --run: do not trigger again, process what is left and collate")
+	redrive := fs.Bool("redrive", false, "with --resume: move the run's dead-lettered slices back to the work queue first")
+	keep := fs.Bool("keep", false, "keep the queues even when the run completes without dead letters")
+	visibility := fs.Duration("visibility", 30*time.Second, "visibility timeout of the work queue (whole seconds); a running slice extends it every half")
+	retryAfter := fs.Duration("retry-after", 0, "visibility given to a failed slice's message before its next receive")
+	poll := fs.Duration("poll", 2*time.Second, "long-poll time of a receive (at most 20 s)")
+	sourceRate := fs.Float64("source-rate", 0, "requests a second the source bears (token bucket, burst 1); 0 means no limit")
+	sliceTime := fs.Duration("slice-time", 0, "extra time each slice takes (a slow source), to see visibility extended")
+	crashAfter := fs.Int("crash-after-write", -1, "testing: after writing this slice's result, stop before deleting its message and wait to be killed")
+	resultsTable := fs.String("results-table", "queuekit_fanout_results", "DynamoDB table of slice results and final results")
+	sqsEndpoint := addSQSFlag(fs)
+	df := addDynamoFlags(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case *slices < 1:
+		return usagef("--slices %d: need at least 1 slice", *slices)
+	case *workers < 1:
+		return usagef("--workers %d: need at least 1 processor", *workers)
+	case *maxReceives < 1:
+		return usagef("--max-receives %d: SQS needs maxReceiveCount >= 1", *maxReceives)
+	case *simWorkers < 1:
+		return usagef("--sim-workers %d: need at least 1", *simWorkers)
+	case *visibility < time.Second || *visibility > 12*time.Hour:
+		return usagef("--visibility %s: SQS allows 1 s to 12 h", *visibility)
+	case *poll < 0 || *poll > 20*time.Second:
+		return usagef("--poll %s: SQS long polls 0 to 20 s", *poll)
+	case *retryAfter < 0 || *sliceTime < 0 || *sourceRate < 0:
+		return usagef("--retry-after, --slice-time and --source-rate must be >= 0")
+	case *redrive && !*resume:
+		return usagef("--redrive needs --resume --run <id>: it redrives a run that has dead letters")
+	case *resume && *runID == "":
+		return usagef("--resume needs --run <id> of the run to continue")
+	case *runID != "" && !runIDPattern.MatchString(*runID):
+		return usagef("--run %q: use 1 to 40 letters, digits, '-' or '_'", *runID)
+	}
+	fail := map[int]bool{}
+	if *failList != "" {
+		for _, f := range strings.Split(*failList, ",") {
+			i, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || i < 0 || i >= *slices {
+				return usagef("--fail-slices %q: %q is not a slice index; use integers from 0 to %d", *failList, f, *slices-1)
+			}
+			fail[i] = true
+		}
+	}
+	keys, err := fanout.NightKeys(*start, *slices)
+	if err != nil {
+		return usagef("--start: %v", err)
+	}
+	if *runID == "" {
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		*runID = hex.EncodeToString(b[:])
+	}
+	began := time.Now()
+	step := func(format string, a ...any) {
+		fmt.Fprintf(stderr, "[%5.1fs] %s\n", time.Since(began).Seconds(), fmt.Sprintf(format, a...))
+	}
+
+	src, err := df.open(ctx)
+	if err != nil {
+		return err
+	}
+	for _, k := range []string{keys[0], keys[len(keys)-1]} { // the trigger's count of slices must be real nights
+		n, _, err := src.QueryNight(ctx, k, "")
+		if err != nil {
+			return unreachableAsUsage(err)
+		}
+		if len(n.Jobs) == 0 {
+			return usagef("night %s has no jobs in %s: seed the nights with `go run ./queuekit/cmd/queuekit seed --generate-nights %d --start %s --table %s` or lower --slices",
+				k, describeTarget(src), *slices, *start, src.Table())
+		}
+	}
+	q, err := openQueues(ctx, *sqsEndpoint)
+	if err != nil {
+		return err
+	}
+	if err := q.Ping(ctx); err != nil {
+		return unreachableAsUsage(err)
+	}
+	resCat, err := openCatalog(ctx, df.endpoint, *resultsTable)
+	if err != nil {
+		return err
+	}
+	results := fanout.NewResults(resCat)
+	if err := results.Create(ctx); err != nil {
+		return unreachableAsUsage(err)
+	}
+	source := fanout.NightSource(src, *simWorkers, sim.Barrier)
+	if *sliceTime > 0 {
+		source = fanout.Slow(source, *sliceTime)
+	}
+	if *sourceRate > 0 {
+		source = fanout.Limited(source, *sourceRate, 1)
+	}
+	out, err := fanout.Execute(ctx, fanout.Config{Queues: q, Results: results, Run: *runID, Keys: keys, Source: source,
+		Workers: *workers, Visibility: *visibility, Wait: *poll, RetryAfter: *retryAfter, MaxReceives: *maxReceives,
+		Resume: *resume, Redrive: *redrive, Keep: *keep, Step: step,
+		Fail: func(p fanout.Pointer) error {
+			if fail[p.Slice] {
+				return fmt.Errorf("slice %d fails (--fail-slices)", p.Slice)
+			}
+			return nil
+		},
+		AfterWrite: func(p fanout.Pointer) {
+			if p.Slice == *crashAfter {
+				step("crash point: wrote slice %d, its message is not deleted; waiting to be killed", p.Slice)
+				<-ctx.Done()
+			}
+		},
+	})
+	var missing *queue.MissingError
+	if errors.As(err, &missing) {
+		return usagef("--run %s: %v; it finished (its queues are deleted when no dead letters remain) or never started: drop --resume to start a run", *runID, err)
+	}
+	if err != nil {
+		return unreachableAsUsage(err)
+	}
+	if len(out.DeadLettered) > 0 {
+		step("after a fix: queuekit fanout --slices %d --run %s --resume --redrive", *slices, *runID)
+	}
+	res := fanoutResult{Run: *runID, Slices: out.Slices, Processed: out.Processed, DeadLettered: out.DeadLettered,
+		Redelivered: out.Stats.Redelivered, Duplicates: out.Stats.Duplicates, Throttled: out.Stats.Throttled, Extended: out.Stats.Extended,
+		Elapsed: float64(out.Elapsed.Milliseconds()) / 1000, Result: out.Result}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	var cap fanout.Capacity
+	if err := json.Unmarshal(out.Result, &cap); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "run %s: %d slices, %d processed, dead-lettered %v, %d redelivered (%d found their result written)\n",
+		res.Run, res.Slices, res.Processed, res.DeadLettered, res.Redelivered, res.Duplicates)
+	fmt.Fprintf(stdout, "capacity with %d workers: %d nights, %d jobs; %d of the nights overflow (%d jobs late); mean utilization %.1f%%; worst night %s drained at minute %.0f\n",
+		*simWorkers, cap.Nights, cap.Jobs, cap.OverflowNights, cap.OverflowJobs, 100*cap.MeanUtilization, cap.WorstNight, cap.WorstDrained)
+	return nil
+}

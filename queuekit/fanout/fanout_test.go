@@ -1,0 +1,126 @@
+package fanout_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/nightqueue/workshop/queuekit/fanout"
+	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
+	"github.com/nightqueue/workshop/queuekit/internal/sqstest"
+	"github.com/nightqueue/workshop/queuekit/sim"
+	"github.com/nightqueue/workshop/queuekit/workload"
+)
+
+// setup seeds nights generated nights into a table of this test and returns
+// a Config for them, with a results table of this test.
+func setup(t *testing.T, nights int) fanout.Config {
+	t.Helper()
+	ctx := context.Background()
+	src := ddbtest.Catalog(t)
+	jobs, err := workload.Generate(workload.Config{Nights: nights, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.Seed(ctx, jobs); err != nil {
+		t.Fatal(err)
+	}
+	results := fanout.NewResults(ddbtest.NewCatalog(t))
+	if err := results.Create(ctx); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := fanout.NightKeys(workload.DefaultStart, nights)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fanout.Config{Queues: sqstest.Client(t), Results: results, Run: hex.EncodeToString(b[:]), Keys: keys,
+		Source: fanout.NightSource(src, 3, sim.Barrier), Wait: time.Second}
+}
+
+// A slice that runs three times as long as the visibility timeout keeps its
+// message: the processor extends the timeout every half timeout, so no
+// other worker receives the message while it runs.
+func TestLongSlicesExtendTheirVisibility(t *testing.T) {
+	cfg := setup(t, 3)
+	cfg.Source = fanout.Slow(cfg.Source, 3*time.Second)
+	cfg.Workers, cfg.Visibility = 6, time.Second // more workers than slices: any redelivery would be picked up
+	out, err := fanout.Execute(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Processed != 3 || out.Stats.Received != 3 || out.Stats.Redelivered != 0 || out.Stats.Duplicates != 0 {
+		t.Fatalf("outcome %+v, stats %+v; want 3 processed from 3 receives, no redelivery", out.Final, out.Stats)
+	}
+	// 3 s per slice, extended every 0.5 s: about 5 extensions each.
+	if out.Stats.Extended < 3 {
+		t.Fatalf("visibility extended %d times, want several per slice", out.Stats.Extended)
+	}
+}
+
+// The collated capacity report equals the one computed directly from the
+// same nights: the fan-out changes where the work runs, not its result.
+func TestCollationEqualsTheDirectComputation(t *testing.T) {
+	cfg := setup(t, 8)
+	out, err := fanout.Execute(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nights, err := workload.Nights(workload.Config{Nights: 8, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var done []fanout.SliceResult
+	for i, n := range nights {
+		r, err := sim.Run(n, sim.Config{Workers: 3, NoTrace: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(fanout.NightResult{BatchDate: n.BatchDate, Jobs: r.Jobs, DrainedMinute: r.DrainedMinute, OverflowJobs: r.OverflowJobs,
+			Utilization: r.Utilization, P95Wait: r.P95Wait})
+		done = append(done, fanout.SliceResult{Slice: i, Key: n.BatchDate, Result: b})
+	}
+	want, err := fanout.CombineNights(done, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, exp fanout.Capacity
+	if json.Unmarshal(out.Result, &got) != nil || json.Unmarshal(want, &exp) != nil {
+		t.Fatalf("results %s / %s", out.Result, want)
+	}
+	if got.Nights != 8 || got.Jobs != exp.Jobs || got.OverflowJobs != exp.OverflowJobs || got.WorstNight != exp.WorstNight ||
+		got.MeanUtilization-exp.MeanUtilization > 1e-3 || exp.MeanUtilization-got.MeanUtilization > 1e-3 {
+		t.Fatalf("collated %+v, direct %+v", got, exp)
+	}
+	if fin, ok, err := cfg.Results.Final(context.Background(), cfg.Run); err != nil || !ok || fin.Processed != 8 {
+		t.Fatalf("stored final = %+v, %v, %v", fin, ok, err)
+	}
+}
+
+// A stampede on a rate-limited source spends receives on throttles and
+// loses healthy slices to the dead-letter queue; one paced worker does not.
+// Derivation: with maxReceiveCount 2 and a retry after 1 s, a slice dies
+// after 2 throttled attempts. One worker asks the source at most once per
+// slice time (300 ms) plus a Query, under the limit of 5/s with burst 1
+// (200 ms between requests), so it is never throttled; 12 workers ask at
+// once and all but one request in each round is refused.
+func TestStampedeLosesSlicesPacedDoesNot(t *testing.T) {
+	cfg := setup(t, 12)
+	cfg.Source = fanout.Slow(cfg.Source, 300*time.Millisecond)
+	cfg.MaxReceives, cfg.RetryAfter = 2, time.Second
+	rows, err := fanout.ComparePacing(context.Background(), cfg, 5, 1, []int{12, 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stampede, paced := rows[0], rows[1]
+	if paced.Throttled != 0 || paced.Dead != 0 || paced.Processed != 12 {
+		t.Errorf("paced: %+v; want 12 processed, none throttled or dead", paced)
+	}
+	if stampede.Throttled == 0 || stampede.Dead == 0 || stampede.Processed+stampede.Dead != 12 {
+		t.Errorf("stampede: %+v; want throttles and dead-lettered healthy slices, processed + dead = 12", stampede)
+	}
+}

@@ -1,0 +1,289 @@
+package fanout
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/time/rate"
+
+	"github.com/nightqueue/workshop/queuekit/queue"
+)
+
+// Source processes one slice and returns its result as JSON.
+type Source interface {
+	Process(ctx context.Context, p Pointer) (json.RawMessage, error)
+}
+
+// SourceFunc is a function as a Source.
+type SourceFunc func(ctx context.Context, p Pointer) (json.RawMessage, error)
+
+// Process calls f.
+func (f SourceFunc) Process(ctx context.Context, p Pointer) (json.RawMessage, error) {
+	return f(ctx, p)
+}
+
+// ErrThrottled is what a Limited source returns over its rate.
+var ErrThrottled = errors.New("source throttled the request")
+
+// Limited returns src behind a token bucket of perSecond requests a second
+// and the given burst: a request over the rate fails at once with
+// ErrThrottled, as a throttled database does. DynamoDB Local never throttles
+// (it ignores provisioned capacity), so the workshop puts the limit here.
+func Limited(src Source, perSecond float64, burst int) Source {
+	l := rate.NewLimiter(rate.Limit(perSecond), burst)
+	return SourceFunc(func(ctx context.Context, p Pointer) (json.RawMessage, error) {
+		if !l.Allow() {
+			return nil, ErrThrottled
+		}
+		return src.Process(ctx, p)
+	})
+}
+
+// Processor works slices from the work queue.
+type Processor struct {
+	Queues  *queue.Client
+	Work    queue.Queue
+	Results *Results
+	Source  Source
+	// Workers bounds the slices in flight (default 4).
+	Workers int
+	// Visibility is the work queue's visibility timeout; a slice still
+	// running after half of it gets it extended by as much again (default 30 s).
+	Visibility time.Duration
+	// Wait is the long-poll time of a receive, at most 20 s (default 20 s).
+	Wait time.Duration
+	// RetryAfter is the visibility timeout given to a message whose slice
+	// failed, i.e. the pause before its next receive (default 0: at once).
+	RetryAfter time.Duration
+	// Fail, when it returns an error for a slice, makes that slice fail
+	// before the source is asked (fault injection for the workshop).
+	Fail func(Pointer) error
+	// AfterWrite is called after a slice's result is written and before its
+	// message is deleted (crash tests stop the process there).
+	AfterWrite func(Pointer)
+	// OnDone is called after a message is deleted; dup says the result was
+	// already written (a redelivery).
+	OnDone func(p Pointer, dup bool)
+
+	stats counters
+}
+
+type counters struct {
+	received, processed, duplicates, failed, redelivered, extended, throttled atomic.Int64
+}
+
+// Stats counts what a processor did.
+type Stats struct {
+	Received    int // messages received
+	Processed   int // results written
+	Duplicates  int // messages whose result was already written (deleted, not counted)
+	Failed      int // slice attempts that failed (the message comes back)
+	Throttled   int // of which the source throttled
+	Redelivered int // messages received with ApproximateReceiveCount > 1
+	Extended    int // visibility extensions
+}
+
+// Stats returns the counts so far.
+func (p *Processor) Stats() Stats {
+	s := &p.stats
+	return Stats{int(s.received.Load()), int(s.processed.Load()), int(s.duplicates.Load()), int(s.failed.Load()),
+		int(s.throttled.Load()), int(s.redelivered.Load()), int(s.extended.Load())}
+}
+
+func (p *Processor) defaults() {
+	if p.Workers < 1 {
+		p.Workers = 4
+	}
+	if p.Visibility <= 0 {
+		p.Visibility = 30 * time.Second
+	}
+	if p.Wait <= 0 || p.Wait > 20*time.Second {
+		p.Wait = 20 * time.Second
+	}
+}
+
+// Run receives and processes slices until done returns true (it is asked
+// after every receive that comes back empty, and every second while busy) or
+// ctx ends. It returns an error only when the queue cannot be read.
+func (p *Processor) Run(ctx context.Context, done func(ctx context.Context) (bool, error)) error {
+	p.defaults()
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(p.Workers) // slots below already bound it; the limit states it
+	slots := make(chan struct{}, p.Workers)
+	for range p.Workers {
+		slots <- struct{}{}
+	}
+	lastCheck := time.Now()
+	err := func() error {
+		for gctx.Err() == nil {
+			// Receive only as many messages as there are free workers: the
+			// rest stay in the queue for other processors.
+			n := 0
+			select {
+			case <-slots:
+				n = 1
+			case <-gctx.Done():
+				return nil
+			}
+			for n < 10 && n < p.Workers {
+				select {
+				case <-slots:
+					n++
+					continue
+				default:
+				}
+				break
+			}
+			out, err := p.Queues.SQS().ReceiveMessage(gctx, &sqs.ReceiveMessageInput{
+				QueueUrl: aws.String(p.Work.URL), MaxNumberOfMessages: int32(n), WaitTimeSeconds: int32(p.Wait / time.Second),
+				MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameApproximateReceiveCount},
+			})
+			got := 0
+			if out != nil {
+				got = len(out.Messages)
+			}
+			for range n - got {
+				slots <- struct{}{}
+			}
+			if err != nil {
+				if gctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("receive from %s: %w", p.Work.Name, p.Queues.Explain(err))
+			}
+			for _, m := range out.Messages {
+				g.Go(func() error {
+					defer func() { slots <- struct{}{} }()
+					p.handle(gctx, m)
+					return nil
+				})
+			}
+			if len(out.Messages) == 0 || time.Since(lastCheck) > time.Second {
+				lastCheck = time.Now()
+				ok, err := done(gctx)
+				if err != nil {
+					return err
+				}
+				if ok {
+					return nil
+				}
+			}
+		}
+		return nil
+	}()
+	werr := g.Wait()
+	if err != nil {
+		return err
+	}
+	return werr
+}
+
+// handle processes one message: decode, extend visibility while running,
+// fail (message returns) or write the result and delete the message.
+func (p *Processor) handle(ctx context.Context, m types.Message) {
+	p.stats.received.Add(1)
+	if n, _ := strconv.Atoi(m.Attributes[string(types.MessageSystemAttributeNameApproximateReceiveCount)]); n > 1 {
+		p.stats.redelivered.Add(1)
+	}
+	var ptr Pointer
+	if err := json.Unmarshal([]byte(aws.ToString(m.Body)), &ptr); err != nil {
+		p.fail(ctx, m, err) // not a pointer: it ends in the dead-letter queue
+		return
+	}
+	// Extend the visibility timeout every half timeout while the slice runs.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(p.Visibility / 2)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				_, err := p.Queues.SQS().ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(p.Work.URL),
+					ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: int32(p.Visibility / time.Second)})
+				if err == nil {
+					p.stats.extended.Add(1)
+				}
+			}
+		}
+	}()
+	res, err := p.run(ctx, ptr)
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		if errors.Is(err, ErrThrottled) {
+			p.stats.throttled.Add(1)
+		}
+		p.fail(ctx, m, err)
+		return
+	}
+	dup := false
+	err = p.Results.put(ctx, sliceItem{Run: ptr.Run, Slice: ptr.Slice, Key: ptr.Key, Status: statusDone, Result: res})
+	switch {
+	case errors.Is(err, errWritten):
+		dup = true
+		p.stats.duplicates.Add(1)
+	case err != nil:
+		p.fail(ctx, m, err)
+		return
+	default:
+		p.stats.processed.Add(1)
+	}
+	if p.AfterWrite != nil {
+		p.AfterWrite(ptr)
+	}
+	if _, err := p.Queues.SQS().DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(p.Work.URL), ReceiptHandle: m.ReceiptHandle}); err != nil {
+		return // it comes back and is found written
+	}
+	if p.OnDone != nil {
+		p.OnDone(ptr, dup)
+	}
+}
+
+func (p *Processor) run(ctx context.Context, ptr Pointer) (json.RawMessage, error) {
+	if p.Fail != nil {
+		if err := p.Fail(ptr); err != nil {
+			return nil, err
+		}
+	}
+	return p.Source.Process(ctx, ptr)
+}
+
+// fail leaves the message to come back after RetryAfter; after
+// maxReceiveCount receives the RedrivePolicy moves it to the dead-letter queue.
+func (p *Processor) fail(ctx context.Context, m types.Message, _ error) {
+	p.stats.failed.Add(1)
+	// If this call fails too, the message still comes back, only later:
+	// when its visibility timeout runs out.
+	_, _ = p.Queues.SQS().ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(p.Work.URL),
+		ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: int32(p.RetryAfter / time.Second)})
+}
+
+// Slow returns src taking d longer per slice: a slow source, to watch a
+// processor extend the visibility timeout of a long slice.
+func Slow(src Source, d time.Duration) Source {
+	return SourceFunc(func(ctx context.Context, p Pointer) (json.RawMessage, error) {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return src.Process(ctx, p)
+	})
+}

@@ -1,0 +1,138 @@
+package fanout
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/nightqueue/workshop/queuekit/queue"
+)
+
+// Config describes one fan-out run for Execute.
+type Config struct {
+	Queues  *queue.Client
+	Results *Results
+	Run     string   // run id; the queues are "queuekit-fanout-<Run>" and "...-dlq"
+	Keys    []string // slice i is Keys[i]
+	Source  Source
+	// Combine collates the done slices (default CombineNights).
+	Combine func(done []SliceResult, dead []string) (json.RawMessage, error)
+	// Workers, Visibility, Wait, RetryAfter, Fail and AfterWrite are the
+	// Processor's.
+	Workers                      int
+	Visibility, Wait, RetryAfter time.Duration
+	Fail                         func(Pointer) error
+	AfterWrite                   func(Pointer)
+	// MaxReceives is the RedrivePolicy's maxReceiveCount (default 3).
+	MaxReceives int
+	// Resume continues run Run (its queues exist) without triggering again;
+	// Redrive, with Resume, first moves its dead-lettered slices back.
+	Resume, Redrive bool
+	// Keep keeps the queues when the run completes without dead letters
+	// (they are always kept while dead letters remain, for a redrive).
+	Keep bool
+	// Step, if set, receives progress lines.
+	Step func(format string, a ...any)
+	// OnProgress, if set, is called when the count of slices done or
+	// dead-lettered grows (e.g. lab.Progress.Set in a notebook).
+	OnProgress func(done, total int)
+}
+
+// Outcome is what Execute did.
+type Outcome struct {
+	Final
+	Stats   Stats
+	Queues  queue.Pair
+	Elapsed time.Duration
+}
+
+// QueueName is the work queue of a run.
+func QueueName(run string) string { return "queuekit-fanout-" + run }
+
+// Execute runs a fan-out end to end in this process: create the queues and
+// trigger (or, with Resume, open them), process with a bounded pool until
+// the collator finds every slice done or dead-lettered, write the final
+// result, and delete the queues unless dead letters remain or Keep is set.
+// Several processes may run the same run with Resume at once.
+func Execute(ctx context.Context, cfg Config) (Outcome, error) {
+	began := time.Now()
+	step := cfg.Step
+	if step == nil {
+		step = func(string, ...any) {}
+	}
+	if cfg.Combine == nil {
+		cfg.Combine = CombineNights
+	}
+	if cfg.MaxReceives == 0 {
+		cfg.MaxReceives = 3
+	}
+	if cfg.Visibility == 0 {
+		cfg.Visibility = 30 * time.Second
+	}
+	q, name := cfg.Queues, QueueName(cfg.Run)
+	var pair queue.Pair
+	var err error
+	if cfg.Resume {
+		if pair.Work, err = q.Open(ctx, name); err != nil {
+			return Outcome{}, err
+		}
+		if pair.Dead, err = q.Open(ctx, name+"-dlq"); err != nil {
+			return Outcome{}, err
+		}
+	} else {
+		if pair, err = q.CreateWithDLQ(ctx, name, cfg.MaxReceives, cfg.Visibility); err != nil {
+			return Outcome{}, err
+		}
+		step("created queues %s and %s (maxReceiveCount %d)", pair.Work.Name, pair.Dead.Name, cfg.MaxReceives)
+		if err := Trigger(ctx, q, pair.Work, cfg.Run, cfg.Keys); err != nil {
+			return Outcome{}, err
+		}
+		step("run %s: sent %d slice pointers (%s to %s)", cfg.Run, len(cfg.Keys), cfg.Keys[0], cfg.Keys[len(cfg.Keys)-1])
+	}
+	col := &Collator{Queues: q, Dead: pair.Dead, Results: cfg.Results, Run: cfg.Run, Slices: len(cfg.Keys), Combine: cfg.Combine}
+	if cfg.Redrive {
+		n, err := col.Redrive(ctx, pair.Work)
+		if err != nil {
+			return Outcome{}, err
+		}
+		step("redrove %d dead-lettered slices to %s", n, pair.Work.Name)
+	}
+	proc := &Processor{Queues: q, Work: pair.Work, Results: cfg.Results, Source: cfg.Source, Workers: cfg.Workers,
+		Visibility: cfg.Visibility, Wait: cfg.Wait, RetryAfter: cfg.RetryAfter, Fail: cfg.Fail, AfterWrite: cfg.AfterWrite}
+	var final Final
+	reported := 0
+	err = proc.Run(ctx, func(ctx context.Context) (bool, error) {
+		f, ok, err := col.Collate(ctx)
+		if err != nil {
+			return false, err
+		}
+		if n := f.Processed + len(f.DeadLettered); n > reported {
+			reported = n
+			step("%d of %d slices done or dead-lettered", n, len(cfg.Keys))
+			if cfg.OnProgress != nil {
+				cfg.OnProgress(n, len(cfg.Keys))
+			}
+		}
+		final = f
+		return ok, nil
+	})
+	if err != nil {
+		return Outcome{}, err
+	}
+	if ctx.Err() != nil {
+		return Outcome{}, fmt.Errorf("run %s interrupted: %w", cfg.Run, ctx.Err())
+	}
+	out := Outcome{Final: final, Stats: proc.Stats(), Queues: pair, Elapsed: time.Since(began)}
+	switch {
+	case len(final.DeadLettered) > 0:
+		step("dead-lettered slices %v stay in %s for a redrive", final.DeadLettered, pair.Dead.Name)
+	case !cfg.Keep:
+		for _, qq := range []queue.Queue{pair.Work, pair.Dead} {
+			if err := q.Delete(ctx, qq); err != nil {
+				return out, err
+			}
+		}
+	}
+	return out, nil
+}

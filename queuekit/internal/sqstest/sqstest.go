@@ -1,0 +1,100 @@
+// Package sqstest gives integration tests a real SQS server (ElasticMQ) and
+// queue names of their own.
+//
+// The server is the one AWS_ENDPOINT_URL_SQS names; `make test` starts it
+// with scripts/elasticmq.sh and exports the variable. When the variable is
+// unset, names a non-local endpoint, or nothing answers there, the test fails
+// with one line saying how to start it; it never skips.
+package sqstest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/queue"
+)
+
+var (
+	once     sync.Once
+	endpoint string
+	problem  string
+)
+
+// Endpoint returns the endpoint of a running local SQS server or fails the
+// test with the command to run.
+func Endpoint(t testing.TB) string {
+	t.Helper()
+	once.Do(func() { endpoint, problem = find() })
+	if problem != "" {
+		t.Fatal(problem)
+	}
+	return endpoint
+}
+
+func find() (string, string) {
+	ep := os.Getenv(queue.EnvEndpoint)
+	how := "start it with `scripts/elasticmq.sh start` and export " + queue.EnvEndpoint + "=http://127.0.0.1:9324"
+	if ep == "" {
+		return "", queue.EnvEndpoint + " is not set: " + how
+	}
+	if !catalog.IsLocalEndpoint(ep) {
+		return "", queue.EnvEndpoint + "=" + ep + " is not a local endpoint; the tests create and delete queues: " + how
+	}
+	c := http.Client{Timeout: 3 * time.Second}
+	resp, err := c.Get(strings.TrimRight(ep, "/") + "/?Action=ListQueues")
+	if err != nil {
+		return "", "no SQS server answers at " + ep + ": " + how
+	}
+	resp.Body.Close()
+	return ep, ""
+}
+
+// Client returns a queue client on the test server.
+func Client(t testing.TB) *queue.Client {
+	t.Helper()
+	c, err := queue.New(context.Background(), queue.WithEndpoint(Endpoint(t)))
+	if err != nil {
+		t.Fatalf("SQS client: %v", err)
+	}
+	return c
+}
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+
+// Name returns a queue-name prefix unique to this test and run (SQS allows
+// 80 characters of A-Z, a-z, 0-9, '-' and '_'; room is left for "-dlq").
+func Name(t testing.TB) string {
+	t.Helper()
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatalf("random queue suffix: %v", err)
+	}
+	name := unsafeChars.ReplaceAllString(t.Name(), "_")
+	if len(name) > 55 {
+		name = name[len(name)-55:]
+	}
+	return "t-" + name + "-" + hex.EncodeToString(b[:])
+}
+
+// Cleanup deletes the queues when the test ends.
+func Cleanup(t testing.TB, c *queue.Client, qs ...queue.Queue) {
+	t.Helper()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		for _, q := range qs {
+			if err := c.Delete(ctx, q); err != nil {
+				t.Errorf("delete queue %s: %v", q.Name, err)
+			}
+		}
+	})
+}

@@ -1,0 +1,104 @@
+package lab
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/fanout"
+	"github.com/nightqueue/workshop/queuekit/queue"
+	"github.com/nightqueue/workshop/queuekit/sim"
+	"github.com/nightqueue/workshop/queuekit/timers"
+	"github.com/nightqueue/workshop/queuekit/workload"
+)
+
+// Queues opens the workshop's SQS (AWS_ENDPOINT_URL_SQS, ElasticMQ in the
+// workshop) and checks that it answers, so a cell stops with one line naming
+// the endpoint and how to start it.
+func Queues(ctx context.Context) (*queue.Client, error) {
+	q, err := queue.New(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := q.Ping(ctx); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// FreshTimers returns the timers of table (and table-state), dropped and
+// created again so the cell starts from empty tables.
+func FreshTimers(ctx context.Context, table string) (*timers.Timers, error) {
+	c, err := catalog.New(ctx, catalog.WithTable(table))
+	if err != nil {
+		return nil, err
+	}
+	t := timers.New(c)
+	if err := t.DeleteTables(ctx); err != nil {
+		return nil, err
+	}
+	if err := t.CreateTables(ctx); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// OpenTimers returns the timers of table as an earlier cell left them.
+func OpenTimers(ctx context.Context, table string) (*timers.Timers, error) {
+	c, err := catalog.New(ctx, catalog.WithTable(table))
+	if err != nil {
+		return nil, err
+	}
+	return timers.New(c), nil
+}
+
+// NightsFanOut returns a fan-out over the first n generated nights (from
+// workload.DefaultStart, seed 1): the nights live in table, seeded now if
+// the last one is missing; results go to table + "_results"; each night is
+// simulated with 3 workers under the barrier rules; the run id is new.
+func NightsFanOut(ctx context.Context, table string, n int) (fanout.Config, error) {
+	src, err := catalog.New(ctx, catalog.WithTable(table))
+	if err != nil {
+		return fanout.Config{}, err
+	}
+	keys, err := fanout.NightKeys(workload.DefaultStart, n)
+	if err != nil {
+		return fanout.Config{}, err
+	}
+	if err := src.CreateTable(ctx); err != nil {
+		return fanout.Config{}, err
+	}
+	last, _, err := src.QueryNight(ctx, keys[n-1], "")
+	if err != nil {
+		return fanout.Config{}, err
+	}
+	if len(last.Jobs) == 0 {
+		jobs, err := workload.Generate(workload.Config{Nights: n, Seed: 1})
+		if err != nil {
+			return fanout.Config{}, err
+		}
+		if _, err := src.Seed(ctx, jobs); err != nil {
+			return fanout.Config{}, err
+		}
+	}
+	resCat, err := catalog.New(ctx, catalog.WithTable(table+"_results"))
+	if err != nil {
+		return fanout.Config{}, err
+	}
+	results := fanout.NewResults(resCat)
+	if err := results.Create(ctx); err != nil {
+		return fanout.Config{}, err
+	}
+	q, err := Queues(ctx)
+	if err != nil {
+		return fanout.Config{}, err
+	}
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return fanout.Config{}, fmt.Errorf("run id: %w", err)
+	}
+	return fanout.Config{Queues: q, Results: results, Run: "nb-" + hex.EncodeToString(b[:]), Keys: keys,
+		Source: fanout.NightSource(src, 3, sim.Barrier)}, nil
+}

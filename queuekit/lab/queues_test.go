@@ -1,0 +1,62 @@
+package lab
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/fanout"
+	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
+	"github.com/nightqueue/workshop/queuekit/internal/sqstest"
+	"github.com/nightqueue/workshop/queuekit/queue"
+	"github.com/nightqueue/workshop/queuekit/timers"
+)
+
+// NightsFanOut seeds the nights it needs into its table and gives a config
+// that runs: three nights, three results, each counted once.
+func TestNightsFanOutSeedsAndRuns(t *testing.T) {
+	t.Setenv(catalog.EnvEndpoint, ddbtest.Endpoint(t))
+	t.Setenv(queue.EnvEndpoint, sqstest.Endpoint(t))
+	src := ddbtest.NewCatalog(t, catalog.WithTable(ddbtest.TableName(t)))
+	ddbtest.NewCatalog(t, catalog.WithTable(src.Table()+"_results")) // deleted at the end
+	ctx := context.Background()
+	cfg, err := NightsFanOut(ctx, src.Table(), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Wait = time.Second
+	out, err := fanout.Execute(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Processed != 3 || len(out.DeadLettered) != 0 || out.Stats.Duplicates != 0 {
+		t.Fatalf("outcome %+v, stats %+v; want 3 processed, none dead, no duplicates", out.Final, out.Stats)
+	}
+	n, err := src.CountItems(ctx)
+	if err != nil || n == 0 {
+		t.Fatalf("source table holds %d items (%v); NightsFanOut should have seeded 3 nights", n, err)
+	}
+}
+
+// FreshTimers starts from empty tables even when a timer was left behind.
+func TestFreshTimersEmptiesTheTables(t *testing.T) {
+	t.Setenv(catalog.EnvEndpoint, ddbtest.Endpoint(t))
+	name := ddbtest.TableName(t)
+	ctx := context.Background()
+	for range 2 {
+		tm, err := FreshTimers(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = tm.DeleteTables(context.Background()) })
+		if n, err := tm.Pending(ctx); err != nil || n != 0 {
+			t.Fatalf("pending = %d, %v; want an empty table", n, err)
+		}
+		if err := tm.Schedule(ctx, timersTimer("left-behind")); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func timersTimer(id string) timers.Timer { return timers.Timer{ID: id, Due: time.Now().Add(time.Hour)} }
