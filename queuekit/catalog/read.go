@@ -29,6 +29,30 @@ type AccessReport struct {
 	Pages        int           // requests (pages of at most 1 MB)
 	Segments     int           // parallel Scan segments (1 for Query and a plain Scan)
 	Elapsed      time.Duration // wall time of the read
+	// PerPage describes every response in the order they arrived (for a
+	// parallel Scan, the segments' pages interleaved).
+	PerPage []Page
+}
+
+// Page is one response of a read: DynamoDB reads at most 1 MB per request
+// before it applies a filter, so a page may return nothing (Count 0) and
+// still say there is more (More: it carried a LastEvaluatedKey).
+type Page struct {
+	Count, ScannedCount int
+	ConsumedRCU         float64
+	More                bool
+}
+
+// EmptyPagesWithMore counts the pages that returned no item but had a next
+// page: the 1 MB read limit applies before the filter.
+func (r AccessReport) EmptyPagesWithMore() int {
+	n := 0
+	for _, p := range r.PerPage {
+		if p.Count == 0 && p.More {
+			n++
+		}
+	}
+	return n
 }
 
 // accessJSON is the JSON form: {"count","scanned_count","consumed_rcu","pages","elapsed_ms"}.
@@ -58,13 +82,16 @@ func (r *AccessReport) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func (r *AccessReport) add(count, scanned int32, cc *types.ConsumedCapacity) {
-	r.Count += int(count)
-	r.ScannedCount += int(scanned)
-	r.Pages++
+func (r *AccessReport) add(count, scanned int32, cc *types.ConsumedCapacity, more bool) {
+	p := Page{Count: int(count), ScannedCount: int(scanned), More: more}
 	if cc != nil {
-		r.ConsumedRCU += aws.ToFloat64(cc.CapacityUnits)
+		p.ConsumedRCU = aws.ToFloat64(cc.CapacityUnits)
 	}
+	r.Count += p.Count
+	r.ScannedCount += p.ScannedCount
+	r.ConsumedRCU += p.ConsumedRCU
+	r.Pages++
+	r.PerPage = append(r.PerPage, p)
 }
 
 // checkArgs validates a batch date and an optional window (HH:MM).
@@ -126,7 +153,7 @@ func (c *Catalog) QueryNight(ctx context.Context, date, window string) (queuekit
 			rep.Elapsed = time.Since(began)
 			return queuekit.Night{}, rep, fmt.Errorf("query %s in table %s: page %d: %w", describe(date, window), c.opts.Table, rep.Pages+1, err)
 		}
-		rep.add(out.Count, out.ScannedCount, out.ConsumedCapacity)
+		rep.add(out.Count, out.ScannedCount, out.ConsumedCapacity, len(out.LastEvaluatedKey) > 0)
 		items = append(items, out.Items...)
 	}
 	rep.Elapsed = time.Since(began)
@@ -185,7 +212,7 @@ func (c *Catalog) ScanNight(ctx context.Context, date, window string, segments i
 					return fmt.Errorf("segment %d of %d: %w", s+1, segments, err)
 				}
 				mu.Lock()
-				rep.add(out.Count, out.ScannedCount, out.ConsumedCapacity)
+				rep.add(out.Count, out.ScannedCount, out.ConsumedCapacity, len(out.LastEvaluatedKey) > 0)
 				items = append(items, out.Items...)
 				mu.Unlock()
 			}

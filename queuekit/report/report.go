@@ -67,7 +67,7 @@ func Solve(p queuekit.Params) Analytic {
 		a := Analytic{Utilization: p.Rho, Reason: err.Error()}
 		if errors.Is(err, mmc.ErrUnstable) {
 			a.Unstable = true
-			a.Reason = fmt.Sprintf("rho = %.3f >= 1: M/M/c has no steady state; the queue grows until the night ends", p.Rho)
+			a.Reason = fmt.Sprintf("ρ = %.3f >= 1: M/M/c has no steady state; the queue grows until the night ends", p.Rho)
 		}
 		return a
 	}

@@ -72,7 +72,7 @@ func WhyTheyMiss(n queuekit.Night, workers int) ([]Variant, error) {
 	q := mmc.Queue{Lambda: p.Lambda, Mu: p.Mu, C: workers}
 	m, err := q.Solve()
 	if err != nil {
-		out = append(out, Variant{Name: "M/M/c (Erlang C)", Note: fmt.Sprintf("no steady state: rho = %.3f >= 1", p.Rho)})
+		out = append(out, Variant{Name: "M/M/c (Erlang C)", Note: fmt.Sprintf("no steady state: ρ = %.3f >= 1", p.Rho)})
 		return out, nil
 	}
 	md, _ := q.CosmetatosWq()
