@@ -88,23 +88,11 @@ func (c *Catalog) lookup(ctx context.Context, jobID string) (map[string]types.At
 	fail := func(err error) error { return fmt.Errorf("get job %s from table %s: %w", jobID, c.opts.Table, err) }
 	rep := AccessReport{Segments: 1}
 	if c.opts.Key == KeyByJobID {
-		rep.Method = "GetItem"
-		out, err := call(ctx, c, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
-			return c.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(c.opts.Table),
-				Key: c.opts.Key.key(queuekit.Job{JobID: jobID}), ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal})
-		})
+		item, rep, err := c.getItem(ctx, c.opts.Key.key(queuekit.Job{JobID: jobID}), false)
 		if err != nil {
 			return nil, rep, fail(err)
 		}
-		n := int32(0)
-		if out.Item != nil {
-			n = 1
-		}
-		rep.add(n, n, out.ConsumedCapacity, false)
-		if out.Item == nil {
-			return nil, rep, fail(ErrNoSuchJob)
-		}
-		return out.Item, rep, nil
+		return item, rep, nil
 	}
 	in := &dynamodb.QueryInput{TableName: aws.String(c.opts.Table), ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal}
 	var b expression.Builder

@@ -577,7 +577,7 @@ func TestAccessTablesShowTheReports(t *testing.T) {
 	r := catalog.AccessReport{Method: "Scan", Count: 10, ScannedCount: 3639, ConsumedRCU: 99.5, Pages: 1, Segments: 4, Elapsed: 117900 * time.Microsecond}
 	got := chart.DescribeRead(r)
 	// 99.5 RCU × $0.125 per million = $0.0000124375, three significant digits.
-	for _, want := range []string{"Scan: returned 10 of 3639 items scanned", "99.5 RCU ($0.0000124)", "1 page,", "4 segments", "117.9 ms"} {
+	for _, want := range []string{"Scan: returned 10 of 3639 items scanned", "99.5 read units ($0.0000124)", "1 page,", "4 segments", "117.9 ms"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("DescribeRead = %q, want it to contain %q", got, want)
 		}
