@@ -1,9 +1,9 @@
 package report
 
 import (
-	"math"
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"testing"
