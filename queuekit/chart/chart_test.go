@@ -306,8 +306,13 @@ func TestSweepTablesEqualTheInputs(t *testing.T) {
 	if !strings.Contains(p95.Option(), `"yAxis":30`) || !strings.Contains(ov.Option(), `"yAxis":5`) {
 		t.Error("target lines missing")
 	}
-	if !strings.Contains(p95.Option(), "[0,90,101.25]") {
+	// The x axis is the worker count itself (a value axis), so the bar of
+	// c = 2 sits at x = 2 and the line's points are [c, value].
+	if !strings.Contains(p95.Option(), "[2,90,101.25]") {
 		t.Error("p95 error bar for c=2 missing")
+	}
+	if !strings.Contains(p95.Option(), `"xAxis":[{"type":"value","name":"workers c"`) || !strings.Contains(p95.Option(), `"position":"insideEndTop"`) {
+		t.Errorf("want a value axis for c and the target label inside the plot:\n%s", p95.Option())
 	}
 	u, err := chart.SweepUtilization(sweep)
 	if err != nil {

@@ -1,6 +1,7 @@
 package chart_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -36,5 +37,24 @@ func TestWritesTableShowsUnitsAndCost(t *testing.T) {
 	// 84 write units × $0.625 per million = $0.0000525.
 	if want := "| BatchWriteItem | 42 | 2 | 84 | 42 | \\$0.0000525 | 12.0 |"; !strings.Contains(md, want) {
 		t.Errorf("table\n%s\nwant the row %s", md, want)
+	}
+}
+
+// 40 values 0..39 in bins of 2: 20 bins, more than MaxTableBins, so the
+// table summarises: min 0, median = value at ⌈0.5·40⌉−1 = 19, p95 = value at
+// ⌈0.95·40⌉−1 = 37, max 39, mean 19.5; every bin holds 2, the first wins.
+func TestHistogramTableSummarisesManyBins(t *testing.T) {
+	vals := make([]float64, 40)
+	for i := range vals {
+		vals[i] = float64(i)
+	}
+	c, err := chart.Histogram(vals, 2, "p95 wait (minutes)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{{"values", "40"}, {"min", "0"}, {"median", "19"}, {"p95 (nearest rank)", "37"}, {"max", "39"},
+		{"mean", "19.5"}, {"most common bin", "[0, 2): 2 values (5.0%)"}}
+	if fmt.Sprint(c.Table.Rows) != fmt.Sprint(want) {
+		t.Errorf("summary rows %v, want %v", c.Table.Rows, want)
 	}
 }
