@@ -77,9 +77,9 @@ func sampleJobs(t *testing.T) []queuekit.Job {
 	return jobs
 }
 
-// 42 sample items of about 300 bytes plus 1 KB of padding are 2 KB each:
-// 2 write units per item, 84 in all, for 2 BatchWriteItem requests of 25
-// and 17 or for 42 PutItem requests.
+// 39 sample items of about 300 bytes plus 1 KB of padding are 2 KB each:
+// 2 write units per item, 78 in all, for 2 BatchWriteItem requests of 25
+// and 14 or for 39 PutItem requests.
 func TestWriteCostsBatchingSavesRequestsNotUnits(t *testing.T) {
 	jobs := sampleJobs(t)
 	tmp := ddbtest.NewCatalog(t, catalog.WithTable(access.WritesTable))

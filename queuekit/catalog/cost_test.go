@@ -10,8 +10,8 @@ import (
 
 // Every sample item is under 1 KB, so each put is one write unit (a write
 // unit covers 1 KB) whether it travels in a BatchWriteItem of 25 or alone:
-// batching saves requests, not units. 42 items: 2 batches of 25 and 17,
-// against 42 PutItem requests; 42 write units either way.
+// batching saves requests, not units. 39 items: 2 batches of 25 and 14,
+// against 39 PutItem requests; 39 write units either way.
 func TestBatchingSavesRequestsNotWriteUnits(t *testing.T) {
 	jobs := sampleJobs(t)
 	batched := ddbtest.Catalog(t)
@@ -34,7 +34,7 @@ func TestBatchingSavesRequestsNotWriteUnits(t *testing.T) {
 	if b.IndexWriteUnits != 0 {
 		t.Errorf("index write units %v on a table without an index, want 0", b.IndexWriteUnits)
 	}
-	// 42 units at $0.625 per million.
+	// 39 units at $0.625 per million.
 	if got, want := b.Cost(), n*0.625/1e6; got != want {
 		t.Errorf("cost %v, want %v", got, want)
 	}
