@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -117,9 +118,11 @@ func (c *Catalog) lookup(ctx context.Context, jobID string) (map[string]types.At
 	in.KeyConditionExpression, in.FilterExpression = expr.KeyCondition(), expr.Filter()
 	in.ExpressionAttributeNames, in.ExpressionAttributeValues = expr.Names(), expr.Values()
 	var found map[string]types.AttributeValue
+	began := time.Now()
 	p := dynamodb.NewQueryPaginator(c.client, in)
 	for p.HasMorePages() {
 		out, err := call(ctx, c, func(ctx context.Context) (*dynamodb.QueryOutput, error) { return p.NextPage(ctx) })
+		rep.Elapsed = time.Since(began)
 		if err != nil {
 			return nil, rep, fail(err)
 		}

@@ -228,10 +228,12 @@ func (c *Catalog) GetByKey(ctx context.Context, date, windowJobID string, opts .
 // ErrNoSuchJob.
 func (c *Catalog) getItem(ctx context.Context, key map[string]types.AttributeValue, consistent bool) (map[string]types.AttributeValue, AccessReport, error) {
 	rep := AccessReport{Method: "GetItem", Segments: 1}
+	began := time.Now()
 	out, err := call(ctx, c, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
 		return c.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(c.opts.Table), Key: key,
 			ConsistentRead: aws.Bool(consistent), ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal})
 	})
+	rep.Elapsed = time.Since(began)
 	if err != nil {
 		return nil, rep, err
 	}
