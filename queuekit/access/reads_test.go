@@ -95,3 +95,21 @@ func TestWriteCostsBatchingSavesRequestsNotUnits(t *testing.T) {
 		t.Errorf("write units %v and %v, want %d each", batch.WriteUnits, single.WriteUnits, 2*n)
 	}
 }
+
+// First write of the 39 sample items (each under 1 KB): 39 units for the
+// table and 39 for the index. Writing the same items again: 39 for the
+// table, 0 for the index (measured on DynamoDB Local: nothing it holds
+// changed).
+func TestJobIndexWritesTwiceThenOnlyTheTable(t *testing.T) {
+	jobs := sampleJobs(t)
+	tmp := ddbtest.NewCatalog(t, catalog.WithTable(access.JobIndexTable))
+	first, again, err := access.JobIndexWrites(ctxFor(t), jobs, catalog.WithEndpoint(tmp.Endpoint()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := float64(len(jobs))
+	if first.WriteUnits != 2*n || first.IndexWriteUnits != n || again.WriteUnits != n || again.IndexWriteUnits != 0 {
+		t.Errorf("first %v (index %v), again %v (index %v); want %v (%v), %v (0)", first.WriteUnits, first.IndexWriteUnits,
+			again.WriteUnits, again.IndexWriteUnits, 2*n, n, n)
+	}
+}
