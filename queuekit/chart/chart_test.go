@@ -589,7 +589,7 @@ func TestAccessTablesShowTheReports(t *testing.T) {
 	}
 	// Per million reads: 99.5 × 0.125 = $12.4375 → $12.44.
 	md := chart.ReadsTable([]string{"poor key"}, []catalog.AccessReport{r}).Markdown()
-	if !strings.Contains(md, `| poor key | Scan | 10 | 3639 | 99.5 | \$12.44 | 1 | 4 | 117.9 |`) {
+	if !strings.Contains(md, `| poor key | Scan | 10 | 3639 | 99.5 | \\$12.44 | 1 | 4 | 117.9 |`) {
 		t.Errorf("ReadsTable:\n%s", md)
 	}
 	tb := chart.AccessTable(accessPoints)

@@ -16,7 +16,7 @@ func TestNightReadsTableShowsRequestsUnitsAndBytes(t *testing.T) {
 		Report: catalog.AccessReport{Method: "GetItem", Count: 10, ScannedCount: 10, ConsumedRCU: 5}}}
 	md := chart.NightReadsTable(reads).Markdown()
 	// 5 read units × $0.125 per million = $0.625 per million reads, escaped for JupyterLab.
-	if want := "| GetItem × 10 | 10 | 10 | 10 | 5 | \\$0.625 | 4321 |"; !strings.Contains(md, want) {
+	if want := "| GetItem × 10 | 10 | 10 | 10 | 5 | \\\\$0.625 | 4321 |"; !strings.Contains(md, want) {
 		t.Errorf("table\n%s\nwant the row %s", md, want)
 	}
 }
@@ -35,7 +35,7 @@ func TestWritesTableShowsUnitsAndCost(t *testing.T) {
 	reps := []catalog.SeedReport{{Items: 42, Requests: 2, WriteUnits: 84, IndexWriteUnits: 42, Elapsed: 12 * time.Millisecond}}
 	md := chart.WritesTable([]string{"BatchWriteItem"}, reps).Markdown()
 	// 84 write units × $0.625 per million = $0.0000525.
-	if want := "| BatchWriteItem | 42 | 2 | 84 | 42 | \\$0.0000525 | 12.0 |"; !strings.Contains(md, want) {
+	if want := "| BatchWriteItem | 42 | 2 | 84 | 42 | \\\\$0.0000525 | 12.0 |"; !strings.Contains(md, want) {
 		t.Errorf("table\n%s\nwant the row %s", md, want)
 	}
 }

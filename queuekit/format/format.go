@@ -6,8 +6,12 @@
 //
 // Markdown output is safe to display in JupyterLab: a "|" in a cell is
 // escaped so it stays in its column, a newline becomes a space, and "$" is
-// escaped as "\$" because JupyterLab typesets text between two dollar signs
-// as mathematics.
+// written `\\$` because JupyterLab typesets text between two dollar signs as
+// mathematics. One backslash is not enough: the Markdown renderer turns
+// `\$` into a bare "$" before MathJax scans the page, so two escaped dollars
+// in one cell or paragraph still become a formula. With two, the page holds
+// `\$`, which MathJax shows as a literal dollar (checked in JupyterLab by
+// tests/browser: no table or paragraph of the notebooks holds typeset math).
 package format
 
 import (
@@ -113,10 +117,11 @@ func isNumber(s string) bool {
 	return err == nil
 }
 
-var markdownEscaper = strings.NewReplacer("|", `\|`, "$", `\$`, "\r\n", " ", "\n", " ")
+var markdownEscaper = strings.NewReplacer("|", `\|`, "$", `\\$`, "\r\n", " ", "\n", " ")
 
 // EscapeMarkdown makes text safe inside a Markdown table cell or a line
-// displayed by JupyterLab: "|" and "$" are escaped, newlines become spaces.
+// displayed by JupyterLab: "|" is escaped as `\|`, "$" as `\\$` (see the
+// package doc), newlines become spaces.
 func EscapeMarkdown(s string) string { return markdownEscaper.Replace(s) }
 
 // Num formats a number compactly: integers without decimals, others with at

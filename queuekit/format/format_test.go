@@ -10,7 +10,7 @@ import (
 
 func TestTableMarkdownEscapesPipesDollarsAndNewlines(t *testing.T) {
 	tb := format.Table{Headers: []string{"name", "value"}, Rows: [][]string{{"a|b", "$1.50"}, {"two\nlines"}}}
-	want := "| name | value |\n|---|---|\n| a\\|b | \\$1.50 |\n| two lines |  |\n"
+	want := "| name | value |\n|---|---|\n| a\\|b | \\\\$1.50 |\n| two lines |  |\n"
 	if got := tb.Markdown(); got != want {
 		t.Errorf("markdown:\n%q\nwant:\n%q", got, want)
 	}
@@ -65,6 +65,6 @@ func ExampleTable() {
 	// Scan   99.5                  $12.44
 	// | read | RCU | cost per million reads |
 	// |---|---|---|
-	// | Query | 0.5 | \$0.0625 |
-	// | Scan | 99.5 | \$12.44 |
+	// | Query | 0.5 | \\$0.0625 |
+	// | Scan | 99.5 | \\$12.44 |
 }

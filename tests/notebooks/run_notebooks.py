@@ -15,8 +15,8 @@ A notebook fails when:
   - any output is an error output, or stderr contains "panic",
   - a cell tagged `chart` did not emit both an ECharts chart (text/html with an echarts
     element) and a table of its numbers (markdown/plain/HTML table),
-  - a Markdown cell holds an unescaped "$" outside a code span (JupyterLab would typeset
-    the text between two of them as math),
+  - a Markdown cell holds a "$" outside a code span that is not written "\\\\$" (JupyterLab
+    would typeset the text between two of them as math),
   - an expectation from EXPECTATIONS (below) or --expect is not met.
 
 It prints per-notebook and slowest-cell timings, writes them to
@@ -176,17 +176,20 @@ def check_cell(nbname: str, idx: int, cell) -> list[str]:
 
 
 # JupyterLab typesets text between two "$" as LaTeX, in Markdown cells and in
-# Markdown outputs alike. Markdown cells must write a dollar as "\\$" (code spans
-# in backticks are left alone); outputs go through queuekit/format, which
-# escapes them, and the browser test checks that no table holds typeset math.
+# Markdown outputs alike. One backslash, \$, does not escape it: the Markdown
+# renderer turns it into a bare "$" before MathJax scans the page, so two of them
+# in a paragraph still make a formula. Two backslashes, \\$, do: the page then
+# holds \$, which MathJax shows as a dollar (checked in JupyterLab by
+# tests/browser). Markdown cells must write a dollar as \\$ (code spans in
+# backticks are left alone); outputs go through queuekit/format, which does the same.
 CODE_SPAN = re.compile(r"`[^`]*`")
-BARE_DOLLAR = re.compile(r"(?<!\\)\$")
+BARE_DOLLAR = re.compile(r"(?<!\\\\)\$")
 
 
 def check_markdown_cell(nbname: str, idx: int, cell) -> list[str]:
     text = CODE_SPAN.sub("", "".join(cell.get("source", "")))
     bad = [ln.strip() for ln in text.splitlines() if BARE_DOLLAR.search(ln)]
-    return [f"{nbname} markdown cell {idx}: unescaped $ (JupyterLab typesets $...$ as math; write \\$): {ln[:120]}"
+    return [f"{nbname} markdown cell {idx}: unescaped $ (JupyterLab typesets $...$ as math; write it as two backslashes and a dollar): {ln[:120]}"
             for ln in bad]
 
 
