@@ -1,7 +1,5 @@
 package queuekit
 
-import "fmt"
-
 // Demand is what a night asks of a pool of c workers once exclusive locks
 // are counted. ρ = λ/(cμ) counts every job as one worker for its runtime,
 // so it is the share of the pool's worker-minutes the night would use if no
@@ -36,14 +34,8 @@ type Demand struct {
 // Demand computes the night's demand on c workers. A night without jobs or
 // c below 1 is an error.
 func (n Night) Demand(workers int) (Demand, error) {
-	if workers < 1 {
-		return Demand{}, fmt.Errorf("workers = %d: need at least 1 worker", workers)
-	}
-	if len(n.Jobs) == 0 {
-		return Demand{}, fmt.Errorf("night %s has no jobs: no demand to compute", n.BatchDate)
-	}
-	if n.Window.Minutes() <= 0 {
-		return Demand{}, fmt.Errorf("night %s: empty batch window %s", n.BatchDate, n.Window)
+	if err := n.checkPool(workers, "a demand"); err != nil {
+		return Demand{}, err
 	}
 	s := n.Summarize()
 	c := float64(workers)
