@@ -143,12 +143,21 @@ func Num(v float64) string {
 }
 
 // Percent formats a fraction as a percentage with one decimal: 0.0523 -> "5.2%".
+// A fraction strictly between 0 and 1 never prints as "0.0%" or "100.0%":
+// it gets up to three decimals, so 0.9995 is "99.95%", not a certainty.
 // NaN and infinities print as "–".
 func Percent(f float64) string {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return "–"
 	}
-	return strconv.FormatFloat(100*f, 'f', 1, 64) + "%"
+	s := strconv.FormatFloat(100*f, 'f', 1, 64)
+	for d := 2; d <= 3 && f > 0 && f < 1; d++ {
+		if v, _ := strconv.ParseFloat(s, 64); v != 0 && v != 100 {
+			break
+		}
+		s = strconv.FormatFloat(100*f, 'f', d, 64)
+	}
+	return s + "%"
 }
 
 // Dollars formats an amount of money: cents for amounts of a dollar or more

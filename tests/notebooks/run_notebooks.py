@@ -83,7 +83,7 @@ EXPECTATIONS: dict[str, dict[str, list[str]]] = {
                         "| 2026-05-13 | 3 | barrier | 29 | 50 | 61.1% | 170 | 5 | 0 | 160 |",
                         "measured 19 min", "| p95 (nearest rank) |", "times narrower",
                         "smallest c meeting the target: 3",
-                        "5 exclusive jobs need 355 minutes"]},
+                        "1999 of 2000 nights overflow (99.95%); its 5 exclusive jobs need 355 minutes"]},
 }
 
 # A chart cell's HTML must hold an element ECharts draws into and the init call.
