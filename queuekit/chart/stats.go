@@ -113,6 +113,16 @@ type SweepPoint struct {
 	Utilization, UtilizationLow, UtilizationHigh float64
 }
 
+// xWorkers is the worker-count axis: a value axis from 0 to one past the
+// largest c, a tick at every c when there are at most 12 of them.
+func xWorkers(maxC int) opts.XAxis {
+	x := opts.XAxis{Type: "value", Name: "workers c", NameLocation: "middle", NameGap: 28, Min: 0, Max: maxC + 1, MinInterval: 1}
+	if maxC <= 12 {
+		x.MaxInterval = 1
+	}
+	return x
+}
+
 // maxWorkers is the largest worker count of a sweep.
 func maxWorkers(points []SweepPoint) int {
 	m := 0
@@ -222,8 +232,7 @@ func sweepChart(points []SweepPoint, m sweepMetric, set []Setting) (*Chart, erro
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "bottom"}),
 		charts.WithAnimation(false),
 		charts.WithGridOpts(opts.Grid{Left: "60", Right: "40", Top: "70", Bottom: "60"}),
-		charts.WithXAxisOpts(opts.XAxis{Type: "value", Name: "workers c", NameLocation: "middle", NameGap: 28,
-			Min: 0, Max: maxWorkers(points) + 1, MinInterval: 1}),
+		charts.WithXAxisOpts(xWorkers(maxWorkers(points))),
 		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: m.yName, Min: 0, Max: m.yMax}),
 	)
 	lineOpts := []charts.SeriesOpts{
