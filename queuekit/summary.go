@@ -74,14 +74,8 @@ type Params struct {
 // Params derives lambda, mu and rho for the night with c workers.
 // A night without jobs or a worker count below 1 is an error.
 func (n Night) Params(workers int) (Params, error) {
-	if workers < 1 {
-		return Params{}, fmt.Errorf("workers = %d: need at least 1 worker", workers)
-	}
-	if len(n.Jobs) == 0 {
-		return Params{}, fmt.Errorf("night %s has no jobs: nothing to derive lambda and mu from", n.BatchDate)
-	}
-	if n.Window.Minutes() <= 0 {
-		return Params{}, fmt.Errorf("night %s: empty batch window %s", n.BatchDate, n.Window)
+	if err := n.checkPool(workers, "lambda and mu"); err != nil {
+		return Params{}, err
 	}
 	s := n.Summarize()
 	p := Params{
@@ -91,4 +85,19 @@ func (n Night) Params(workers int) (Params, error) {
 	}
 	p.Rho = p.Lambda / (float64(workers) * p.Mu)
 	return p, nil
+}
+
+// checkPool refuses what no pool figure can be derived from: fewer than one
+// worker, a night without jobs, an empty window. what names the figures.
+func (n Night) checkPool(workers int, what string) error {
+	if workers < 1 {
+		return fmt.Errorf("workers = %d: need at least 1 worker", workers)
+	}
+	if len(n.Jobs) == 0 {
+		return fmt.Errorf("night %s has no jobs: nothing to derive %s from", n.BatchDate, what)
+	}
+	if n.Window.Minutes() <= 0 {
+		return fmt.Errorf("night %s: empty batch window %s", n.BatchDate, n.Window)
+	}
+	return nil
 }

@@ -75,6 +75,10 @@ type Options struct {
 	Table string
 	// Key is the table's key schema (default KeyByNight).
 	Key KeySchema
+	// JobIndex adds the global secondary index JobIndex (partition key
+	// job_id) when the table is created, and GetJob reads through it
+	// (KeyByNight only; see WithJobIndex).
+	JobIndex bool
 	// Window is the batch window jobs are validated against (default
 	// queuekit.DefaultWindow).
 	Window queuekit.Window

@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/nightqueue/workshop/queuekit"
@@ -75,22 +73,20 @@ func (k KeySchema) key(j queuekit.Job) map[string]types.AttributeValue {
 var ErrNoSuchJob = errors.New("no such job")
 
 // GetJob reads one job by its id. With KeyByJobID that is one GetItem, the
-// one question that key answers well. With KeyByNight the id's date
+// one question that key answers well. With KeyByNight and WithJobIndex it is
+// one Query of the index JobIndex. With KeyByNight alone the id's date
 // (JOB-<yyyymmdd>-<seq>) names the partition: one Query of that night with a
-// filter on job_id. A job that is not there gives an error wrapping
-// ErrNoSuchJob.
+// filter on job_id. LookupJob says which, and what it cost. A job that is
+// not there gives an error wrapping ErrNoSuchJob.
 func (c *Catalog) GetJob(ctx context.Context, jobID string) (queuekit.Job, error) {
-	item, err := c.jobItem(ctx, jobID)
-	if err != nil {
-		return queuekit.Job{}, err
-	}
-	return c.UnmarshalJob(item)
+	j, _, err := c.LookupJob(ctx, jobID)
+	return j, err
 }
 
 // PaddingBytes returns the size of the padding attribute (see WithPadding) of
 // the job's item: 0 when it has none.
 func (c *Catalog) PaddingBytes(ctx context.Context, jobID string) (int, error) {
-	item, err := c.jobItem(ctx, jobID)
+	item, _, err := c.lookup(ctx, jobID)
 	if err != nil {
 		return 0, err
 	}
@@ -98,50 +94,6 @@ func (c *Catalog) PaddingBytes(ctx context.Context, jobID string) (int, error) {
 		return len(pad.Value), nil
 	}
 	return 0, nil
-}
-
-func (c *Catalog) jobItem(ctx context.Context, jobID string) (map[string]types.AttributeValue, error) {
-	fail := func(err error) error { return fmt.Errorf("get job %s from table %s: %w", jobID, c.opts.Table, err) }
-	if c.opts.Key == KeyByJobID {
-		out, err := call(ctx, c, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
-			return c.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(c.opts.Table),
-				Key: c.opts.Key.key(queuekit.Job{JobID: jobID})})
-		})
-		if err != nil {
-			return nil, fail(err)
-		}
-		if out.Item == nil {
-			return nil, fail(ErrNoSuchJob)
-		}
-		return out.Item, nil
-	}
-	date, ok := jobDate(jobID)
-	if !ok {
-		return nil, fail(fmt.Errorf("malformed job id: write it as JOB-<yyyymmdd>-<3-digit seq>, e.g. JOB-20260513-001"))
-	}
-	expr, err := expression.NewBuilder().
-		WithKeyCondition(expression.Key(queuekit.AttrBatchDate).Equal(expression.Value(date))).
-		WithFilter(expression.Name(queuekit.AttrJobID).Equal(expression.Value(jobID))).Build()
-	if err != nil {
-		return nil, fail(err)
-	}
-	p := dynamodb.NewQueryPaginator(c.client, &dynamodb.QueryInput{
-		TableName:                 aws.String(c.opts.Table),
-		KeyConditionExpression:    expr.KeyCondition(),
-		FilterExpression:          expr.Filter(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-	})
-	for p.HasMorePages() {
-		out, err := call(ctx, c, func(ctx context.Context) (*dynamodb.QueryOutput, error) { return p.NextPage(ctx) })
-		if err != nil {
-			return nil, fail(err)
-		}
-		if len(out.Items) > 0 {
-			return out.Items[0], nil
-		}
-	}
-	return nil, fail(ErrNoSuchJob)
 }
 
 // jobDate turns JOB-20260513-007 into 2026-05-13.

@@ -29,6 +29,30 @@ type AccessReport struct {
 	Pages        int           // requests (pages of at most 1 MB)
 	Segments     int           // parallel Scan segments (1 for Query and a plain Scan)
 	Elapsed      time.Duration // wall time of the read
+	// PerPage describes every response in the order they arrived (for a
+	// parallel Scan, the segments' pages interleaved).
+	PerPage []Page
+}
+
+// Page is one response of a read: DynamoDB reads at most 1 MB per request
+// before it applies a filter, so a page may return nothing (Count 0) and
+// still say there is more (More: it carried a LastEvaluatedKey).
+type Page struct {
+	Count, ScannedCount int
+	ConsumedRCU         float64
+	More                bool
+}
+
+// EmptyPagesWithMore counts the pages that returned no item but had a next
+// page: the 1 MB read limit applies before the filter.
+func (r AccessReport) EmptyPagesWithMore() int {
+	n := 0
+	for _, p := range r.PerPage {
+		if p.Count == 0 && p.More {
+			n++
+		}
+	}
+	return n
 }
 
 // accessJSON is the JSON form: {"count","scanned_count","consumed_rcu","pages","elapsed_ms"}.
@@ -58,13 +82,16 @@ func (r *AccessReport) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func (r *AccessReport) add(count, scanned int32, cc *types.ConsumedCapacity) {
-	r.Count += int(count)
-	r.ScannedCount += int(scanned)
-	r.Pages++
+func (r *AccessReport) add(count, scanned int32, cc *types.ConsumedCapacity, more bool) {
+	p := Page{Count: int(count), ScannedCount: int(scanned), More: more}
 	if cc != nil {
-		r.ConsumedRCU += aws.ToFloat64(cc.CapacityUnits)
+		p.ConsumedRCU = aws.ToFloat64(cc.CapacityUnits)
 	}
+	r.Count += p.Count
+	r.ScannedCount += p.ScannedCount
+	r.ConsumedRCU += p.ConsumedRCU
+	r.Pages++
+	r.PerPage = append(r.PerPage, p)
 }
 
 // checkArgs validates a batch date and an optional window (HH:MM).
@@ -87,14 +114,45 @@ func describe(date, window string) string {
 	return "night " + date + " window " + window
 }
 
+// ReadOption changes how QueryNight and GetByKey read.
+type ReadOption func(*readOptions)
+
+type readOptions struct {
+	consistent bool
+	filter     *expression.ConditionBuilder
+}
+
+// ReadConsistent asks for a strongly consistent read: it reflects every
+// write acknowledged before it, and costs twice an eventually consistent one
+// (1 read unit per 4 KB instead of ½).
+func ReadConsistent() ReadOption { return func(o *readOptions) { o.consistent = true } }
+
+// ReadFilter adds a filter expression on non-key attributes. DynamoDB
+// applies it after reading, so the read is billed for every item the key
+// condition selects (ScannedCount), and returns only those that pass (Count).
+func ReadFilter(cond expression.ConditionBuilder) ReadOption {
+	return func(o *readOptions) { o.filter = &cond }
+}
+
+func readOpts(opts []ReadOption) readOptions {
+	var o readOptions
+	for _, fn := range opts {
+		fn(&o)
+	}
+	return o
+}
+
 // QueryNight reads the jobs of one batch night with Query on the partition
 // key (batch_date = :d), narrowed to one requested window with
 // begins_with(window_job_id, "HH:MM#") when window is not empty. It follows
 // every page with the SDK's Query paginator and asks for the consumed
 // capacity. Jobs come in sort key order, that is window then job id, and are
 // validated: a malformed item gives a *queuekit.FieldError naming the item.
-// A night without items is an empty Night, not an error.
-func (c *Catalog) QueryNight(ctx context.Context, date, window string) (queuekit.Night, AccessReport, error) {
+// A night without items is an empty Night, not an error. opts may ask for a
+// strongly consistent read or add a filter (the returned night then holds
+// only the jobs that pass it).
+func (c *Catalog) QueryNight(ctx context.Context, date, window string, opts ...ReadOption) (queuekit.Night, AccessReport, error) {
+	ro := readOpts(opts)
 	rep := AccessReport{Method: "Query", Segments: 1}
 	if err := checkArgs(date, window); err != nil {
 		return queuekit.Night{}, rep, fmt.Errorf("query %s: %w", describe(date, window), err)
@@ -107,15 +165,21 @@ func (c *Catalog) QueryNight(ctx context.Context, date, window string) (queuekit
 	if window != "" {
 		key = key.And(expression.Key(queuekit.AttrWindowJobID).BeginsWith(window + "#"))
 	}
-	expr, err := expression.NewBuilder().WithKeyCondition(key).Build()
+	b := expression.NewBuilder().WithKeyCondition(key)
+	if ro.filter != nil {
+		b = b.WithFilter(*ro.filter)
+	}
+	expr, err := b.Build()
 	if err != nil {
 		return queuekit.Night{}, rep, fmt.Errorf("query %s: build key condition: %w", describe(date, window), err)
 	}
 	p := dynamodb.NewQueryPaginator(c.client, &dynamodb.QueryInput{
 		TableName:                 aws.String(c.opts.Table),
 		KeyConditionExpression:    expr.KeyCondition(),
+		FilterExpression:          expr.Filter(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
+		ConsistentRead:            aws.Bool(ro.consistent),
 		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
 	})
 	var items []map[string]types.AttributeValue
@@ -126,7 +190,7 @@ func (c *Catalog) QueryNight(ctx context.Context, date, window string) (queuekit
 			rep.Elapsed = time.Since(began)
 			return queuekit.Night{}, rep, fmt.Errorf("query %s in table %s: page %d: %w", describe(date, window), c.opts.Table, rep.Pages+1, err)
 		}
-		rep.add(out.Count, out.ScannedCount, out.ConsumedCapacity)
+		rep.add(out.Count, out.ScannedCount, out.ConsumedCapacity, len(out.LastEvaluatedKey) > 0)
 		items = append(items, out.Items...)
 	}
 	rep.Elapsed = time.Since(began)
@@ -135,6 +199,53 @@ func (c *Catalog) QueryNight(ctx context.Context, date, window string) (queuekit
 		return queuekit.Night{}, rep, fmt.Errorf("query %s: %w", describe(date, window), err)
 	}
 	return n, rep, nil
+}
+
+// GetByKey reads one job with GetItem on its full primary key: batch_date
+// and window_job_id (<window>#<job_id>) for KeyByNight, job_id alone for
+// KeyByJobID (windowJobID is then the job id). GetItem is billed per item,
+// rounded up to 4 KB: ½ read unit for an eventually consistent read of a
+// small item, 1 with ReadConsistent. A missing item gives an error wrapping
+// ErrNoSuchJob. ReadFilter does not apply to GetItem and is refused.
+func (c *Catalog) GetByKey(ctx context.Context, date, windowJobID string, opts ...ReadOption) (queuekit.Job, AccessReport, error) {
+	ro := readOpts(opts)
+	fail := func(err error) error {
+		return fmt.Errorf("get item %s=%s %s=%s from table %s: %w", queuekit.AttrBatchDate, date, queuekit.AttrWindowJobID, windowJobID, c.opts.Table, err)
+	}
+	if ro.filter != nil {
+		return queuekit.Job{}, AccessReport{Method: "GetItem", Segments: 1}, fail(errors.New("GetItem takes no filter expression: read the item, or Query with ReadFilter"))
+	}
+	key := c.opts.Key.key(queuekit.Job{BatchDate: date, WindowJobID: windowJobID, JobID: windowJobID})
+	item, rep, err := c.getItem(ctx, key, ro.consistent)
+	if err != nil {
+		return queuekit.Job{}, rep, fail(err)
+	}
+	j, err := c.UnmarshalJob(item)
+	return j, rep, err
+}
+
+// getItem is one GetItem with its access report; a missing item is
+// ErrNoSuchJob.
+func (c *Catalog) getItem(ctx context.Context, key map[string]types.AttributeValue, consistent bool) (map[string]types.AttributeValue, AccessReport, error) {
+	rep := AccessReport{Method: "GetItem", Segments: 1}
+	began := time.Now()
+	out, err := call(ctx, c, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
+		return c.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(c.opts.Table), Key: key,
+			ConsistentRead: aws.Bool(consistent), ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal})
+	})
+	rep.Elapsed = time.Since(began)
+	if err != nil {
+		return nil, rep, err
+	}
+	n := int32(0)
+	if out.Item != nil {
+		n = 1
+	}
+	rep.add(n, n, out.ConsumedCapacity, false)
+	if out.Item == nil {
+		return nil, rep, ErrNoSuchJob
+	}
+	return out.Item, rep, nil
 }
 
 // ScanNight reads the same jobs as QueryNight the wrong way: a Scan of the
@@ -185,7 +296,7 @@ func (c *Catalog) ScanNight(ctx context.Context, date, window string, segments i
 					return fmt.Errorf("segment %d of %d: %w", s+1, segments, err)
 				}
 				mu.Lock()
-				rep.add(out.Count, out.ScannedCount, out.ConsumedCapacity)
+				rep.add(out.Count, out.ScannedCount, out.ConsumedCapacity, len(out.LastEvaluatedKey) > 0)
 				items = append(items, out.Items...)
 				mu.Unlock()
 			}

@@ -49,6 +49,32 @@ type SeedReport struct {
 	Requests int           // write requests sent, retries included
 	Retried  int           // items sent again because DynamoDB returned them unprocessed
 	Elapsed  time.Duration // wall time of the writes
+	// WriteUnits are the write capacity units DynamoDB reported consumed,
+	// table and indexes together (on demand: write request units); a write
+	// of an item up to 1 KB is one unit, whether it goes in a
+	// BatchWriteItem or a PutItem of its own.
+	WriteUnits float64
+	// IndexWriteUnits is the part of WriteUnits spent on global secondary
+	// indexes: every index holding the item is written too.
+	IndexWriteUnits float64
+}
+
+// PricePerMillionWrites is the on-demand price of one million write request
+// units in us-east-1 (since 2024-11-01), in dollars.
+const PricePerMillionWrites = 0.625
+
+// Cost is the on-demand price of the seed's writes in dollars.
+func (r SeedReport) Cost() float64 { return r.WriteUnits * PricePerMillionWrites / 1e6 }
+
+// writeUnits sums consumed capacity: total, and the part spent on indexes.
+func writeUnits(ccs ...types.ConsumedCapacity) (total, index float64) {
+	for _, cc := range ccs {
+		total += aws.ToFloat64(cc.CapacityUnits)
+		for _, g := range cc.GlobalSecondaryIndexes {
+			index += aws.ToFloat64(g.CapacityUnits)
+		}
+	}
+	return total, index
 }
 
 // ItemsPerSecond is the write rate of the seed.
@@ -104,12 +130,14 @@ func (c *Catalog) writeItems(ctx context.Context, items []map[string]types.Attri
 		mu  sync.Mutex
 		rep SeedReport
 	)
-	progress := func(written, requests, retried int) {
+	progress := func(written, requests, retried int, units, indexUnits float64) {
 		mu.Lock()
 		defer mu.Unlock()
 		rep.Items += written
 		rep.Requests += requests
 		rep.Retried += retried
+		rep.WriteUnits += units
+		rep.IndexWriteUnits += indexUnits
 		if so.progress != nil && written > 0 {
 			so.progress(rep.Items, total)
 		}
@@ -138,12 +166,13 @@ func (c *Catalog) writeItems(ctx context.Context, items []map[string]types.Attri
 
 // writeBatch sends one batch until DynamoDB has taken every item, backing off
 // with full jitter while it returns UnprocessedItems.
-func (c *Catalog) writeBatch(ctx context.Context, b []types.WriteRequest, progress func(written, requests, retried int)) error {
+func (c *Catalog) writeBatch(ctx context.Context, b []types.WriteRequest, progress func(written, requests, retried int, units, indexUnits float64)) error {
 	pending := b
 	for attempt := 1; ; attempt++ {
 		out, err := call(ctx, c, func(ctx context.Context) (*dynamodb.BatchWriteItemOutput, error) {
 			return c.client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
-				RequestItems: map[string][]types.WriteRequest{c.opts.Table: pending},
+				RequestItems:           map[string][]types.WriteRequest{c.opts.Table: pending},
+				ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes,
 			})
 		})
 		if err != nil {
@@ -154,7 +183,8 @@ func (c *Catalog) writeBatch(ctx context.Context, b []types.WriteRequest, progre
 		if attempt > 1 {
 			retried = len(pending)
 		}
-		progress(len(pending)-len(left), 1, retried)
+		units, indexUnits := writeUnits(out.ConsumedCapacity...)
+		progress(len(pending)-len(left), 1, retried, units, indexUnits)
 		if len(left) == 0 {
 			return nil
 		}
@@ -198,10 +228,16 @@ func (c *Catalog) PutEach(ctx context.Context, jobs []queuekit.Job, opts ...Seed
 	var rep SeedReport
 	began := time.Now()
 	for i, it := range items {
-		_, err := call(ctx, c, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
-			return c.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(c.opts.Table), Item: it})
+		out, err := call(ctx, c, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
+			return c.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(c.opts.Table), Item: it,
+				ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes})
 		})
 		rep.Requests++
+		if err == nil && out.ConsumedCapacity != nil {
+			units, indexUnits := writeUnits(*out.ConsumedCapacity)
+			rep.WriteUnits += units
+			rep.IndexWriteUnits += indexUnits
+		}
 		if err != nil {
 			rep.Elapsed = time.Since(began)
 			return rep, &UnwrittenError{Table: c.opts.Table, Unwritten: len(items) - i, Total: len(items),

@@ -12,19 +12,21 @@ import (
 )
 
 // CreateTable creates the catalog table (on-demand, keyed by the catalog's
-// KeySchema: batch_date HASH and window_job_id RANGE by default) and waits with the SDK's TableExistsWaiter until it is
-// active. A table that already exists with the same keys is fine; one with
-// other keys is an error.
+// KeySchema: batch_date HASH and window_job_id RANGE by default, with the
+// index JobIndex under WithJobIndex) and waits with the SDK's
+// TableExistsWaiter until it is active. A table that already exists with the
+// same keys (and index) is fine; one with other keys is an error.
 func (c *Catalog) CreateTable(ctx context.Context) error {
 	if c.opts.ItemKeys != nil {
 		return c.createItemTable(ctx)
 	}
 	_, err := call(ctx, c, func(ctx context.Context) (*dynamodb.CreateTableOutput, error) {
 		return c.client.CreateTable(ctx, &dynamodb.CreateTableInput{
-			TableName:            aws.String(c.opts.Table),
-			BillingMode:          types.BillingModePayPerRequest,
-			AttributeDefinitions: c.opts.Key.definitions(),
-			KeySchema:            c.opts.Key.elements(),
+			TableName:              aws.String(c.opts.Table),
+			BillingMode:            types.BillingModePayPerRequest,
+			AttributeDefinitions:   c.definitions(),
+			KeySchema:              c.opts.Key.elements(),
+			GlobalSecondaryIndexes: c.indexes(),
 		})
 	})
 	var inUse *types.ResourceInUseException
@@ -35,7 +37,10 @@ func (c *Catalog) CreateTable(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("create table %s at %s: %w", c.opts.Table, c.where(), err)
 	}
-	return c.checkKeys(out.Table)
+	if err := c.checkKeys(out.Table); err != nil {
+		return err
+	}
+	return c.checkIndex(out.Table)
 }
 
 func (c *Catalog) waitActive(ctx context.Context) (*dynamodb.DescribeTableOutput, error) {

@@ -19,7 +19,7 @@ type Metric int
 
 // The metrics of QueryVsScan.
 const (
-	ReadCapacity Metric = iota // consumed read capacity units
+	ReadCapacity Metric = iota // read units consumed (on demand: read request units)
 	Latency                    // milliseconds
 	ItemsScanned               // ScannedCount
 )
@@ -27,7 +27,7 @@ const (
 func (m Metric) String() string {
 	switch m {
 	case ReadCapacity:
-		return "read capacity units"
+		return "read units consumed"
 	case Latency:
 		return "latency (ms)"
 	case ItemsScanned:
@@ -106,7 +106,7 @@ func QueryVsScan(points []access.Point, m Metric, set ...Setting) (*Chart, error
 // pages it took.
 func AccessTable(points []access.Point) format.Table {
 	t := format.Table{Headers: []string{"nights", "items in table", "returned", "Query scanned", "Scan scanned",
-		"Query RCU", "Scan RCU", "Query ms", "Scan ms", "Query pages", "Scan pages", "Scan $ per million reads"}}
+		"Query read units", "Scan read units", "Query ms", "Scan ms", "Query pages", "Scan pages", "Scan $ per million reads"}}
 	for _, p := range points {
 		t.Rows = append(t.Rows, []string{strconv.Itoa(p.Nights), strconv.Itoa(p.Items), strconv.Itoa(p.Query.Count),
 			strconv.Itoa(p.Query.ScannedCount), strconv.Itoa(p.Scan.ScannedCount),
@@ -121,7 +121,7 @@ func AccessTable(points []access.Point) format.Table {
 // returned and scanned, capacity, dollars per million such reads, pages,
 // segments and milliseconds.
 func ReadsTable(labels []string, reports []catalog.AccessReport) format.Table {
-	t := format.Table{Headers: []string{"read", "method", "returned", "scanned", "RCU", "$ per million reads", "pages", "segments", "ms"}}
+	t := format.Table{Headers: []string{"read", "method", "returned", "scanned", "read units", "$ per million reads", "pages", "segments", "ms"}}
 	for i, r := range reports {
 		label := ""
 		if i < len(labels) {
@@ -135,7 +135,9 @@ func ReadsTable(labels []string, reports []catalog.AccessReport) format.Table {
 }
 
 // DescribeRead is one line about one read: "Query: returned 10 of 10 items
-// scanned, 0.5 RCU ($0.0000000625), 1 page, 3.2 ms".
+// scanned, 0.5 read units ($0.0000000625), 1 page, 3.2 ms". Read units are
+// what DynamoDB reports consumed: read request units on demand (billed per
+// unit), read capacity units (RCU) against a provisioned table.
 func DescribeRead(r catalog.AccessReport) string {
 	pages := "pages"
 	if r.Pages == 1 {
@@ -145,7 +147,50 @@ func DescribeRead(r catalog.AccessReport) string {
 	if r.Segments > 1 {
 		seg = fmt.Sprintf(", %d segments", r.Segments)
 	}
-	return fmt.Sprintf("%s: returned %d of %d items scanned, %s RCU (%s), %d %s%s, %s ms",
+	return fmt.Sprintf("%s: returned %d of %d items scanned, %s read units (%s), %d %s%s, %s ms",
 		r.Method, r.Count, r.ScannedCount, format.Num(r.ConsumedRCU), format.Dollars(access.Cost(r.ConsumedRCU)),
 		r.Pages, pages, seg, format.Millis(millis(r.Elapsed)))
+}
+
+// NightReadsTable compares the measured reads of access.NightReads: requests,
+// items returned and read (scanned), read units, dollars per million such
+// reads on demand, and the bytes that came back.
+func NightReadsTable(reads []access.Read) format.Table {
+	t := format.Table{Headers: []string{"read", "requests", "returned", "read (scanned)", "read units", "$ per million", "response bytes"}}
+	for _, r := range reads {
+		t.Rows = append(t.Rows, []string{r.Label, strconv.Itoa(r.Requests), strconv.Itoa(r.Report.Count),
+			strconv.Itoa(r.Report.ScannedCount), format.Num(r.Report.ConsumedRCU),
+			format.Dollars(access.Cost(r.Report.ConsumedRCU) * 1e6), strconv.FormatInt(r.ResponseBytes, 10)})
+	}
+	return t
+}
+
+// PagesTable lists the pages of one read: items returned and scanned, read
+// units, and whether DynamoDB said there was a next page (LastEvaluatedKey).
+func PagesTable(r catalog.AccessReport) format.Table {
+	t := format.Table{Headers: []string{"page", "returned", "scanned", "read units", "next page?"}}
+	for i, p := range r.PerPage {
+		more := "no"
+		if p.More {
+			more = "yes"
+		}
+		t.Rows = append(t.Rows, []string{strconv.Itoa(i + 1), strconv.Itoa(p.Count), strconv.Itoa(p.ScannedCount), format.Num(p.ConsumedRCU), more})
+	}
+	return t
+}
+
+// WritesTable compares seeding reports (catalog.Seed against
+// catalog.PutEach, or a table with and without an index): items, requests,
+// write units (of which on indexes), dollars on demand, and time.
+func WritesTable(labels []string, reps []catalog.SeedReport) format.Table {
+	t := format.Table{Headers: []string{"write", "items", "requests", "write units", "of which indexes", "cost on demand", "ms"}}
+	for i, r := range reps {
+		label := ""
+		if i < len(labels) {
+			label = labels[i]
+		}
+		t.Rows = append(t.Rows, []string{label, strconv.Itoa(r.Items), strconv.Itoa(r.Requests), format.Num(r.WriteUnits),
+			format.Num(r.IndexWriteUnits), format.Dollars(r.Cost()), format.Millis(millis(r.Elapsed))})
+	}
+	return t
 }

@@ -132,7 +132,7 @@ func (c *Chart) HTML() string { return c.RenderHTML(NewID(c.Kind)) }
 // element id in echarts.init lets tools (the browser test) find the chart a
 // script draws. ECharts is loaded at most once per page: every chart waiting
 // for it queues its draw function.
-var snippet = template.Must(template.New("chart").Parse(`<div class="{{.Class}}" id="{{.ID}}" data-chart="{{.Kind}}" role="img" aria-label="{{.Title}}" style="width:{{.Width}}px;height:{{.Height}}px;"></div>
+var snippet = template.Must(template.New("chart").Parse(`<div class="{{.Class}}" id="{{.ID}}" data-chart="{{.Kind}}" role="img" aria-label="{{.Title}}" style="width:{{.Width}}px;height:{{.Height}}px;margin:20px 0 8px 0;"></div>
 <script type="text/javascript">
 (function () {
   var id = {{.ID}}, url = {{.URL}};

@@ -306,8 +306,13 @@ func TestSweepTablesEqualTheInputs(t *testing.T) {
 	if !strings.Contains(p95.Option(), `"yAxis":30`) || !strings.Contains(ov.Option(), `"yAxis":5`) {
 		t.Error("target lines missing")
 	}
-	if !strings.Contains(p95.Option(), "[0,90,101.25]") {
+	// The x axis is the worker count itself (a value axis), so the bar of
+	// c = 2 sits at x = 2 and the line's points are [c, value].
+	if !strings.Contains(p95.Option(), "[2,90,101.25]") {
 		t.Error("p95 error bar for c=2 missing")
+	}
+	if !strings.Contains(p95.Option(), `"xAxis":[{"type":"value","name":"workers c"`) || !strings.Contains(p95.Option(), `"position":"insideEndTop"`) {
+		t.Errorf("want a value axis for c and the target label inside the plot:\n%s", p95.Option())
 	}
 	u, err := chart.SweepUtilization(sweep)
 	if err != nil {
@@ -577,14 +582,14 @@ func TestAccessTablesShowTheReports(t *testing.T) {
 	r := catalog.AccessReport{Method: "Scan", Count: 10, ScannedCount: 3639, ConsumedRCU: 99.5, Pages: 1, Segments: 4, Elapsed: 117900 * time.Microsecond}
 	got := chart.DescribeRead(r)
 	// 99.5 RCU × $0.125 per million = $0.0000124375, three significant digits.
-	for _, want := range []string{"Scan: returned 10 of 3639 items scanned", "99.5 RCU ($0.0000124)", "1 page,", "4 segments", "117.9 ms"} {
+	for _, want := range []string{"Scan: returned 10 of 3639 items scanned", "99.5 read units ($0.0000124)", "1 page,", "4 segments", "117.9 ms"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("DescribeRead = %q, want it to contain %q", got, want)
 		}
 	}
 	// Per million reads: 99.5 × 0.125 = $12.4375 → $12.44.
 	md := chart.ReadsTable([]string{"poor key"}, []catalog.AccessReport{r}).Markdown()
-	if !strings.Contains(md, `| poor key | Scan | 10 | 3639 | 99.5 | \$12.44 | 1 | 4 | 117.9 |`) {
+	if !strings.Contains(md, `| poor key | Scan | 10 | 3639 | 99.5 | \\$12.44 | 1 | 4 | 117.9 |`) {
 		t.Errorf("ReadsTable:\n%s", md)
 	}
 	tb := chart.AccessTable(accessPoints)

@@ -108,6 +108,6 @@ func ExampleChart_RenderHTML() {
 	fmt.Println(h[:strings.Index(h, "\n")])
 	fmt.Println(strings.Contains(c.Option(), `"text":"Waits \u003cb\u003e\"tonight\"\u003c/b\u003e"`))
 	// Output:
-	// <div class="queuekit-chart" id="waits" data-chart="histogram" role="img" aria-label="Waits &lt;b&gt;&#34;tonight&#34;&lt;/b&gt;" style="width:900px;height:360px;"></div>
+	// <div class="queuekit-chart" id="waits" data-chart="histogram" role="img" aria-label="Waits &lt;b&gt;&#34;tonight&#34;&lt;/b&gt;" style="width:900px;height:360px;margin:20px 0 8px 0;"></div>
 	// true
 }

@@ -10,13 +10,15 @@ import (
 	"github.com/go-echarts/go-echarts/v2/types"
 	"github.com/nightqueue/workshop/queuekit/format"
 	"github.com/nightqueue/workshop/queuekit/sim"
+	"gonum.org/v1/gonum/stat"
 )
 
 // Histogram draws the distribution of values (per-job waits from
 // sim.Result.Waits, or the per-replication p95 waits of a Monte Carlo run) as
 // bars of the given width, binned by sim.Bins; a width <= 0 picks one with
 // sim.AutoBinWidth. xName names the values
-// ("wait (minutes)").
+// ("wait (minutes)"). Its table lists the bins, up to MaxTableBins of them,
+// and otherwise summarises the values rather than repeat the chart.
 func Histogram(values []float64, width float64, xName string, set ...Setting) (*Chart, error) {
 	if width <= 0 {
 		width = sim.AutoBinWidth(values)
@@ -26,15 +28,13 @@ func Histogram(values []float64, width float64, xName string, set ...Setting) (*
 		return nil, fmt.Errorf("histogram of %s: %w", xName, err)
 	}
 	o := apply("Distribution of "+xName, 0, 360, set)
-	t := format.Table{Headers: []string{xName, "count", "share"}}
 	names := make([]string, len(bins))
 	data := make([]opts.BarData, len(bins))
 	for i, b := range bins {
 		names[i] = format.Num(b.Low) + "–" + format.Num(b.High)
 		data[i] = opts.BarData{Value: b.Count}
-		t.Rows = append(t.Rows, []string{"[" + format.Num(b.Low) + ", " + format.Num(b.High) + ")", strconv.Itoa(b.Count),
-			format.Percent(float64(b.Count) / float64(len(values)))})
 	}
+	t := histogramTable(values, bins, xName)
 	bar := charts.NewBar()
 	bar.SetGlobalOptions(
 		charts.WithInitializationOpts(initOpts(o)),
@@ -58,6 +58,40 @@ func Histogram(values []float64, width float64, xName string, set ...Setting) (*
 	return &Chart{Kind: "histogram", Title: o.title, Width: o.width, Height: o.height, Table: t, option: opt}, nil
 }
 
+// MaxTableBins is the most bins a histogram's table lists one by one; a
+// histogram with more is summarised instead (the chart shows the bins).
+const MaxTableBins = 12
+
+// histogramTable lists the bins, or, beyond MaxTableBins, summarises the
+// values: how many, min, median, p95 (nearest rank), max, mean and the most
+// common bin.
+func histogramTable(values []float64, bins []sim.Bin, xName string) format.Table {
+	if len(bins) <= MaxTableBins {
+		t := format.Table{Headers: []string{xName, "count", "share"}}
+		for _, b := range bins {
+			t.Rows = append(t.Rows, []string{"[" + format.Num(b.Low) + ", " + format.Num(b.High) + ")", strconv.Itoa(b.Count),
+				format.Percent(float64(b.Count) / float64(len(values)))})
+		}
+		return t
+	}
+	mode := bins[0]
+	for _, b := range bins {
+		if b.Count > mode.Count {
+			mode = b
+		}
+	}
+	return format.Table{Headers: []string{"statistic", xName}, Rows: [][]string{
+		{"values", strconv.Itoa(len(values))},
+		{"min", format.Num(sim.NearestRank(values, 1.0/float64(len(values))))},
+		{"median", format.Num(sim.NearestRank(values, 0.5))},
+		{"p95 (nearest rank)", format.Num(sim.NearestRank(values, 0.95))},
+		{"max", format.Num(sim.NearestRank(values, 1))},
+		{"mean", format.Num(stat.Mean(values, nil))},
+		{"most common bin", fmt.Sprintf("[%s, %s): %d values (%s)", format.Num(mode.Low), format.Num(mode.High), mode.Count,
+			format.Percent(float64(mode.Count)/float64(len(values))))},
+	}}
+}
+
 // WaitHistogram draws the per-job waits of a traced result in bins of the
 // given width in minutes (<= 0: automatic).
 func WaitHistogram(r sim.Result, width float64, set ...Setting) (*Chart, error) {
@@ -79,8 +113,27 @@ type SweepPoint struct {
 	Utilization, UtilizationLow, UtilizationHigh float64
 }
 
+// xWorkers is the worker-count axis: a value axis from 0 to one past the
+// largest c, a tick at every c when there are at most 12 of them.
+func xWorkers(maxC int) opts.XAxis {
+	x := opts.XAxis{Type: "value", Name: "workers c", NameLocation: "middle", NameGap: 28, Min: 0, Max: maxC + 1, MinInterval: 1}
+	if maxC <= 12 {
+		x.MaxInterval = 1
+	}
+	return x
+}
+
+// maxWorkers is the largest worker count of a sweep.
+func maxWorkers(points []SweepPoint) int {
+	m := 0
+	for _, p := range points {
+		m = max(m, p.Workers)
+	}
+	return m
+}
+
 // errorBarRenderItem draws a vertical error bar with caps from value(1) to
-// value(2) at category value(0).
+// value(2) at x = value(0).
 const errorBarRenderItem = `function (params, api) {
   var x = api.value(0);
   var lo = api.coord([x, api.value(1)]), hi = api.coord([x, api.value(2)]);
@@ -92,13 +145,14 @@ const errorBarRenderItem = `function (params, api) {
     {type: 'line', shape: {x1: hi[0] - w / 2, y1: hi[1], x2: hi[0] + w / 2, y2: hi[1]}, style: st}]};
 }`
 
-// axisTooltip lists each series at the hovered category; an error bar shows
-// as "low – high".
+// axisTooltip lists each series at the hovered worker count: a point [c, v]
+// shows v, an error bar [c, low, high] shows "low – high".
 const axisTooltip = `function (ps) {
   var out = ps.length ? ps[0].axisValueLabel : '';
   for (var i = 0; i < ps.length; i++) {
     var p = ps[i], v = p.value;
-    out += '<br/>' + p.marker + p.seriesName + ': ' + (Array.isArray(v) ? v[1] + ' – ' + v[2] : v);
+    var t = !Array.isArray(v) ? v : (v.length > 2 ? v[1] + ' – ' + v[2] : v[1]);
+    out += '<br/>' + p.marker + p.seriesName + ': ' + t;
   }
   return out;
 }`
@@ -138,17 +192,18 @@ func sweepChart(points []SweepPoint, m sweepMetric, set []Setting) (*Chart, erro
 	if o.hasTarget {
 		t.Headers = append(t.Headers, "meets target "+m.fmt(o.target))
 	}
-	names := make([]string, len(points))
+	// The worker count is a value axis, not categories: a sweep over
+	// c = 1..6, 8 leaves the gap at 7 visible.
 	line := make([]opts.LineData, len(points))
 	var bars []opts.CustomData
 	for i, p := range points {
 		v, lo, hi := m.get(p)
-		names[i] = strconv.Itoa(p.Workers)
-		line[i] = opts.LineData{Value: round4(v * m.scale)}
-		row := []string{names[i], m.fmt(v)}
+		c := float64(p.Workers)
+		line[i] = opts.LineData{Value: []float64{c, round4(v * m.scale)}}
+		row := []string{strconv.Itoa(p.Workers), m.fmt(v)}
 		if hasCI {
 			row = append(row, m.fmt(lo), m.fmt(hi))
-			bars = append(bars, opts.CustomData{Value: []float64{float64(i), round4(lo * m.scale), round4(hi * m.scale)}})
+			bars = append(bars, opts.CustomData{Value: []float64{c, round4(lo * m.scale), round4(hi * m.scale)}})
 		}
 		if o.hasTarget {
 			ok := v <= o.target
@@ -177,10 +232,9 @@ func sweepChart(points []SweepPoint, m sweepMetric, set []Setting) (*Chart, erro
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "bottom"}),
 		charts.WithAnimation(false),
 		charts.WithGridOpts(opts.Grid{Left: "60", Right: "40", Top: "70", Bottom: "60"}),
-		charts.WithXAxisOpts(opts.XAxis{Name: "workers c", NameLocation: "middle", NameGap: 28}),
+		charts.WithXAxisOpts(xWorkers(maxWorkers(points))),
 		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: m.yName, Min: 0, Max: m.yMax}),
 	)
-	l.SetXAxis(names)
 	lineOpts := []charts.SeriesOpts{
 		charts.WithLineStyleOpts(opts.LineStyle{Width: 2, Color: colorMain}),
 		charts.WithItemStyleOpts(opts.ItemStyle{Color: colorMain}),
@@ -190,7 +244,9 @@ func sweepChart(points []SweepPoint, m sweepMetric, set []Setting) (*Chart, erro
 		lineOpts = append(lineOpts,
 			charts.WithMarkLineNameYAxisItemOpts(opts.MarkLineNameYAxisItem{Name: "target", YAxis: round4(o.target * m.scale)}),
 			charts.WithMarkLineStyleOpts(opts.MarkLineStyle{Symbol: []string{"none", "none"},
-				Label:     &opts.Label{Show: opts.Bool(true), Formatter: types.FuncStr("target " + m.fmt(o.target))},
+				// Inside the plot, above the line's end: at the default
+				// position, past the end, the label is clipped by the edge.
+				Label:     &opts.Label{Show: opts.Bool(true), Position: "insideEndTop", Formatter: types.FuncStr("target " + m.fmt(o.target))},
 				LineStyle: &opts.LineStyle{Color: colorTarget, Width: 2, Type: "dashed"}}))
 	}
 	l.AddSeries(m.col, line, lineOpts...)

@@ -6,8 +6,12 @@
 //
 // Markdown output is safe to display in JupyterLab: a "|" in a cell is
 // escaped so it stays in its column, a newline becomes a space, and "$" is
-// escaped as "\$" because JupyterLab typesets text between two dollar signs
-// as mathematics.
+// written `\\$` because JupyterLab typesets text between two dollar signs as
+// mathematics. One backslash is not enough: the Markdown renderer turns
+// `\$` into a bare "$" before MathJax scans the page, so two escaped dollars
+// in one cell or paragraph still become a formula. With two, the page holds
+// `\$`, which MathJax shows as a literal dollar (checked in JupyterLab by
+// tests/browser: no table or paragraph of the notebooks holds typeset math).
 package format
 
 import (
@@ -113,10 +117,11 @@ func isNumber(s string) bool {
 	return err == nil
 }
 
-var markdownEscaper = strings.NewReplacer("|", `\|`, "$", `\$`, "\r\n", " ", "\n", " ")
+var markdownEscaper = strings.NewReplacer("|", `\|`, "$", `\\$`, "\r\n", " ", "\n", " ")
 
 // EscapeMarkdown makes text safe inside a Markdown table cell or a line
-// displayed by JupyterLab: "|" and "$" are escaped, newlines become spaces.
+// displayed by JupyterLab: "|" is escaped as `\|`, "$" as `\\$` (see the
+// package doc), newlines become spaces.
 func EscapeMarkdown(s string) string { return markdownEscaper.Replace(s) }
 
 // Num formats a number compactly: integers without decimals, others with at
@@ -138,12 +143,21 @@ func Num(v float64) string {
 }
 
 // Percent formats a fraction as a percentage with one decimal: 0.0523 -> "5.2%".
+// A fraction strictly between 0 and 1 never prints as "0.0%" or "100.0%":
+// it gets up to three decimals, so 0.9995 is "99.95%", not a certainty.
 // NaN and infinities print as "–".
 func Percent(f float64) string {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return "–"
 	}
-	return strconv.FormatFloat(100*f, 'f', 1, 64) + "%"
+	s := strconv.FormatFloat(100*f, 'f', 1, 64)
+	for d := 2; d <= 3 && f > 0 && f < 1; d++ {
+		if v, _ := strconv.ParseFloat(s, 64); v != 0 && v != 100 {
+			break
+		}
+		s = strconv.FormatFloat(100*f, 'f', d, 64)
+	}
+	return s + "%"
 }
 
 // Dollars formats an amount of money: cents for amounts of a dollar or more

@@ -10,7 +10,7 @@ import (
 
 func TestTableMarkdownEscapesPipesDollarsAndNewlines(t *testing.T) {
 	tb := format.Table{Headers: []string{"name", "value"}, Rows: [][]string{{"a|b", "$1.50"}, {"two\nlines"}}}
-	want := "| name | value |\n|---|---|\n| a\\|b | \\$1.50 |\n| two lines |  |\n"
+	want := "| name | value |\n|---|---|\n| a\\|b | \\\\$1.50 |\n| two lines |  |\n"
 	if got := tb.Markdown(); got != want {
 		t.Errorf("markdown:\n%q\nwant:\n%q", got, want)
 	}
@@ -65,6 +65,20 @@ func ExampleTable() {
 	// Scan   99.5                  $12.44
 	// | read | RCU | cost per million reads |
 	// |---|---|---|
-	// | Query | 0.5 | \$0.0625 |
-	// | Scan | 99.5 | \$12.44 |
+	// | Query | 0.5 | \\$0.0625 |
+	// | Scan | 99.5 | \\$12.44 |
+}
+
+// A fraction strictly between 0 and 1 keeps the decimals that show it is
+// neither 0 nor 1: 0.9995 → 99.95% (one decimal would round to 100.0%),
+// 0.0004 → 0.04%; exact 0 and 1 stay "0.0%" and "100.0%".
+func TestPercentNeverRoundsToCertainty(t *testing.T) {
+	for _, c := range []struct {
+		f    float64
+		want string
+	}{{0.0523, "5.2%"}, {0.9995, "99.95%"}, {0.99999, "99.999%"}, {0.0004, "0.04%"}, {0, "0.0%"}, {1, "100.0%"}, {0.5, "50.0%"}} {
+		if got := format.Percent(c.f); got != c.want {
+			t.Errorf("Percent(%v) = %s, want %s", c.f, got, c.want)
+		}
+	}
 }

@@ -102,3 +102,36 @@ func fmtFloat(v float64) string {
 	}
 	return fmt.Sprintf("%.6g", v)
 }
+
+// NoPrediction is the placeholder a predict-then-run exercise starts with:
+// any negative guess means "not written yet".
+const NoPrediction = -1
+
+// Predicted is the last line of a predict-then-run cell: the participant
+// wrote guess before running, the cell measured the real value, and this
+// line compares them ("🔮 name: you predicted 3, measured 5: 40% low").
+// A negative guess (NoPrediction) means none was written: the line shows
+// the measurement and asks for a prediction first next time. Unlike the
+// Check functions it prints the measured value: the run is the reveal.
+func Predicted(name string, guess, measured float64, unit string) {
+	if unit != "" {
+		unit = " " + unit
+	}
+	m := fmtFloat(measured) + unit
+	if guess < 0 || math.IsNaN(guess) {
+		fmt.Fprintf(os.Stdout, "🔮 %s: measured %s; you wrote no prediction: write one before you run the next exercise\n", name, m)
+		return
+	}
+	verdict := "exactly right"
+	if d := guess - measured; d != 0 {
+		switch {
+		case measured == 0:
+			verdict = "the measurement is 0"
+		case d > 0:
+			verdict = format.Percent(d/math.Abs(measured)) + " high"
+		default:
+			verdict = format.Percent(-d/math.Abs(measured)) + " low"
+		}
+	}
+	fmt.Fprintf(os.Stdout, "🔮 %s: you predicted %s, measured %s: %s\n", name, fmtFloat(guess)+unit, m, verdict)
+}

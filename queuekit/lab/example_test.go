@@ -113,3 +113,15 @@ func ExampleProgress() {
 	// replications: 900/1000 (90%)
 	// replications: 1000/1000 (100%) done
 }
+
+// A predict-then-run cell ends with Predicted: the guess beside the
+// measurement, or a reminder when no guess was written.
+func ExamplePredicted() {
+	lab.Predicted("read units of 10 GetItems", 1, 5, "read units")
+	lab.Predicted("read units of 10 GetItems", 5, 5, "read units")
+	lab.Predicted("read units of 10 GetItems", lab.NoPrediction, 5, "read units")
+	// Output:
+	// 🔮 read units of 10 GetItems: you predicted 1 read units, measured 5 read units: 80.0% low
+	// 🔮 read units of 10 GetItems: you predicted 5 read units, measured 5 read units: exactly right
+	// 🔮 read units of 10 GetItems: measured 5 read units; you wrote no prediction: write one before you run the next exercise
+}

@@ -47,3 +47,13 @@ func Night(ctx context.Context, date string, opts ...catalog.Option) (queuekit.N
 	}
 	return n, rep, nil
 }
+
+// MustNight is Night for a notebook cell that needs only the night: it
+// reads it with Query from the catalog of AWS_ENDPOINT_URL_DYNAMODB and
+// stops the cell with Stop's one-line error if that fails. A cell that calls
+// it depends on no declaration of another cell.
+func MustNight(date string) queuekit.Night {
+	n, _, err := Night(context.Background(), date)
+	Stop(err)
+	return n
+}

@@ -45,7 +45,7 @@ const MaxServers = 2_000_000
 
 // ErrUnstable reports ρ >= 1: the queue grows without bound and has no
 // steady state, so no waiting time exists to report.
-var ErrUnstable = errors.New("unstable queue: utilisation rho >= 1, so the queue grows without bound; add servers or reduce the load")
+var ErrUnstable = errors.New("unstable queue: utilisation ρ >= 1, so the queue grows without bound; add servers or reduce the load")
 
 // Validate checks the parameters: positive finite rates, c >= 1 and ρ < 1.
 func (q Queue) Validate() error {
@@ -60,7 +60,7 @@ func (q Queue) Validate() error {
 		return fmt.Errorf("c = %d: more than %d servers is outside this model's range", q.C, MaxServers)
 	}
 	if rho := q.Rho(); rho >= 1 {
-		return fmt.Errorf("lambda=%v mu=%v c=%d gives rho = %.4f: %w", q.Lambda, q.Mu, q.C, rho, ErrUnstable)
+		return fmt.Errorf("λ = %.4g, μ = %.4g, c = %d give ρ = %.4f: %w", q.Lambda, q.Mu, q.C, rho, ErrUnstable)
 	}
 	return nil
 }

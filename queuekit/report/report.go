@@ -33,6 +33,11 @@ type Analytic struct {
 	Unstable        bool    `json:"unstable"`
 	Reason          string  `json:"reason,omitempty"`
 	ApproxMDcMinute float64 `json:"cosmetatos_md_c_wq_minutes,omitempty"` // approximation: M/D/c
+	// Allen-Cunneen's G/G/c approximation with the night's own variability
+	// (see Variability): Wq(M/M/c)·(ca² + cs²)/2.
+	ApproxGGcMinute float64 `json:"allen_cunneen_wq_minutes,omitempty"`
+	CA              float64 `json:"ca,omitempty"` // CV of the gaps between arrivals
+	CS              float64 `json:"cs,omitempty"` // CV of the runtimes
 }
 
 // Scenario is one night's report.
@@ -55,7 +60,16 @@ func Build(n queuekit.Night, workers int, policy sim.Policy) (Scenario, error) {
 	if err != nil {
 		return Scenario{}, err
 	}
-	return Scenario{Night: n, Summary: n.Summarize(), Params: p, Sim: r, Analytic: Solve(p)}, nil
+	a := Solve(p)
+	if a.Reason == "" {
+		if ca, cs, err := Variability(n); err == nil {
+			q := mmc.Queue{Lambda: p.Lambda, Mu: p.Mu, C: p.Workers}
+			if gg, err := q.AllenCunneenWq(ca, cs); err == nil {
+				a.ApproxGGcMinute, a.CA, a.CS = 60*gg, ca, cs
+			}
+		}
+	}
+	return Scenario{Night: n, Summary: n.Summarize(), Params: p, Sim: r, Analytic: a}, nil
 }
 
 // Solve returns the analytic M/M/c prediction for p, in minutes.
@@ -67,7 +81,7 @@ func Solve(p queuekit.Params) Analytic {
 		a := Analytic{Utilization: p.Rho, Reason: err.Error()}
 		if errors.Is(err, mmc.ErrUnstable) {
 			a.Unstable = true
-			a.Reason = fmt.Sprintf("rho = %.3f >= 1: M/M/c has no steady state; the queue grows until the night ends", p.Rho)
+			a.Reason = fmt.Sprintf("ρ = %.3f >= 1: M/M/c has no steady state; the queue grows until the night ends", p.Rho)
 		}
 		return a
 	}
@@ -164,7 +178,11 @@ func (s Scenario) comparison(rho string) [][3]string {
 		{"queue drained", fmt.Sprintf("minute %.0f (%s)", r.DrainedMinute, clock(s.Night.Window, r.DrainedMinute)), ""},
 	}
 	if a.Reason == "" {
-		rows = append(rows, [3]string{"M/D/c wait (Cosmetatos, approximation)", "", fmt.Sprintf("%.2f min", a.ApproxMDcMinute)})
+		rows = append(rows, [3]string{"M/D/c wait (Cosmetatos, approximation: fixed runtimes)", "", fmt.Sprintf("%.2f min", a.ApproxMDcMinute)})
+		if a.ApproxGGcMinute > 0 {
+			rows = append(rows, [3]string{fmt.Sprintf("G/G/c wait (Allen-Cunneen, approximation: ca = %.2f, cs = %.2f)", a.CA, a.CS), "",
+				fmt.Sprintf("%.2f min", a.ApproxGGcMinute)})
+		}
 	}
 	return rows
 }

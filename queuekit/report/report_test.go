@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -74,8 +75,14 @@ func TestWhyTheyMissSeparatesTheCauses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(vs) != 6 {
-		t.Fatalf("%d rows, want 6", len(vs))
+	if len(vs) != 7 {
+		t.Fatalf("%d rows, want 7", len(vs))
+	}
+	// Allen-Cunneen with the night's ca = √3.5 and cs = 0.3229 (see
+	// TestVariabilityOfTheStableNight): Wq(M/M/c) × (3.5 + 0.1043)/2 =
+	// 1.7424 min × 1.8021 = 3.14 min.
+	if got := vs[6].AverageWait; math.Abs(got-vs[4].AverageWait*(3.5+0.32288140322523513*0.32288140322523513)/2) > 1e-9 || math.Abs(got-3.14) > 0.01 {
+		t.Errorf("Allen-Cunneen row %v, want 3.14", got)
 	}
 	if vs[0].AverageWait != 29 {
 		t.Errorf("as scheduled: %v, want 29", vs[0].AverageWait)

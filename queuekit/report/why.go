@@ -23,8 +23,9 @@ type Variant struct {
 // WhyTheyMiss separates the two reasons Erlang C misses a night: it
 // simulates the night as scheduled, without exclusive locks, with arrivals
 // spread evenly over the window instead of in batches on the hour, and with
-// both changes, and puts the M/M/c and M/D/c (Cosmetatos, an approximation)
-// predictions below. Runtimes stay the estimates, so only the arrival
+// both changes, and puts the M/M/c, M/D/c (Cosmetatos, an approximation)
+// and G/G/c (Allen-Cunneen with the night's own ca and cs, an
+// approximation) predictions below. Runtimes stay the estimates, so only the arrival
 // pattern and the locks change between the simulated rows.
 func WhyTheyMiss(n queuekit.Night, workers int) ([]Variant, error) {
 	if len(n.Jobs) == 0 {
@@ -72,7 +73,7 @@ func WhyTheyMiss(n queuekit.Night, workers int) ([]Variant, error) {
 	q := mmc.Queue{Lambda: p.Lambda, Mu: p.Mu, C: workers}
 	m, err := q.Solve()
 	if err != nil {
-		out = append(out, Variant{Name: "M/M/c (Erlang C)", Note: fmt.Sprintf("no steady state: rho = %.3f >= 1", p.Rho)})
+		out = append(out, Variant{Name: "M/M/c (Erlang C)", Note: fmt.Sprintf("no steady state: ρ = %.3f >= 1", p.Rho)})
 		return out, nil
 	}
 	md, _ := q.CosmetatosWq()
@@ -80,6 +81,12 @@ func WhyTheyMiss(n queuekit.Night, workers int) ([]Variant, error) {
 		Variant{Name: "M/M/c (Erlang C): Poisson arrivals, exponential runtimes", AverageWait: 60 * m.Wq, P95Wait: 60 * m.WaitP95},
 		Variant{Name: "M/D/c (Cosmetatos approximation): Poisson arrivals, fixed runtimes", AverageWait: 60 * md,
 			Note: "approximation; p95 not given"})
+	if ca, cs, err := Variability(n); err == nil {
+		if gg, err := q.AllenCunneenWq(ca, cs); err == nil {
+			out = append(out, Variant{Name: fmt.Sprintf("G/G/c (Allen-Cunneen approximation): this night's variability, ca = %.2f, cs = %.2f, no locks", ca, cs),
+				AverageWait: 60 * gg, Note: "approximation; p95 not given"})
+		}
+	}
 	return out, nil
 }
 

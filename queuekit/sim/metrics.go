@@ -112,3 +112,18 @@ func AutoBinWidth(values []float64) float64 {
 	}
 	return 10 * p
 }
+
+// NearestRank returns the q-quantile of values by nearest rank, the rule
+// the simulator uses for the p95 wait: the value at index ⌈q·n⌉−1 of the
+// sorted values (values itself is not modified). With fewer than 20 values
+// the p95 is the largest one (⌈0.95·n⌉ = n for n < 20): a night of 10 to 12
+// jobs has its longest wait as its p95. No values, or q outside (0, 1],
+// give 0.
+func NearestRank(values []float64, q float64) float64 {
+	if len(values) == 0 || !(q > 0 && q <= 1) {
+		return 0
+	}
+	s := slices.Clone(values)
+	slices.Sort(s)
+	return s[int(math.Ceil(q*float64(len(s))))-1]
+}

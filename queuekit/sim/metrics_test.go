@@ -70,3 +70,25 @@ func TestWorkerBusyAndWaitsAgreeWithTheMetrics(t *testing.T) {
 		t.Errorf("WorkerBusy of an untraced result: %v, want ErrNoTrace", err)
 	}
 }
+
+// ⌈0.95·12⌉ − 1 = 11: the largest of 12; ⌈0.95·20⌉ − 1 = 18: the second
+// largest of 20; ⌈0.5·4⌉ − 1 = 1.
+func TestNearestRank(t *testing.T) {
+	twelve := []float64{12, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}
+	twenty := make([]float64, 20)
+	for i := range twenty {
+		twenty[i] = float64(i + 1)
+	}
+	for _, tt := range []struct {
+		vals []float64
+		q    float64
+		want float64
+	}{{twelve, 0.95, 12}, {twenty, 0.95, 19}, {[]float64{4, 3, 2, 1}, 0.5, 2}, {nil, 0.95, 0}, {twelve, 0, 0}} {
+		if got := NearestRank(tt.vals, tt.q); got != tt.want {
+			t.Errorf("NearestRank(%v, %v) = %v, want %v", tt.vals, tt.q, got, tt.want)
+		}
+	}
+	if twelve[0] != 12 {
+		t.Error("NearestRank sorted its input")
+	}
+}

@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -12,25 +11,6 @@ import (
 
 	"github.com/nightqueue/workshop/queuekit/mmc"
 )
-
-// mmcTasks is an M/M/c workload for the night engine: n jobs with Poisson
-// arrivals (exponential gaps, rate lambda per minute) and exponential
-// runtimes (rate mu), one priority, no exclusive lock. With one priority and
-// distinct arrival minutes the barrier policy is first come first served on
-// c workers, which is exactly the M/M/c queue.
-func mmcTasks(lambda, mu float64, n int, seed uint64) []Task {
-	src := rand.NewPCG(seed, 0x5eed)
-	gap := distuv.Exponential{Rate: lambda, Src: src}
-	service := distuv.Exponential{Rate: mu, Src: src}
-	ts := make([]Task, n)
-	t := 0.0
-	for i := range ts {
-		t += gap.Rand()
-		rt := service.Rand()
-		ts[i] = Task{ID: fmt.Sprintf("J%07d", i), Arrival: t, Estimate: rt, Runtime: rt, Priority: 1}
-	}
-	return ts
-}
 
 // The night engine, driven as an M/M/c queue, must agree with Erlang C: the
 // mean wait in queue Wq of the jobs after a warm-up, with a 95% batch-means
@@ -48,7 +28,7 @@ func TestNightEngineMatchesErlangC(t *testing.T) {
 				t.Fatal(err)
 			}
 			const jobs, warmUp, batches = 330_000, 30_000, 30
-			tasks := mmcTasks(q.Lambda, q.Mu, jobs, 1)
+			tasks := PoissonTasks(q.Lambda, q.Mu, jobs, 1)
 			var e Engine
 			// The cutoff only clips the time averages; put it past the last arrival.
 			r, err := e.Run(tasks, Config{Workers: q.C, Cutoff: tasks[jobs-1].Arrival + 1})
@@ -97,7 +77,7 @@ func cmpFloat(a, b float64) int {
 // reports events per second: each job is an arrival and a finish.
 func BenchmarkNightEngine(b *testing.B) {
 	const jobs = 100_000
-	tasks := mmcTasks(2, 1, jobs, 1)
+	tasks := PoissonTasks(2, 1, jobs, 1)
 	cfg := Config{Workers: 3, Cutoff: tasks[jobs-1].Arrival + 1, NoTrace: true}
 	var e Engine
 	b.ReportAllocs()

@@ -65,7 +65,7 @@ func SteadyState(ctx context.Context, cfg SteadyConfig) (SteadyResult, error) {
 	case cfg.Workers < 1:
 		return SteadyResult{}, fmt.Errorf("steady state: workers = %d: need at least 1", cfg.Workers)
 	case cfg.Lambda >= float64(cfg.Workers)*cfg.Mu:
-		return SteadyResult{}, fmt.Errorf("steady state: rho = %.4f >= 1: the queue never settles; add workers or lower lambda",
+		return SteadyResult{}, fmt.Errorf("steady state: ρ = %.4f >= 1: the queue never settles; add workers or lower lambda",
 			cfg.Lambda/(float64(cfg.Workers)*cfg.Mu))
 	case cfg.Service != Exponential && cfg.Service != Deterministic:
 		return SteadyResult{}, fmt.Errorf("steady state: unknown service %q: use exponential or deterministic", cfg.Service)

@@ -11,6 +11,8 @@
 //                   unset: the test starts one from .venv on a free port and stops it
 //   NOTEBOOK_ROOT   server root when the test starts JupyterLab (default <repo>/notebooks)
 //   MIN_CHARTS      fail if fewer chart elements are found (default 1)
+//   MIN_TABLES      fail if fewer rendered tables are found (default 1); every table must
+//                   have its header and cells, and no Markdown may be typeset as math
 //   CHROMIUM        browser executable (default /usr/bin/chromium, Debian's chromium)
 //   ARTIFACTS       screenshot folder (default <repo>/tests/artifacts)
 //   RUN_TIMEOUT_MS  time allowed for Run All (default 600000)
@@ -269,4 +271,42 @@ async function runAndCheck(page, { assetResponses, consoleErrors }) {
   assert.ok(found.charts.length >= MIN_CHARTS, `found ${found.charts.length} chart elements, want at least ${MIN_CHARTS}`);
   const blank = found.charts.filter((c) => !c.drawn).map((c) => c.id);
   assert.deepEqual(blank, [], `charts with no canvas or svg (ECharts did not draw): ${blank.join(', ')}`);
+  await checkTablesAndMath(page);
+}
+
+// Every table the notebook renders (Markdown cells and outputs) must be a
+// table with its cells, and nothing may be typeset as math: JupyterLab turns
+// text between two "$" into LaTeX, which garbles a table of dollar figures.
+// MIN_TABLES (default 1) guards against a page where nothing rendered.
+async function checkTablesAndMath(page) {
+  const MIN_TABLES = Number(process.env.MIN_TABLES || 1);
+  // MathJax typesets after the Markdown renders: give it a moment.
+  await page.waitForTimeout(1500);
+  const report = await page.evaluate(() => {
+    const root = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook');
+    const MATH = 'mjx-container, .MathJax, .MathJax_Display, .katex, .jp-RenderedLatex';
+    const tables = [...root.querySelectorAll('.jp-RenderedMarkdown table, .jp-RenderedHTMLCommon table')];
+    const problems = [];
+    tables.forEach((t, i) => {
+      const head = t.querySelectorAll('thead th, thead td').length || (t.rows[0] ? t.rows[0].cells.length : 0);
+      const body = [...t.querySelectorAll('tbody tr')];
+      const label = `table ${i + 1} ("${(t.rows[0]?.textContent || '').trim().slice(0, 60)}")`;
+      if (head === 0) problems.push(`${label}: no header cells`);
+      if (body.length === 0) problems.push(`${label}: no body rows`);
+      body.forEach((r, j) => {
+        if (r.cells.length !== head) problems.push(`${label} row ${j + 1}: ${r.cells.length} cells, header has ${head}`);
+      });
+      if (t.querySelector(MATH)) problems.push(`${label}: holds typeset math (an unescaped $ pair): "${t.textContent.trim().slice(0, 120)}"`);
+    });
+    // Each typeset formula with the start of the paragraph it sits in.
+    const math = [...root.querySelectorAll(`.jp-RenderedMarkdown ${MATH.split(', ').join(', .jp-RenderedMarkdown ')}`)]
+      .filter((m) => !m.parentElement.closest(MATH))
+      .map((m) => `${(m.getAttribute('aria-label') || m.textContent || '').trim().slice(0, 60)} in "${(m.closest('p, li, td, th, .jp-RenderedMarkdown')?.textContent || '').trim().slice(0, 100)}"`);
+    return { tables: tables.length, problems, math: [...new Set(math)] };
+  });
+  console.log(`tables: ${report.tables} rendered; math typeset in Markdown: ${report.math.length}`);
+  if (report.math.length) console.log(`typeset math:\n  ${report.math.join('\n  ')}`);
+  assert.ok(report.tables >= MIN_TABLES, `found ${report.tables} rendered tables, want at least ${MIN_TABLES}`);
+  assert.deepEqual(report.problems, [], 'tables that do not render as tables');
+  assert.deepEqual(report.math, [], 'Markdown typeset as math (write a dollar as two backslashes and $ in Markdown, as queuekit/format does)');
 }

@@ -15,6 +15,8 @@ A notebook fails when:
   - any output is an error output, or stderr contains "panic",
   - a cell tagged `chart` did not emit both an ECharts chart (text/html with an echarts
     element) and a table of its numbers (markdown/plain/HTML table),
+  - a Markdown cell holds a "$" outside a code span that is not written "\\\\$" (JupyterLab
+    would typeset the text between two of them as math),
   - an expectation from EXPECTATIONS (below) or --expect is not met.
 
 It prints per-notebook and slowest-cell timings, writes them to
@@ -42,25 +44,46 @@ ROOT = Path(__file__).resolve().parents[2]
 # notebook's outputs (stdout, text/plain, text/markdown, text/html, all together).
 # Notebook authors: add the figures a reader must see.
 EXPECTATIONS: dict[str, dict[str, list[str]]] = {
+    # 00: preflight, GoNB memorizes declarations but not values, the seed's
+    # write units (39 items under 1 KB: one unit each), the sample nights.
     "00": {"contains": ["✅ DynamoDB answers", "✅ table db_batch_window_requests is active",
-                        "| 2026-05-13 | 10 | 2 |", "| 2026-05-14 | 12 | 5 |"]},
-    "01": {"contains": ["01:00#JOB-20260513-003", "returned 10 of 10 items scanned",
-                        "returned 3 of 3 items scanned", "both return the same 10 jobs: true",
+                        "hello, again - counter is 1", "39 write units",
+                        "| 2026-05-13 | 10 | 2 | 0.5 |", "| 2026-05-14 | 12 | 5 | 0.5 |",
+                        "the exclusive jobs alone need 355"]},
+    # 01: measured read costs (queuekit/access's TestNightReads derives them
+    # from the 4 KB rules), DynamoDB refusing a key update, the job_id index
+    # doubling the writes, and the poor key's Scan.
+    "01": {"contains": ["01:00#JOB-20260513-003", "This attribute is part of the key",
+                        "| GetItem × 10, one per job (full key) | 10 | 10 | 10 | 5 |",
+                        "| Query batch_date = :d, ConsistentRead | 1 | 10 | 10 | 1 |",
+                        "| Query batch_date = :d + filter requires_exclusive_lock = true | 1 | 2 | 10 | 0.5 |",
+                        "| with job_id-index, first write | 39 | 2 | 78 | 39 |", "| with job_id-index, same items again | 39 | 2 | 39 | 0 |",
+                        "| index job_id-index | Query job_id-index | 1 | 1 | 0.5 |",
+                        "both return the same 10 jobs: true",
                         "| poor key: Scan + filter | Scan | 10 | 3678 |"]},
-    "02": {"contains": ["| 365 | 3639 | 8 | 8 | 3639 |", "Query vs Scan: read capacity units",
-                        "Scan, 8 segment(s)"]},
-    # 03: the stable night's figures beside Erlang C (derived by hand in
+    # 02: the study's year row, an empty Scan page with a next page, writes
+    # (2 units per 1.3 KB item, batched or not), the parallel Scan.
+    "02": {"contains": ["| 365 | 3639 | 8 | 8 | 3639 |", "Query vs Scan: read units consumed",
+                        "| 1 | 0 | 836 |", "2 write units per item either way", "Scan, 8 segment(s)"]},
+    # 03: the lock-counting share (440 of 720, by hand in queuekit's
+    # TestDemand...), the engine against Erlang C, Little on the stable night
+    # (290/240), the stable night's figures beside Erlang C (derived by hand in
     # queuekit/report's tests), the overloaded night's missing steady state,
-    # and WhyTheyMiss's no-locks row.
-    "03": {"contains": ["| average wait | 29.00 min | 1.74 min |", "| p95 wait | 50.00 min | 12.73 min |",
-                        "M/M/c has no steady state", "| no exclusive locks | 2.00 | 20.00 |"]},
+    # WhyTheyMiss's no-locks row and Allen-Cunneen.
+    "03": {"contains": ["| 2026-05-13 | 3 | 37.5% | 440 of 720 | 61.1% |", "✅ pass: Erlang C inside the simulator's 95% interval",
+                        "| 2026-05-13 | 3 | 29 | 1.21 | 1.21 |",
+                        "| average wait | 29.00 min | 1.74 min |", "| p95 wait | 50.00 min | 12.73 min |",
+                        "M/M/c has no steady state", "| no exclusive locks | 2.00 | 20.00 |",
+                        "G/G/c wait (Allen-Cunneen, approximation: ca = 1.87, cs = 0.32)"]},
     # 04: the reference scenarios (queuekit/sim's TestReferenceScenarios), the
-    # lock cost (170 worker-minutes, by hand in the same test) and the sweep's answer.
+    # lock cost (170 worker-minutes, by hand in the same test), the online
+    # rebuild, a summarised histogram, the measured CRN gain and the sweep's answer.
     "04": {"contains": ["2026-05-13, 3 workers: mean wait 29.00 min, p95 50 min",
                         "2026-05-14, 2 workers: mean wait 246.67 min, p95 390 min",
                         "| 2026-05-13 | 3 | barrier | 29 | 50 | 61.1% | 170 | 5 | 0 | 160 |",
+                        "measured 19 min", "| p95 (nearest rank) |", "times narrower",
                         "smallest c meeting the target: 3",
-                        "5 exclusive jobs need 355 minutes"]},
+                        "1999 of 2000 nights overflow (99.95%); its 5 exclusive jobs need 355 minutes"]},
     # 08: seed 003's lines against the figures queuekit/capacity's tests derive by
     # hand (10,851 machines by threads, 1,086 by memory, $383 and $110.64 a day),
     # the break-even utilisation, and the hot key measured on DynamoDB Local.
@@ -181,6 +204,24 @@ def check_cell(nbname: str, idx: int, cell) -> list[str]:
     return problems
 
 
+# JupyterLab typesets text between two "$" as LaTeX, in Markdown cells and in
+# Markdown outputs alike. One backslash, \$, does not escape it: the Markdown
+# renderer turns it into a bare "$" before MathJax scans the page, so two of them
+# in a paragraph still make a formula. Two backslashes, \\$, do: the page then
+# holds \$, which MathJax shows as a dollar (checked in JupyterLab by
+# tests/browser). Markdown cells must write a dollar as \\$ (code spans in
+# backticks are left alone); outputs go through queuekit/format, which does the same.
+CODE_SPAN = re.compile(r"`[^`]*`")
+BARE_DOLLAR = re.compile(r"(?<!\\\\)\$")
+
+
+def check_markdown_cell(nbname: str, idx: int, cell) -> list[str]:
+    text = CODE_SPAN.sub("", "".join(cell.get("source", "")))
+    bad = [ln.strip() for ln in text.splitlines() if BARE_DOLLAR.search(ln)]
+    return [f"{nbname} markdown cell {idx}: unescaped $ (JupyterLab typesets $...$ as math; write it as two backslashes and a dollar): {ln[:120]}"
+            for ln in bad]
+
+
 def strip_ansi(s: str) -> str:
     return re.sub(r"\x1b\[[0-9;]*m", "", s)
 
@@ -235,6 +276,8 @@ def run_notebook(path: Path, args) -> Result:
 
     all_text = []
     for idx, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            res.failures.extend(check_markdown_cell(name, idx, cell))
         if cell.cell_type != "code":
             continue
         res.failures.extend(check_cell(name, idx, cell))

@@ -29,7 +29,7 @@ func dynamoSource(df *dynamoFlags) nightSource {
 			return queuekit.Night{}, "", fmt.Errorf("%s has no jobs for night %s%s: seed it with: go run ./queuekit/cmd/queuekit seed --sample",
 				describeTarget(c), date, inWindow(window))
 		}
-		note := fmt.Sprintf("Read from %s with Query: %d items returned, %d scanned, %.1f read capacity units, %d page(s), %d ms.",
+		note := fmt.Sprintf("Read from %s with Query: %d items returned, %d scanned, %.1f read units, %d page(s), %d ms.",
 			describeTarget(c), rep.Count, rep.ScannedCount, rep.ConsumedRCU, rep.Pages, rep.Elapsed.Milliseconds())
 		return n, note, nil
 	}
