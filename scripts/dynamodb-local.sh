@@ -2,7 +2,7 @@
 # dynamodb-local.sh: install, start and stop the official AWS DynamoDB Local
 # without Docker, for development, tests and the workshop, on 127.0.0.1 only.
 #
-# Usage: scripts/dynamodb-local.sh install|start|stop|status|endpoint
+# Usage: scripts/dynamodb-local.sh install|start|stop|status|run|endpoint|probe
 #
 #   install   fetch DynamoDB Local (pinned, see below) into .cache/dynamodb-local/
 #             and compile the loopback launcher; a no-op when both are there
@@ -17,7 +17,9 @@
 #             unregister PID (default: the manual user); stop the server this
 #             script started once no live user remains (--force: now)
 #   status    say whether it runs on the port (exit 0) or not (exit 1)
-#   probe URL succeed when the server at URL answers (used for docker compose's)
+#   run       run the server in the foreground (what start runs in the background)
+#   probe URL succeed when the server at URL answers its protocol (for an endpoint
+#             given from outside, e.g. docker compose's)
 #   endpoint  print the endpoint URL, e.g. http://127.0.0.1:8000
 #
 # Environment:

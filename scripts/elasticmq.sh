@@ -2,7 +2,7 @@
 # elasticmq.sh: install, start and stop ElasticMQ, an SQS-compatible server,
 # without Docker, for development, tests and the workshop, on 127.0.0.1 only.
 #
-# Usage: scripts/elasticmq.sh install|start|stop|status|endpoint
+# Usage: scripts/elasticmq.sh install|start|stop|status|run|endpoint|probe
 #
 #   install   fetch ElasticMQ (pinned, see below) from Maven Central into
 #             .cache/elasticmq/; a no-op when that version is already there
@@ -16,7 +16,9 @@
 #             unregister PID (default: the manual user); stop the server this
 #             script started once no live user remains (--force: now)
 #   status    say whether it runs on the port (exit 0) or not (exit 1)
-#   probe URL succeed when the server at URL answers (used for docker compose's)
+#   run       run the server in the foreground (what start runs in the background)
+#   probe URL succeed when the server at URL answers its protocol (for an endpoint
+#             given from outside, e.g. docker compose's)
 #   endpoint  print the endpoint URL (for AWS_ENDPOINT_URL_SQS), e.g. http://127.0.0.1:9324
 #
 # Environment:
@@ -47,6 +49,8 @@ SERVER_NAME="elasticmq"
 SERVER_LABEL="ElasticMQ (SQS)"
 SERVER_SCRIPT="scripts/elasticmq.sh"
 PORT_VAR="SQS_PORT"
+# When it cannot bind, ElasticMQ logs this and keeps running without a listener.
+SERVER_FATAL="Cannot start SQS rest server|Bind failed"
 # shellcheck source=scripts/local-server.sh
 source "$ROOT/scripts/local-server.sh"
 

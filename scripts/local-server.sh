@@ -13,6 +13,8 @@
 #                         SERVER_CMD (the server's command line, foreground)
 #   server_answers        succeed when the server answers its protocol on ENDPOINT
 #                         (a DynamoDB ListTables, an SQS ListQueues), not any HTTP
+#   SERVER_FATAL (optional) an extended regex: a log line matching it while
+#                         waiting means the server failed although it still runs
 #
 # Users. Several programs may use one server on one port at once (two `make
 # test` runs, a workshop started while the tests run). Each one registers as a
@@ -140,7 +142,13 @@ cmd_start() {
   pid=$!
   echo "$pid" >"$PID_FILE"
   local waited=0
+  local fatal
   while ! server_answers; do
+    if [[ -n "${SERVER_FATAL:-}" ]] && fatal="$(grep -m1 -E "$SERVER_FATAL" "$LOG_FILE" 2>/dev/null)"; then
+      kill -9 "$pid" 2>/dev/null || true
+      rm -f "$PID_FILE"
+      die "$SERVER_LABEL failed on port $PORT: ${fatal:0:200} (log: $LOG_FILE)"
+    fi
     if ! kill -0 "$pid" 2>/dev/null; then
       rm -f "$PID_FILE"
       tail -n 20 "$LOG_FILE" >&2 || true
@@ -215,6 +223,13 @@ dispatch() {
   start) cmd_start "$@" ;;
   stop) cmd_stop "$@" ;;
   status) cmd_status ;;
+  run)
+    # The server in the foreground, as start runs it, with no users and no pid file.
+    server_install
+    server_command
+    cd "$SERVER_DIR" || exit
+    exec "${SERVER_CMD[@]}"
+    ;;
   endpoint) echo "$ENDPOINT" ;;
   probe)
     [[ -n "${1:-}" ]] || { say "probe needs a URL, e.g. $SERVER_SCRIPT probe http://127.0.0.1:$PORT"; exit 2; }
@@ -222,7 +237,7 @@ dispatch() {
     server_answers
     ;;
   *)
-    echo "usage: $SERVER_SCRIPT install|start [--user PID]|stop [--user PID|--force]|status|endpoint|probe URL   (port: $PORT_VAR)" >&2
+    echo "usage: $SERVER_SCRIPT install|start [--user PID]|stop [--user PID|--force]|status|run|endpoint|probe URL   (port: $PORT_VAR)" >&2
     exit 2
     ;;
   esac
