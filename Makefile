@@ -20,15 +20,18 @@ NOTEBOOK_ARGS ?=
 # Shell scripts this repository lints.
 SHELL_SCRIPTS := scripts/setup.sh scripts/workshop.sh scripts/env.sh scripts/with-servers.sh scripts/dynamodb-local.sh .ci/run \
 	scripts/elasticmq.sh scripts/local-server.sh scripts/servers.sh scripts/progress.sh \
-	tests/lib/check.sh tests/security/loopback.sh
+	scripts/test-stages.sh tests/lib/check.sh tests/security/loopback.sh \
+	tests/runtime/shared-servers.sh tests/runtime/sigterm.sh
 # The tests' servers: their own ports, so a test run never shares a workshop's
 # in-memory tables (set DYNAMODB_PORT / SQS_PORT to choose).
 TEST_DYNAMODB_PORT := $(or $(DYNAMODB_PORT),8001)
 TEST_SQS_PORT := $(or $(SQS_PORT),9325)
 WITH_TEST_SERVERS := DYNAMODB_PORT=$(TEST_DYNAMODB_PORT) SQS_PORT=$(TEST_SQS_PORT) scripts/with-servers.sh
+# What `make test` runs after lint and setup, with the test servers up, in order.
+TEST_STAGES := test-go test-deploy test-notebooks test-browser test-security test-runtime
 
 .PHONY: help workshop setup dynamodb sqs lint test test-go test-deploy test-notebooks test-browser \
-	test-security notebooks browser security browser-deps bench bench-dynamodb clean
+	test-security test-runtime notebooks browser security browser-deps bench bench-dynamodb clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
@@ -57,8 +60,8 @@ lint: ## gofmt, go vet, staticcheck (pinned) on both Go modules; shellcheck
 	@if command -v shellcheck >/dev/null; then shellcheck $(SHELL_SCRIPTS) && echo "shellcheck: clean"; \
 	  else echo "shellcheck not installed (Debian: apt-get install shellcheck); skipped"; fi
 
-test: lint setup browser-deps ## everything: lint, Go tests, deploy files, notebooks headless, browser
-	$(WITH_TEST_SERVERS) $(MAKE) --keep-going test-go test-deploy test-notebooks test-browser test-security
+test: ## everything: lint, setup, then $(TEST_STAGES); a summary line per stage and a verdict
+	@DYNAMODB_PORT=$(TEST_DYNAMODB_PORT) SQS_PORT=$(TEST_SQS_PORT) MAKE="$(MAKE)" scripts/test-stages.sh $(TEST_STAGES)
 
 test-go: ## go test ./... (expects AWS_ENDPOINT_URL_DYNAMODB and _SQS, as `make test` sets them)
 	go test ./...
@@ -75,6 +78,10 @@ test-browser: ## JupyterLab in headless Chromium runs $(NOTEBOOK); ECharts must 
 
 test-security: ## servers on 127.0.0.1 only, unreachable from a network namespace, no CORS (expects servers)
 	tests/security/loopback.sh
+
+test-runtime: ## servers shared by two runs, make workshop under SIGTERM (starts its own, on free ports)
+	tests/runtime/shared-servers.sh
+	tests/runtime/sigterm.sh
 
 notebooks: setup ## execute every notebook headless, with the servers started for the run
 	$(WITH_TEST_SERVERS) $(MAKE) test-notebooks

@@ -2,12 +2,13 @@
 # join them when they already run), export their endpoints, and leave them when
 # the program ends. Source it (bash); workshop.sh and with-servers.sh do.
 #
-#   servers_up [--use-preset]
+#   servers_up start|use-preset
 #       for each server in SERVERS (default "dynamodb sqs"): start it through
 #       its script with `start --user $$`, so this shell counts as one of its
 #       users, and export its endpoint (AWS_ENDPOINT_URL_DYNAMODB,
-#       AWS_ENDPOINT_URL_SQS). With --use-preset an endpoint already set in the
-#       environment (docker compose sets both) is checked and used instead.
+#       AWS_ENDPOINT_URL_SQS). With use-preset, an endpoint already set in the
+#       environment (docker compose sets both) is checked and used instead;
+#       with start (tests), the servers always run on the ports chosen.
 #   servers_down
 #       leave every server servers_up joined (`stop --user $$`); each stops
 #       when its last user is done, never under someone else. Call it from an
@@ -35,8 +36,12 @@ _server_of() {
 }
 
 servers_up() {
-  local preset=0 name i
-  [[ "${1:-}" == --use-preset ]] && preset=1
+  local preset name i
+  case "${1:-}" in
+  start) preset=0 ;;
+  use-preset) preset=1 ;;
+  *) printf 'servers_up: want start or use-preset, got %s\n' "${1:-nothing}" >&2; return 2 ;;
+  esac
   for name in ${SERVERS:-dynamodb sqs}; do
     _server_of "$name" || return
     if ((preset)) && [[ -n "${!_var:-}" ]]; then

@@ -22,9 +22,8 @@ trap servers_down EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
-# No --use-preset: tests get servers on the ports they choose, never a preset endpoint.
-# shellcheck disable=SC2119
-servers_up
+# Tests get servers on the ports they choose, never an endpoint preset in the environment.
+servers_up start
 export AWS_ACCESS_KEY_ID="${AWS_ACCESS_KEY_ID:-local}"
 export AWS_SECRET_ACCESS_KEY="${AWS_SECRET_ACCESS_KEY:-local}"
 export AWS_REGION="${AWS_REGION:-us-east-1}"

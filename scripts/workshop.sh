@@ -93,7 +93,7 @@ main() {
   source "$ROOT/scripts/env.sh"
 
   step "2/4 DynamoDB Local and ElasticMQ (SQS), 127.0.0.1 only"
-  servers_up --use-preset
+  servers_up use-preset
 
   step "3/4 seeding the sample nights into $AWS_ENDPOINT_URL_DYNAMODB"
   alive "compiling and seeding" go run ./queuekit/cmd/queuekit seed --sample ||
