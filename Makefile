@@ -72,8 +72,8 @@ test-deploy: ## parse docker-compose.yml and the Dockerfile with real parsers an
 test-notebooks: ## execute every notebooks/NN-*.ipynb in the GoNB kernel (expects DynamoDB)
 	$(PY) tests/notebooks/run_notebooks.py --again $(NOTEBOOK_ARGS)
 
-test-browser: ## JupyterLab in headless Chromium runs $(NOTEBOOK); ECharts must draw (expects DynamoDB)
-	source scripts/env.sh && cd tests/browser && for nb in $(NOTEBOOK); do \
+test-browser: ## headless Chromium: JupyterLab as first seen (ui.test.mjs), then runs $(NOTEBOOK); ECharts must draw
+	source scripts/env.sh && cd tests/browser && node --test --test-reporter=spec ui.test.mjs && for nb in $(NOTEBOOK); do \
 	  NOTEBOOK="$$nb" node --test --test-reporter=spec lab.test.mjs || exit 1; done
 
 test-security: ## servers on 127.0.0.1 only, unreachable from a network namespace, no CORS (expects servers)

@@ -59,11 +59,12 @@ trap 'exit 129' HUP
 # counts_of LOG prints what the log says was counted, e.g. "24 packages ok".
 counts_of() {
   local log="$1" ok fail p f
-  # go test: one line per package.
-  ok="$(grep -cE '^ok[[:space:]]' "$log" || true)"
-  fail="$(grep -cE '^FAIL[[:space:]]+[^[:space:]]+[[:space:]]' "$log" || true)"
+  # go test: one line per package, "ok  \t<package>\t<time>" or "FAIL\t<package>\t<time>".
+  ok="$(grep -cP '^ok  \t\S+\t' "$log" || true)"
+  fail="$(grep -cP '^FAIL\t\S+\t' "$log" || true)"
   if ((ok + fail > 0)); then
-    echo "$ok Go packages ok, $fail failed ($(grep -c -- '--- FAIL:' "$log" || true) tests failed)"
+    f="$(grep -c -- '--- FAIL:' "$log" || true)"
+    echo "$ok Go packages passed, $fail failed$( ((f == 0)) || echo "; $f tests failed")"
     return
   fi
   # node --test: "ℹ pass N" / "ℹ fail N" per file run.

@@ -8,7 +8,9 @@
 #      starts them or joins them when they already run; AWS_ENDPOINT_URL_DYNAMODB and
 #      AWS_ENDPOINT_URL_SQS, when already set (docker-compose sets both), are used instead
 #   3. seeds the sample nights: go run ./queuekit/cmd/queuekit seed --sample
-#   4. JupyterLab on LAB_IP:LAB_PORT with a token, server root notebooks/, and prints its URL
+#   4. JupyterLab on LAB_IP:LAB_PORT with a token, server root notebooks/, and prints its URL;
+#      its configuration (Go kernel only, assets/ hidden, no news) is jupyter/, read
+#      through JUPYTER_CONFIG_PATH (scripts/env.sh)
 #
 # Every step prints a line with the time elapsed. Ctrl-C (or TERM, however many
 # arrive) stops JupyterLab and leaves the servers, which stop once no other
@@ -119,9 +121,6 @@ main() {
     --ServerApp.port_retries=0 \
     --ServerApp.root_dir="$ROOT/notebooks" \
     --ServerApp.open_browser=False \
-    --LabApp.news_url=None \
-    --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate \
-    --LabApp.extension_manager=readonly \
     "${extra[@]}" \
     >"$log" 2>&1 &
   lab_pid=$!
