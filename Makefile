@@ -21,7 +21,7 @@ NOTEBOOK_ARGS ?=
 SHELL_SCRIPTS := scripts/setup.sh scripts/workshop.sh scripts/env.sh scripts/with-servers.sh scripts/dynamodb-local.sh .ci/run \
 	scripts/elasticmq.sh scripts/local-server.sh scripts/servers.sh scripts/progress.sh \
 	scripts/test-stages.sh tests/lib/check.sh tests/security/loopback.sh \
-	tests/runtime/shared-servers.sh tests/runtime/sigterm.sh
+	tests/runtime/shared-servers.sh tests/runtime/sigterm.sh scripts/workspace.sh
 # The tests' servers: their own ports, so a test run never shares a workshop's
 # in-memory tables (set DYNAMODB_PORT / SQS_PORT to choose).
 TEST_DYNAMODB_PORT := $(or $(DYNAMODB_PORT),8001)
@@ -31,7 +31,8 @@ WITH_TEST_SERVERS := DYNAMODB_PORT=$(TEST_DYNAMODB_PORT) SQS_PORT=$(TEST_SQS_POR
 TEST_STAGES := test-go test-deploy test-notebooks test-browser test-security test-runtime
 
 .PHONY: help workshop setup dynamodb sqs lint test test-go test-deploy test-notebooks test-browser \
-	test-security test-runtime notebooks browser security browser-deps bench bench-dynamodb clean
+	test-security test-runtime notebooks browser security browser-deps bench bench-dynamodb clean \
+	reset-notebooks
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
@@ -47,6 +48,9 @@ dynamodb: ## start DynamoDB Local in the background (stop: scripts/dynamodb-loca
 
 sqs: ## start ElasticMQ (SQS) in the background (stop: scripts/elasticmq.sh stop)
 	scripts/elasticmq.sh start
+
+reset-notebooks: ## instructors: fresh copies in workspace/ (the old ones go to workspace/.previous/)
+	scripts/workspace.sh reset
 
 lint: ## gofmt, go vet, staticcheck (pinned) on both Go modules; shellcheck
 	@files="$$(git ls-files -co --exclude-standard -- '*.go')"; \

@@ -204,15 +204,20 @@ func TestComposeLabKeepsTheTokenOn(t *testing.T) {
 	}
 }
 
-func TestComposeLabMountsTheNotebooks(t *testing.T) {
+// The lab serves the participants' copies in workspace/ (scripts/workspace.sh);
+// the folder is in git (workspace/.gitkeep) so Docker does not create it as root.
+func TestComposeLabMountsTheWorkspace(t *testing.T) {
 	s := service(t, loadCompose(t), "lab")
-	want := filepath.Join(root(t), "notebooks")
+	want := filepath.Join(root(t), "workspace")
+	if _, err := os.Stat(filepath.Join(want, ".gitkeep")); err != nil {
+		t.Errorf("workspace/.gitkeep: %v (the mounted folder must exist before docker compose up)", err)
+	}
 	for _, v := range s.Volumes {
-		if v.Type == types.VolumeTypeBind && v.Source == want && strings.HasSuffix(v.Target, "/notebooks") && !v.ReadOnly {
+		if v.Type == types.VolumeTypeBind && v.Source == want && v.Target == "/home/workshop/workshop/workspace" && !v.ReadOnly {
 			return
 		}
 	}
-	t.Errorf("lab does not bind-mount %s read-write onto its notebooks folder: %+v", want, s.Volumes)
+	t.Errorf("lab does not bind-mount %s read-write onto /home/workshop/workshop/workspace: %+v", want, s.Volumes)
 }
 
 // dockerfile parses the Dockerfile with buildkit's parser (the one `docker build` uses).

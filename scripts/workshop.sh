@@ -8,7 +8,9 @@
 #      starts them or joins them when they already run; AWS_ENDPOINT_URL_DYNAMODB and
 #      AWS_ENDPOINT_URL_SQS, when already set (docker-compose sets both), are used instead
 #   3. seeds the sample nights: go run ./queuekit/cmd/queuekit seed --sample
-#   4. JupyterLab on LAB_IP:LAB_PORT with a token, server root notebooks/, and prints its URL;
+#   4. your own copies of the notebooks in workspace/ (scripts/workspace.sh prepare: copies
+#      what is missing, keeps what is there), so notebooks/ and git never change
+#   5. JupyterLab on LAB_IP:LAB_PORT with a token, server root workspace/, and prints its URL;
 #      its configuration (Go kernel only, assets/ hidden, no news) is jupyter/, read
 #      through JUPYTER_CONFIG_PATH (scripts/env.sh)
 #
@@ -88,20 +90,23 @@ wait_http() {
 main() {
   cd "$ROOT"
   if [[ "${WORKSHOP_SKIP_SETUP:-}" != 1 ]]; then
-    step "1/4 setup (scripts/setup.sh; quick when done)"
+    step "1/5 setup (scripts/setup.sh; quick when done)"
     "$ROOT/scripts/setup.sh"
   fi
   # shellcheck source=scripts/env.sh
   source "$ROOT/scripts/env.sh"
 
-  step "2/4 DynamoDB Local and ElasticMQ (SQS), 127.0.0.1 only"
+  step "2/5 DynamoDB Local and ElasticMQ (SQS), 127.0.0.1 only"
   servers_up use-preset
 
-  step "3/4 seeding the sample nights into $AWS_ENDPOINT_URL_DYNAMODB"
+  step "3/5 seeding the sample nights into $AWS_ENDPOINT_URL_DYNAMODB"
   alive "compiling and seeding" go run ./queuekit/cmd/queuekit seed --sample ||
     die "seeding failed (output above); DynamoDB answers on $AWS_ENDPOINT_URL_DYNAMODB, so check: go run ./queuekit/cmd/queuekit seed --sample"
 
-  step "4/4 starting JupyterLab on $LAB_IP:$LAB_PORT"
+  step "4/5 your copies of the notebooks (workspace/)"
+  "$ROOT/scripts/workspace.sh" prepare
+
+  step "5/5 starting JupyterLab on $LAB_IP:$LAB_PORT"
   local token="${JUPYTER_TOKEN:-}"
   if [[ -z "$token" ]]; then
     token="$(python3 -c 'import secrets; print(secrets.token_hex(24))')"
@@ -119,7 +124,7 @@ main() {
     --ServerApp.ip="$LAB_IP" \
     --ServerApp.port="$LAB_PORT" \
     --ServerApp.port_retries=0 \
-    --ServerApp.root_dir="$ROOT/notebooks" \
+    --ServerApp.root_dir="$ROOT/workspace" \
     --ServerApp.open_browser=False \
     "${extra[@]}" \
     >"$log" 2>&1 &
@@ -135,7 +140,7 @@ main() {
 
       ${LAB_PUBLIC_URL:-$url}/lab?token=$token
 
-  Notebooks: $ROOT/notebooks
+  Notebooks: $ROOT/workspace (your copies; make reset-notebooks starts them afresh)
   DynamoDB: $AWS_ENDPOINT_URL_DYNAMODB    SQS: ${AWS_ENDPOINT_URL_SQS:-}
   JupyterLab log: $log
   Press Ctrl-C to stop everything this command started.

@@ -5,14 +5,15 @@
 //     file browser does not show assets/ (while /files/assets/echarts.min.js,
 //     which the charts load, is still served), and the "Jupyter news?" prompt
 //     cannot appear (fetchNews is "false", not "none" = ask);
-//   - opening a notebook changes nothing: every committed notebook, opened, left
-//     until its kernel runs, saved and closed, stays byte-identical (git status
-//     is clean) and closing it asks nothing ("Save changes?" means the kernel
-//     rewrote its metadata).
+//   - opening a notebook changes nothing in git: JupyterLab serves the
+//     participants' copies that scripts/workspace.sh makes in workspace/; each
+//     one, opened, left until its kernel runs, saved and closed, is never
+//     marked changed, closing it asks nothing ("Save changes?" would mean the
+//     kernel rewrote its metadata), and git status stays clean.
 //
-// The server root is a scratch git repository holding copies of the committed
-// notebooks (and the echarts asset), so the test never writes into the
-// repository even when it fails.
+// The repository here is a scratch git repository with the committed
+// notebooks and .gitignore; scripts/workspace.sh prepares its workspace/
+// (WORKSHOP_WORKSPACE), so the test never writes into the real checkout.
 //
 //   cd tests/browser && node --test ui.test.mjs
 // Environment: LAB_URL is not used here (the test needs its scratch root);
@@ -30,7 +31,8 @@ const NOTEBOOKS = readdirSync(join(ROOT, 'notebooks')).filter((f) => /^\d\d-.*\.
 const ASSET = join(ROOT, 'notebooks', 'assets', 'echarts.min.js');
 
 let h;
-let scratch;
+let scratch; // the scratch repository
+let workspace; // its workspace/, the server root
 
 function git(...args) {
   return execFileSync('git', ['-C', scratch, ...args], { encoding: 'utf8' });
@@ -40,16 +42,20 @@ before(async () => {
   assert.ok(NOTEBOOKS.length > 0, 'no notebooks/NN-*.ipynb to open');
   assert.ok(existsSync(ASSET), `${ASSET} is missing: run scripts/setup.sh (make setup) first`);
   scratch = mkdtempSync(join(tmpdir(), 'workshop-nb-'));
-  for (const nb of NOTEBOOKS) copyFileSync(join(ROOT, 'notebooks', nb), join(scratch, nb));
-  mkdirSync(join(scratch, 'assets'));
-  copyFileSync(ASSET, join(scratch, 'assets', 'echarts.min.js'));
+  mkdirSync(join(scratch, 'notebooks'));
+  for (const nb of NOTEBOOKS) copyFileSync(join(ROOT, 'notebooks', nb), join(scratch, 'notebooks', nb));
+  copyFileSync(join(ROOT, '.gitignore'), join(scratch, '.gitignore'));
   git('init', '-q');
   git('-c', 'user.name=test', '-c', 'user.email=test@localhost', 'add', '.');
   git('-c', 'user.name=test', '-c', 'user.email=test@localhost', 'commit', '-q', '-m', 'the committed notebooks');
+  workspace = join(scratch, 'workspace');
+  execFileSync(join(ROOT, 'scripts', 'workspace.sh'), ['prepare'], {
+    env: { ...process.env, WORKSHOP_WORKSPACE: workspace }, stdio: ['ignore', 'inherit', 'inherit'],
+  });
   const saved = { ...process.env };
-  delete process.env.LAB_URL; // this test needs its own server on the scratch root
+  delete process.env.LAB_URL; // this test needs its own server on the scratch workspace
   try {
-    h = await openLab({ root: scratch, name: 'ui' });
+    h = await openLab({ root: workspace, name: 'ui' });
   } finally {
     process.env = saved;
   }
@@ -103,50 +109,53 @@ test('JupyterLab offers only the Go kernel, hides assets/, and never asks about 
   }
 });
 
-test('opening, saving and closing an untouched notebook leaves git status clean', { timeout: 600000 }, async () => {
-  const page = await h.context.newPage();
+test('opening, saving and closing an untouched notebook changes nothing and leaves git status clean', { timeout: 600000 }, async () => {
   const panel = '.jp-NotebookPanel:not(.lm-mod-hidden)';
   try {
     for (const nb of NOTEBOOKS) {
-      const contents = h.url(`api/contents/${encodeURIComponent(nb)}`);
-      contents.searchParams.set('content', '0');
-      const before = (await (await fetch(contents)).json()).last_modified;
-      await page.goto(h.url(`lab/tree/${encodeURIComponent(nb)}`).href);
-      await page.locator(`${panel} .jp-Notebook .jp-Cell`).first().waitFor({ timeout: 120000 });
-      // The kernel has started once the status bar names its state (see lab.test.mjs
-      // for why "Unknown" counts).
-      await page.waitForFunction(`(() => {
-        const t = document.querySelector('#jp-main-statusbar')?.textContent || '';
-        return !t.includes('No Kernel') && /\\|\\s*(Idle|Unknown)/.test(t);
-      })()`, null, { timeout: 180000 });
-      const dirty = () => page.locator('.lm-DockPanel-tabBar .lm-TabBar-tab.jp-mod-current.jp-mod-dirty').count();
-      const dirtyBeforeSave = await dirty();
-      // File > Save Notebook (a click into the notebook could change it: a
-      // collapser hides a cell, which is saved in its metadata).
-      await page.locator('.lm-MenuBar-item', { hasText: /^File$/ }).click();
-      await page.locator('.lm-Menu-item:visible', { hasText: /^Save Notebook/ }).first().click();
-      await page.waitForFunction(async ([url, t0]) => {
-        const r = await fetch(url);
-        return (await r.json()).last_modified !== t0;
-      }, [contents.href, before], { timeout: 60000, polling: 250 });
-      const changed = git('diff', '--', nb);
-      assert.equal(changed, '', `saving untouched ${nb} changed it (dirty before saving: ${dirtyBeforeSave > 0}):\n${changed.slice(0, 3000)}`);
-      assert.equal(dirtyBeforeSave, 0, `untouched ${nb} became dirty once opened (its kernel changed it)`);
-      // Close the tab as a person would: an untouched notebook must not ask to save.
-      await page.locator('.lm-DockPanel-tabBar .lm-TabBar-tab.jp-mod-current .lm-TabBar-tabCloseIcon').click();
-      const asked = await page.locator('.jp-Dialog').isVisible();
-      assert.equal(asked, false, `closing untouched ${nb} after saving it asks to save again (dirty: ${await dirty() > 0})`);
-      await page.locator(`${panel}`).first().waitFor({ state: 'detached', timeout: 30000 }).catch(() => {});
+      // A page of its own per notebook, as a person opening it from a fresh tab.
+      const page = await h.context.newPage();
+      try {
+        const contents = h.url(`api/contents/${encodeURIComponent(nb)}`);
+        contents.searchParams.set('content', '0');
+        const before = (await (await fetch(contents)).json()).last_modified;
+        await page.goto(h.url(`lab/tree/${encodeURIComponent(nb)}`).href);
+        await page.locator(`${panel} .jp-Notebook .jp-Cell`).first().waitFor({ timeout: 120000 });
+        // The kernel has started once the status bar names its state (see lab.test.mjs
+        // for why "Unknown" counts).
+        await page.waitForFunction(`(() => {
+          const t = document.querySelector('#jp-main-statusbar')?.textContent || '';
+          return !t.includes('No Kernel') && /\\|\\s*(Idle|Unknown)/.test(t);
+        })()`, null, { timeout: 180000 });
+        const dirty = () => page.locator('.lm-DockPanel-tabBar .lm-TabBar-tab.jp-mod-current.jp-mod-dirty').count();
+        assert.equal(await dirty(), 0, `untouched ${nb} was marked changed once opened (its kernel rewrote its metadata)`);
+        // File > Save Notebook (a click into the notebook could change it: a
+        // collapser hides a cell, which is saved in its metadata).
+        await page.locator('.lm-MenuBar-item', { hasText: /^File$/ }).click();
+        await page.locator('.lm-Menu-item:visible', { hasText: /^Save Notebook/ }).first().click();
+        await page.waitForFunction(async ([url, t0]) => {
+          const r = await fetch(url);
+          return (await r.json()).last_modified !== t0;
+        }, [contents.href, before], { timeout: 60000, polling: 250 });
+        // Close the tab as a person would: it must close without asking to save.
+        await page.locator('.lm-DockPanel-tabBar .lm-TabBar-tab.jp-mod-current .lm-TabBar-tabCloseIcon').click();
+        await page.waitForFunction(`!document.querySelector('.jp-NotebookPanel') || !!document.querySelector('.jp-Dialog')`,
+          null, { timeout: 30000 });
+        const dialog = await page.locator('.jp-Dialog').allTextContents();
+        assert.deepEqual(dialog, [], `closing untouched ${nb} shows a dialog`);
+      } catch (e) {
+        throw new Error(`${e.message}\n(screenshot: ${await shot(page, 'save')})`, { cause: e });
+      } finally {
+        await page.close();
+      }
     }
-    assert.equal(git('status', '--porcelain'), '', 'git status is not clean after opening and saving the notebooks');
-  } catch (e) {
-    throw new Error(`${e.message}\n(screenshot: ${await shot(page, 'save')})`, { cause: e });
+    const status = git('status', '--porcelain', '--untracked-files=all');
+    assert.equal(status, '', `git status is not clean after opening and saving the notebooks:\n${status}`);
   } finally {
     // Shut the kernels down before the server goes.
     const sessions = await (await fetch(h.url('api/sessions'))).json().catch(() => []);
     for (const s of Array.isArray(sessions) ? sessions : []) {
       await fetch(h.url(`api/sessions/${s.id}`), { method: 'DELETE' }).catch(() => {});
     }
-    await page.close();
   }
 });
