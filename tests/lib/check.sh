@@ -71,3 +71,20 @@ wait_for() {
   done
   return 1
 }
+
+# on_exit FUNCTION: run FUNCTION once on any exit, INT, TERM and HUP included,
+# with further signals ignored while it runs so that it finishes.
+on_exit() {
+  # shellcheck disable=SC2064 # FUNCTION is expanded now, on purpose
+  trap "trap '' INT TERM HUP; $1" EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  trap 'exit 129' HUP
+}
+
+# stop_test_servers stops whatever DynamoDB Local and ElasticMQ a test left on
+# DYNAMODB_PORT and SQS_PORT (its own ports), users or not.
+stop_test_servers() {
+  "$ROOT/scripts/dynamodb-local.sh" stop --force >/dev/null 2>&1 || true
+  "$ROOT/scripts/elasticmq.sh" stop --force >/dev/null 2>&1 || true
+}

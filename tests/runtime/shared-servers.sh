@@ -31,16 +31,11 @@ DDB="http://127.0.0.1:$DYNAMODB_PORT" SQS="http://127.0.0.1:$SQS_PORT"
 fake_pid=""
 
 cleanup() {
-  trap '' INT TERM HUP
   [[ -z "$fake_pid" ]] || kill "$fake_pid" 2>/dev/null || true
-  # Whatever a failed check left running on these test ports.
-  "$ROOT/scripts/dynamodb-local.sh" stop --force >/dev/null 2>&1 || true
-  "$ROOT/scripts/elasticmq.sh" stop --force >/dev/null 2>&1 || true
+  stop_test_servers # whatever a failed check left running on these test ports
   rm -rf "$tmp"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+on_exit cleanup
 
 ddb_answers() { "$ROOT/scripts/dynamodb-local.sh" probe "$DDB"; }
 sqs_answers() { "$ROOT/scripts/elasticmq.sh" probe "$SQS"; }

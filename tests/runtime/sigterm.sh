@@ -28,15 +28,11 @@ unset AWS_ENDPOINT_URL_DYNAMODB AWS_ENDPOINT_URL_SQS # the workshop must start i
 ws_pid=""
 
 cleanup() {
-  trap '' INT TERM HUP
   [[ -z "$ws_pid" ]] || kill -KILL -- "-$ws_pid" 2>/dev/null || true
-  "$ROOT/scripts/dynamodb-local.sh" stop --force >/dev/null 2>&1 || true
-  "$ROOT/scripts/elasticmq.sh" stop --force >/dev/null 2>&1 || true
+  stop_test_servers
   rm -rf "$tmp"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+on_exit cleanup
 
 echo "== make workshop on DynamoDB $DYNAMODB_PORT, SQS $SQS_PORT, JupyterLab $LAB_PORT"
 setsid make -C "$ROOT" workshop >"$tmp/workshop.log" 2>&1 &

@@ -36,16 +36,12 @@ fi
 
 ns="" host_if="" control_pid="" tmp="$(mktemp -d)"
 cleanup() {
-  trap '' INT TERM HUP
   [[ -z "$control_pid" ]] || kill "$control_pid" 2>/dev/null || true
   [[ -z "$host_if" ]] || ip link del "$host_if" 2>/dev/null || true
   [[ -z "$ns" ]] || ip netns del "$ns" 2>/dev/null || true
   rm -rf "$tmp"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-trap 'exit 129' HUP
+on_exit cleanup
 
 # port_of URL prints the port of http://127.0.0.1:PORT, or fails.
 port_of() { [[ "$1" =~ ^http://127\.0\.0\.1:([0-9]+)/?$ ]] && echo "${BASH_REMATCH[1]}"; }
