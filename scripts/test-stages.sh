@@ -5,7 +5,9 @@
 #
 # Usage: scripts/test-stages.sh STAGE...   (make test passes $(TEST_STAGES))
 #
-#   1. lint, then setup (make lint; make setup browser-deps)
+#   1. lint, then setup (make lint; make setup browser-deps; Chromium for the
+#      browser tests: installed with apt-get when missing and this is root on
+#      Debian/Ubuntu, otherwise the stage fails naming the command to run)
 #   2. DynamoDB Local and ElasticMQ start, or are joined, on DYNAMODB_PORT and
 #      SQS_PORT (scripts/servers.sh; they stop when the run ends, unless
 #      someone else still uses them)
@@ -34,6 +36,7 @@ mkdir -p "$LOGS"
 names=() results=() counts=() times=()
 
 summary() {
+  local status="$1"
   trap '' INT TERM HUP
   servers_down
   ((${#names[@]})) || return 0
@@ -45,13 +48,15 @@ summary() {
     printf "%-${w}s  %-6s  %-44s %5s s\n" "${names[i]}" "${results[i]}" "${counts[i]}" "${times[i]}"
     [[ "${results[i]}" == passed ]] || failed+=("${names[i]}")
   done
-  if ((${#failed[@]} == 0)); then
+  if ((${#failed[@]} == 0 && status == 0)); then
     echo "make test: PASSED (${#names[@]} of ${#names[@]} stages passed, $(elapsed) s)"
+  elif ((${#failed[@]} == 0)); then
+    echo "make test: FAILED (stopped with status $status after ${#names[@]} stages; $(elapsed) s)"
   else
     echo "make test: FAILED (${#failed[@]} of ${#names[@]} stages failed: ${failed[*]}; $(elapsed) s)"
   fi
 }
-trap 'status=$?; summary; exit $status' EXIT
+trap 'status=$?; summary "$status"; exit $status' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
@@ -97,8 +102,26 @@ stage() {
   step "stage $name: ${results[-1]} (${counts[-1]})"
 }
 
+# need_chromium makes sure the browser tests have a browser.
+need_chromium() {
+  local chromium="${CHROMIUM:-/usr/bin/chromium}"
+  [[ -x "$chromium" ]] && return 0
+  if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
+    step "installing Chromium for the browser tests (apt-get install chromium)"
+    export DEBIAN_FRONTEND=noninteractive
+    alive "installing Chromium" bash -c 'apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium >/dev/null' &&
+      [[ -x "$chromium" ]] && return 0
+  fi
+  echo "Chromium is missing ($chromium) and the browser tests need it: sudo apt-get install chromium (Debian/Ubuntu), or set CHROMIUM=/path/to/chromium"
+  return 1
+}
+
+setup_stage() {
+  "$MAKE" --no-print-directory -C "$ROOT" setup browser-deps && need_chromium
+}
+
 stage lint "$MAKE" --no-print-directory -C "$ROOT" lint
-stage setup "$MAKE" --no-print-directory -C "$ROOT" setup browser-deps
+stage setup setup_stage
 step "starting the test servers"
 if ! servers_up start 2>&1; then
   names+=(servers) results+=(FAILED) counts+=("DynamoDB Local / ElasticMQ did not start (above)") times+=(0)
