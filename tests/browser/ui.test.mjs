@@ -119,7 +119,10 @@ test('opening, saving and closing an untouched notebook changes nothing and leav
         const contents = h.url(`api/contents/${encodeURIComponent(nb)}`);
         contents.searchParams.set('content', '0');
         const before = (await (await fetch(contents)).json()).last_modified;
-        await page.goto(h.url(`lab/tree/${encodeURIComponent(nb)}`).href);
+        // ?reset: no layout restored from an earlier page, only this notebook.
+        const open = h.url(`lab/tree/${encodeURIComponent(nb)}`);
+        open.searchParams.set('reset', '');
+        await page.goto(open.href);
         await page.locator(`${panel} .jp-Notebook .jp-Cell`).first().waitFor({ timeout: 120000 });
         // The kernel has started once the status bar names its state (see lab.test.mjs
         // for why "Unknown" counts).
@@ -138,9 +141,10 @@ test('opening, saving and closing an untouched notebook changes nothing and leav
           return (await r.json()).last_modified !== t0;
         }, [contents.href, before], { timeout: 60000, polling: 250 });
         // Close the tab as a person would: it must close without asking to save.
-        await page.locator('.lm-DockPanel-tabBar .lm-TabBar-tab.jp-mod-current .lm-TabBar-tabCloseIcon').click();
-        await page.waitForFunction(`!document.querySelector('.jp-NotebookPanel') || !!document.querySelector('.jp-Dialog')`,
-          null, { timeout: 30000 });
+        await page.locator('.lm-DockPanel-tabBar .lm-TabBar-tab', { hasText: nb }).locator('.lm-TabBar-tabCloseIcon').click();
+        await page.waitForFunction((name) => !!document.querySelector('.jp-Dialog')
+          || ![...document.querySelectorAll('.lm-DockPanel-tabBar .lm-TabBar-tabLabel')].some((e) => e.textContent.trim() === name),
+        nb, { timeout: 30000 });
         const dialog = await page.locator('.jp-Dialog').allTextContents();
         assert.deepEqual(dialog, [], `closing untouched ${nb} shows a dialog`);
       } catch (e) {
