@@ -131,7 +131,9 @@ cmd_start() {
   command -v java >/dev/null || die "java is not installed; $SERVER_LABEL needs Java 17+ (Debian: apt-get install openjdk-17-jdk-headless)"
   server_install
   server_command
+  # A new server: registrations left from an earlier one that died belong to it.
   rm -f "$PID_FILE"
+  rm -rf "$USERS_DIR"
   (
     cd "$SERVER_DIR" || exit
     exec 8>&- 9>&- # the server must not hold our locks
