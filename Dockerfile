@@ -25,6 +25,7 @@ WORKDIR /home/workshop/workshop
 COPY --chown=workshop:workshop requirements.txt ./
 COPY --chown=workshop:workshop tools/ tools/
 COPY --chown=workshop:workshop scripts/ scripts/
+COPY --chown=workshop:workshop jupyter/ jupyter/
 RUN SETUP_SKIP_WARM=1 scripts/setup.sh
 
 # Then the workshop itself, and the same script again: it skips what is done and

@@ -330,3 +330,34 @@ func TestDockerfileCopiesTheScriptsItRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestDockerfileCopiesWhatSetupReadsBeforeRunningIt: the first RUN of
+// scripts/setup.sh (with SETUP_SKIP_WARM=1, before the whole tree is copied)
+// reads requirements.txt, tools/, scripts/ and jupyter/ (the JupyterLab
+// settings it installs); each must be copied before it.
+func TestDockerfileCopiesWhatSetupReadsBeforeRunningIt(t *testing.T) {
+	copied := map[string]bool{}
+	for _, n := range dockerfile(t) {
+		switch strings.ToLower(n.Value) {
+		case "copy":
+			a := args(n)
+			for _, src := range a[:len(a)-1] {
+				copied[strings.TrimPrefix(src, "./")] = true
+			}
+		case "run":
+			if !strings.Contains(strings.Join(args(n), " "), "scripts/setup.sh") {
+				continue
+			}
+			if copied["."] {
+				return // the whole tree is there
+			}
+			for _, want := range []string{"requirements.txt", "tools/", "scripts/", "jupyter/"} {
+				if !copied[want] {
+					t.Errorf("the first RUN scripts/setup.sh comes before COPY %s (copied so far: %v)", want, copied)
+				}
+			}
+			return
+		}
+	}
+	t.Fatal("Dockerfile never RUNs scripts/setup.sh")
+}
