@@ -21,7 +21,7 @@ NOTEBOOK_ARGS ?=
 SHELL_SCRIPTS := scripts/setup.sh scripts/workshop.sh scripts/env.sh scripts/with-servers.sh scripts/dynamodb-local.sh .ci/run \
 	scripts/elasticmq.sh scripts/local-server.sh scripts/servers.sh scripts/progress.sh \
 	scripts/test-stages.sh tests/lib/check.sh tests/security/loopback.sh \
-	tests/runtime/shared-servers.sh tests/runtime/sigterm.sh tests/runtime/home.sh scripts/workspace.sh
+	tests/runtime/shared-servers.sh tests/runtime/signals.sh tests/runtime/home.sh scripts/workspace.sh
 # The tests' servers: their own ports, so a test run never shares a workshop's
 # in-memory tables (set DYNAMODB_PORT / SQS_PORT to choose).
 TEST_DYNAMODB_PORT := $(or $(DYNAMODB_PORT),8001)
@@ -85,7 +85,7 @@ test-security: ## servers on 127.0.0.1 only, unreachable from a network namespac
 
 test-runtime: ## servers shared by two runs, make workshop under SIGTERM, nothing in $HOME (own servers, free ports)
 	tests/runtime/shared-servers.sh
-	tests/runtime/sigterm.sh
+	tests/runtime/signals.sh
 	tests/runtime/home.sh
 
 notebooks: setup ## execute every notebook headless, with the servers started for the run
