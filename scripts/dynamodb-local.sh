@@ -92,6 +92,7 @@ install_launcher() {
   tmp="$(mktemp -d "$DIR/launcher/.javac.XXXXXX")"
   javac -nowarn -d "$tmp" -cp "$HOME_DIR/DynamoDBLocal.jar" "$LAUNCHER_SRC" ||
     { rm -rf "$tmp"; die "javac could not compile $LAUNCHER_SRC against $HOME_DIR/DynamoDBLocal.jar (errors above)"; }
+  chmod 755 "$tmp" # mktemp made it private; the classes are not
   # Another run may have compiled the same launcher meanwhile: keep the first.
   mv -T "$tmp" "$out" 2>/dev/null || rm -rf "$tmp"
 }
