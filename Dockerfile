@@ -25,6 +25,7 @@ WORKDIR /home/workshop/workshop
 COPY --chown=workshop:workshop requirements.txt ./
 COPY --chown=workshop:workshop tools/ tools/
 COPY --chown=workshop:workshop scripts/ scripts/
+COPY --chown=workshop:workshop jupyter/ jupyter/
 RUN SETUP_SKIP_WARM=1 scripts/setup.sh
 
 # Then the workshop itself, and the same script again: it skips what is done and
@@ -33,8 +34,8 @@ COPY --chown=workshop:workshop . .
 RUN scripts/setup.sh
 
 # Inside the container JupyterLab listens on all interfaces; docker-compose.yml
-# publishes the port on 127.0.0.1 only. workshop.sh re-runs setup.sh (quick) so the
-# echarts asset is back in a notebooks/ folder mounted from the host.
+# publishes the port on 127.0.0.1 only. workshop.sh re-runs setup.sh (quick) and
+# copies the notebooks and the echarts asset into workspace/, mounted from the host.
 ENV LAB_IP=0.0.0.0 \
     LAB_PORT=8888 \
     PATH=/home/workshop/workshop/.venv/bin:$PATH

@@ -1,6 +1,8 @@
 # The workshop's commands. The README's first command is `make workshop`, its
-# second `make test`. Everything runs without Docker; DynamoDB Local is started
-# through scripts/dynamodb-local.sh (port DYNAMODB_PORT, default 8000).
+# second `make test`. Everything runs without Docker; DynamoDB Local and
+# ElasticMQ (SQS) are started on 127.0.0.1 through scripts/dynamodb-local.sh
+# and scripts/elasticmq.sh (ports DYNAMODB_PORT and SQS_PORT, default 8000 and
+# 9324 for the workshop; the tests use 8001 and 9325 unless those are set).
 
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -18,15 +20,26 @@ NOTEBOOK ?= 00-welcome.ipynb 01-schema-design.ipynb 02-query-vs-scan.ipynb 03-qu
 # Extra arguments for tests/notebooks/run_notebooks.py, e.g. NOTEBOOK_ARGS="-v --runs 2".
 NOTEBOOK_ARGS ?=
 # Shell scripts this repository lints.
-SHELL_SCRIPTS := scripts/setup.sh scripts/workshop.sh scripts/env.sh scripts/with-dynamodb.sh scripts/dynamodb-local.sh .ci/run
+SHELL_SCRIPTS := scripts/setup.sh scripts/workshop.sh scripts/env.sh scripts/with-servers.sh scripts/dynamodb-local.sh .ci/run \
+	scripts/elasticmq.sh scripts/local-server.sh scripts/servers.sh scripts/progress.sh \
+	scripts/test-stages.sh tests/lib/check.sh tests/security/loopback.sh \
+	tests/runtime/shared-servers.sh tests/runtime/signals.sh tests/runtime/home.sh scripts/workspace.sh
+# The tests' servers: their own ports, so a test run never shares a workshop's
+# in-memory tables (set DYNAMODB_PORT / SQS_PORT to choose).
+TEST_DYNAMODB_PORT := $(or $(DYNAMODB_PORT),8001)
+TEST_SQS_PORT := $(or $(SQS_PORT),9325)
+WITH_TEST_SERVERS := DYNAMODB_PORT=$(TEST_DYNAMODB_PORT) SQS_PORT=$(TEST_SQS_PORT) scripts/with-servers.sh
+# What `make test` runs after lint and setup, with the test servers up, in order.
+TEST_STAGES := test-go test-deploy test-notebooks test-browser test-security test-runtime
 
-.PHONY: help workshop setup dynamodb lint test test-go test-deploy test-notebooks test-browser \
-	notebooks browser browser-deps bench bench-dynamodb clean
+.PHONY: help workshop setup dynamodb sqs lint test test-go test-deploy test-notebooks test-browser \
+	test-security test-runtime notebooks browser security browser-deps bench bench-dynamodb clean \
+	reset-notebooks
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
 
-workshop: ## start the workshop: setup, DynamoDB Local, seed, JupyterLab on 127.0.0.1 (Ctrl-C stops)
+workshop: ## start the workshop: setup, DynamoDB Local + ElasticMQ, seed, JupyterLab on 127.0.0.1 (Ctrl-C stops)
 	scripts/workshop.sh
 
 setup: ## install the venv, GoNB, the echarts asset and warm the build cache (quick when done)
@@ -34,6 +47,12 @@ setup: ## install the venv, GoNB, the echarts asset and warm the build cache (qu
 
 dynamodb: ## start DynamoDB Local in the background (stop: scripts/dynamodb-local.sh stop)
 	scripts/dynamodb-local.sh start
+
+sqs: ## start ElasticMQ (SQS) in the background (stop: scripts/elasticmq.sh stop)
+	scripts/elasticmq.sh start
+
+reset-notebooks: ## instructors: fresh copies in workspace/ (the old ones go to workspace/.previous/)
+	scripts/workspace.sh reset
 
 lint: ## gofmt, go vet, staticcheck (pinned) on both Go modules; shellcheck
 	@files="$$(git ls-files -co --exclude-standard -- '*.go')"; \
@@ -47,10 +66,10 @@ lint: ## gofmt, go vet, staticcheck (pinned) on both Go modules; shellcheck
 	@if command -v shellcheck >/dev/null; then shellcheck $(SHELL_SCRIPTS) && echo "shellcheck: clean"; \
 	  else echo "shellcheck not installed (Debian: apt-get install shellcheck); skipped"; fi
 
-test: lint setup browser-deps ## everything: lint, Go tests, deploy files, notebooks headless, browser
-	scripts/with-dynamodb.sh $(MAKE) --keep-going test-go test-deploy test-notebooks test-browser
+test: ## everything: lint, setup, then $(TEST_STAGES); a summary line per stage and a verdict
+	@DYNAMODB_PORT=$(TEST_DYNAMODB_PORT) SQS_PORT=$(TEST_SQS_PORT) MAKE="$(MAKE)" scripts/test-stages.sh $(TEST_STAGES)
 
-test-go: ## go test ./... (expects AWS_ENDPOINT_URL_DYNAMODB, as `make test` sets it)
+test-go: ## go test ./... (expects AWS_ENDPOINT_URL_DYNAMODB and _SQS, as `make test` sets them)
 	go test ./...
 
 test-deploy: ## parse docker-compose.yml and the Dockerfile with real parsers and check them
@@ -59,16 +78,27 @@ test-deploy: ## parse docker-compose.yml and the Dockerfile with real parsers an
 test-notebooks: ## execute every notebooks/NN-*.ipynb in the GoNB kernel (expects DynamoDB)
 	$(PY) tests/notebooks/run_notebooks.py --again $(NOTEBOOK_ARGS)
 
-test-browser: ## JupyterLab in headless Chromium runs $(NOTEBOOK); charts draw, tables render, no math (expects DynamoDB)
-	source scripts/env.sh && cd tests/browser && for nb in $(NOTEBOOK); do \
+test-browser: ## headless Chromium: JupyterLab as first seen (ui.test.mjs), then runs $(NOTEBOOK): charts draw, tables render, no math
+	source scripts/env.sh && cd tests/browser && node --test --test-reporter=spec ui.test.mjs && for nb in $(NOTEBOOK); do \
 	  charts=0; if grep -q '"chart"' "../../notebooks/$$nb"; then charts=1; fi; \
 	  NOTEBOOK="$$nb" MIN_CHARTS="$${MIN_CHARTS:-$$charts}" node --test --test-reporter=spec lab.test.mjs || exit 1; done
 
-notebooks: setup ## execute every notebook headless, with DynamoDB Local started for the run
-	scripts/with-dynamodb.sh $(MAKE) test-notebooks
+test-security: ## servers on 127.0.0.1 only, unreachable from a network namespace, no CORS (expects servers)
+	tests/security/loopback.sh
 
-browser: setup browser-deps ## the browser test alone, with DynamoDB Local started for the run
-	scripts/with-dynamodb.sh $(MAKE) test-browser
+test-runtime: ## servers shared by two runs, make workshop under SIGTERM, nothing in $HOME (own servers, free ports)
+	tests/runtime/shared-servers.sh
+	tests/runtime/signals.sh
+	tests/runtime/home.sh
+
+notebooks: setup ## execute every notebook headless, with the servers started for the run
+	$(WITH_TEST_SERVERS) $(MAKE) test-notebooks
+
+browser: setup browser-deps ## the browser test alone, with the servers started for the run
+	$(WITH_TEST_SERVERS) $(MAKE) test-browser
+
+security: ## the security test alone, with the servers started for the run
+	$(WITH_TEST_SERVERS) $(MAKE) test-security
 
 browser-deps: tests/browser/node_modules/.package-lock.json
 
@@ -81,10 +111,10 @@ bench: setup ## simulator benchmarks, queuekit vs Ciw and plain Python, notebook
 	go test -run '^$$' -bench . -benchmem ./queuekit/montecarlo
 	$(PY) -m pip install -q -r bench/requirements.txt
 	$(PY) bench/compare_python.py
-	scripts/with-dynamodb.sh $(PY) tests/notebooks/run_notebooks.py --runs 2
+	$(WITH_TEST_SERVERS) $(PY) tests/notebooks/run_notebooks.py --runs 2
 
 bench-dynamodb: ## seeding 100,000 items: BatchWriteItem vs one PutItem after another (minutes)
-	scripts/with-dynamodb.sh go test -run '^$$' -bench Seed100k -benchtime 1x -timeout 30m ./queuekit/catalog/
+	$(WITH_TEST_SERVERS) go test -run '^$$' -bench Seed100k -benchtime 1x -timeout 30m ./queuekit/catalog/
 
 clean: ## remove what setup and the tests made here (not Go's caches, not .cache/)
 	rm -rf .venv notebooks/assets tests/artifacts tests/browser/node_modules tools/echarts/node_modules

@@ -204,15 +204,20 @@ func TestComposeLabKeepsTheTokenOn(t *testing.T) {
 	}
 }
 
-func TestComposeLabMountsTheNotebooks(t *testing.T) {
+// The lab serves the participants' copies in workspace/ (scripts/workspace.sh);
+// the folder is in git (workspace/.gitkeep) so Docker does not create it as root.
+func TestComposeLabMountsTheWorkspace(t *testing.T) {
 	s := service(t, loadCompose(t), "lab")
-	want := filepath.Join(root(t), "notebooks")
+	want := filepath.Join(root(t), "workspace")
+	if _, err := os.Stat(filepath.Join(want, ".gitkeep")); err != nil {
+		t.Errorf("workspace/.gitkeep: %v (the mounted folder must exist before docker compose up)", err)
+	}
 	for _, v := range s.Volumes {
-		if v.Type == types.VolumeTypeBind && v.Source == want && strings.HasSuffix(v.Target, "/notebooks") && !v.ReadOnly {
+		if v.Type == types.VolumeTypeBind && v.Source == want && v.Target == "/home/workshop/workshop/workspace" && !v.ReadOnly {
 			return
 		}
 	}
-	t.Errorf("lab does not bind-mount %s read-write onto its notebooks folder: %+v", want, s.Volumes)
+	t.Errorf("lab does not bind-mount %s read-write onto /home/workshop/workshop/workspace: %+v", want, s.Volumes)
 }
 
 // dockerfile parses the Dockerfile with buildkit's parser (the one `docker build` uses).
@@ -324,4 +329,35 @@ func TestDockerfileCopiesTheScriptsItRuns(t *testing.T) {
 			t.Errorf("%s is not executable", p)
 		}
 	}
+}
+
+// TestDockerfileCopiesWhatSetupReadsBeforeRunningIt: the first RUN of
+// scripts/setup.sh (with SETUP_SKIP_WARM=1, before the whole tree is copied)
+// reads requirements.txt, tools/, scripts/ and jupyter/ (the JupyterLab
+// settings it installs); each must be copied before it.
+func TestDockerfileCopiesWhatSetupReadsBeforeRunningIt(t *testing.T) {
+	copied := map[string]bool{}
+	for _, n := range dockerfile(t) {
+		switch strings.ToLower(n.Value) {
+		case "copy":
+			a := args(n)
+			for _, src := range a[:len(a)-1] {
+				copied[strings.TrimPrefix(src, "./")] = true
+			}
+		case "run":
+			if !strings.Contains(strings.Join(args(n), " "), "scripts/setup.sh") {
+				continue
+			}
+			if copied["."] {
+				return // the whole tree is there
+			}
+			for _, want := range []string{"requirements.txt", "tools/", "scripts/", "jupyter/"} {
+				if !copied[want] {
+					t.Errorf("the first RUN scripts/setup.sh comes before COPY %s (copied so far: %v)", want, copied)
+				}
+			}
+			return
+		}
+	}
+	t.Fatal("Dockerfile never RUNs scripts/setup.sh")
 }

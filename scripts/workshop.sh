@@ -4,12 +4,19 @@
 # Usage: scripts/workshop.sh
 #
 #   1. scripts/setup.sh (venv, GoNB kernel, echarts asset, warm build cache; quick when done)
-#   2. DynamoDB Local via scripts/dynamodb-local.sh start, unless AWS_ENDPOINT_URL_DYNAMODB
-#      is already set (docker-compose sets it to its dynamodb service)
+#   2. DynamoDB Local and ElasticMQ (SQS) on 127.0.0.1 through scripts/servers.sh, which
+#      starts them or joins them when they already run; AWS_ENDPOINT_URL_DYNAMODB and
+#      AWS_ENDPOINT_URL_SQS, when already set (docker-compose sets both), are used instead
 #   3. seeds the sample nights: go run ./queuekit/cmd/queuekit seed --sample
-#   4. JupyterLab on LAB_IP:LAB_PORT with a token, server root notebooks/, and prints its URL
+#   4. your own copies of the notebooks in workspace/ (scripts/workspace.sh prepare: copies
+#      what is missing, keeps what is there), so notebooks/ and git never change
+#   5. JupyterLab on LAB_IP:LAB_PORT with a token, server root workspace/, and prints its URL;
+#      its configuration (Go kernel only, assets/ hidden, no news) is jupyter/, read
+#      through JUPYTER_CONFIG_PATH (scripts/env.sh)
 #
-# Ctrl-C stops JupyterLab, and DynamoDB Local if this script started it.
+# Every step prints a line with the time elapsed. Ctrl-C (or TERM, however many
+# arrive) stops JupyterLab and leaves the servers, which stop once no other
+# program (a `make test` on the same ports) still uses them.
 #
 # Environment:
 #   LAB_PORT        JupyterLab port (default 8888)
@@ -17,8 +24,9 @@
 #                   and docker-compose publishes it on 127.0.0.1 only)
 #   JUPYTER_TOKEN   token to use (default: a new random one each start)
 #   DYNAMODB_PORT   DynamoDB Local port (default 8000)
-#   AWS_ENDPOINT_URL_DYNAMODB
-#                   an already running DynamoDB (Local) to use instead of starting one
+#   SQS_PORT        ElasticMQ port (default 9324)
+#   AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS
+#                   already running servers to use instead of starting them
 #   LAB_PUBLIC_URL  the URL people open, when it differs from http://127.0.0.1:LAB_PORT
 #                   (docker-compose sets it to the port published on the host)
 #   WORKSHOP_SKIP_SETUP=1   skip step 1
@@ -27,46 +35,50 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 LAB_PORT="${LAB_PORT:-8888}"
 LAB_IP="${LAB_IP:-127.0.0.1}"
-export DYNAMODB_PORT="${DYNAMODB_PORT:-8000}"
+PROGRESS_PREFIX=workshop
+# shellcheck source=scripts/progress.sh
+source "$ROOT/scripts/progress.sh"
+# shellcheck source=scripts/servers.sh
+source "$ROOT/scripts/servers.sh"
 
 say() { printf 'workshop: %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
 
-started_dynamodb=0
 lab_pid=""
 
+# cleanup runs once, on any exit. Its first line ignores INT, TERM and HUP, so
+# a second Ctrl-C or the TERM that make forwards cannot cut it short (the
+# scripts it runs inherit that), and PIPE, so a closed output pipe
+# (make workshop | tee) cannot either.
 cleanup() {
   local status=$?
-  trap - EXIT INT TERM
-  # If our output went to a pipe that Ctrl-C closed (make workshop | tee ...),
-  # writing a message must not kill the cleanup before it stops the servers.
-  trap '' PIPE
+  trap '' INT TERM HUP PIPE
+  trap - EXIT
   say() { printf 'workshop: %s\n' "$*" >&2 2>/dev/null || true; }
   if [[ -n "$lab_pid" ]] && kill -0 "$lab_pid" 2>/dev/null; then
     say "stopping JupyterLab (pid $lab_pid)"
     kill -TERM "$lab_pid" 2>/dev/null || true
     # jupyter asks for confirmation on the first SIGINT; TERM shuts it down,
     # with its kernels. Give it a few seconds, then insist.
-    for _ in $(seq 1 50); do
+    local i
+    for ((i = 0; i < 50; i++)); do
       kill -0 "$lab_pid" 2>/dev/null || break
       sleep 0.2
     done
     kill -KILL "$lab_pid" 2>/dev/null || true
   fi
-  if ((started_dynamodb)); then
-    say "stopping DynamoDB Local (port $DYNAMODB_PORT)"
-    "$ROOT/scripts/dynamodb-local.sh" stop || true
-  fi
+  servers_down
   exit "$status"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+trap 'exit 129' HUP
 
-# wait_http URL: wait until URL answers any HTTP status (DynamoDB answers 400 to GET /).
+# wait_http URL: wait until URL (JupyterLab's /api) answers any HTTP status.
 wait_http() {
   local url="$1" i code
-  for i in $(seq 1 150); do
+  for ((i = 1; i <= 150; i++)); do
     code="$(curl -s -o /dev/null -m 2 -w '%{http_code}' "$url" 2>/dev/null || true)"
     [[ -n "$code" && "$code" != 000 ]] && return 0
     ((i % 25 == 0)) && say "waiting for $url ..."
@@ -78,28 +90,23 @@ wait_http() {
 main() {
   cd "$ROOT"
   if [[ "${WORKSHOP_SKIP_SETUP:-}" != 1 ]]; then
+    step "1/5 setup (scripts/setup.sh; quick when done)"
     "$ROOT/scripts/setup.sh"
   fi
   # shellcheck source=scripts/env.sh
   source "$ROOT/scripts/env.sh"
 
-  if [[ -n "${AWS_ENDPOINT_URL_DYNAMODB:-}" ]]; then
-    say "using DynamoDB at $AWS_ENDPOINT_URL_DYNAMODB (AWS_ENDPOINT_URL_DYNAMODB is set)"
-    wait_http "$AWS_ENDPOINT_URL_DYNAMODB/" ||
-      die "nothing answers on $AWS_ENDPOINT_URL_DYNAMODB; start it, or unset AWS_ENDPOINT_URL_DYNAMODB to start DynamoDB Local here"
-  else
-    if ! "$ROOT/scripts/dynamodb-local.sh" status >/dev/null 2>&1; then
-      started_dynamodb=1
-    fi
-    "$ROOT/scripts/dynamodb-local.sh" start
-    AWS_ENDPOINT_URL_DYNAMODB="$("$ROOT/scripts/dynamodb-local.sh" endpoint)"
-    export AWS_ENDPOINT_URL_DYNAMODB
-  fi
+  step "2/5 DynamoDB Local and ElasticMQ (SQS), 127.0.0.1 only"
+  servers_up use-preset
 
-  say "seeding the sample nights into $AWS_ENDPOINT_URL_DYNAMODB"
-  go run ./queuekit/cmd/queuekit seed --sample ||
+  step "3/5 seeding the sample nights into $AWS_ENDPOINT_URL_DYNAMODB"
+  alive "compiling and seeding" go run ./queuekit/cmd/queuekit seed --sample ||
     die "seeding failed (output above); DynamoDB answers on $AWS_ENDPOINT_URL_DYNAMODB, so check: go run ./queuekit/cmd/queuekit seed --sample"
 
+  step "4/5 your copies of the notebooks (workspace/)"
+  "$ROOT/scripts/workspace.sh" prepare
+
+  step "5/5 starting JupyterLab on $LAB_IP:$LAB_PORT"
   local token="${JUPYTER_TOKEN:-}"
   if [[ -z "$token" ]]; then
     token="$(python3 -c 'import secrets; print(secrets.token_hex(24))')"
@@ -117,11 +124,8 @@ main() {
     --ServerApp.ip="$LAB_IP" \
     --ServerApp.port="$LAB_PORT" \
     --ServerApp.port_retries=0 \
-    --ServerApp.root_dir="$ROOT/notebooks" \
+    --ServerApp.root_dir="$ROOT/workspace" \
     --ServerApp.open_browser=False \
-    --LabApp.news_url=None \
-    --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate \
-    --LabApp.extension_manager=readonly \
     "${extra[@]}" \
     >"$log" 2>&1 &
   lab_pid=$!
@@ -136,11 +140,13 @@ main() {
 
       ${LAB_PUBLIC_URL:-$url}/lab?token=$token
 
-  Notebooks: $ROOT/notebooks    DynamoDB: $AWS_ENDPOINT_URL_DYNAMODB
+  Notebooks: $ROOT/workspace (your copies; make reset-notebooks starts them afresh)
+  DynamoDB: $AWS_ENDPOINT_URL_DYNAMODB    SQS: ${AWS_ENDPOINT_URL_SQS:-}
   JupyterLab log: $log
   Press Ctrl-C to stop everything this command started.
 
 EOF
+  step "ready"
   wait "$lab_pid"
 }
 

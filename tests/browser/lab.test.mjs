@@ -7,167 +7,48 @@
 //
 // Environment:
 //   NOTEBOOK        notebook path under the server root (default 04-simulation.ipynb)
-//   LAB_URL         a running JupyterLab, with its token (http://127.0.0.1:8888/lab?token=...);
-//                   unset: the test starts one from .venv on a free port and stops it
 //   NOTEBOOK_ROOT   server root when the test starts JupyterLab (default <repo>/notebooks)
 //   MIN_CHARTS      fail if fewer chart elements are found (default 1)
 //   MIN_TABLES      fail if fewer rendered tables are found (default 1); every table must
 //                   have its header and cells, and no Markdown may be typeset as math
-//   CHROMIUM        browser executable (default /usr/bin/chromium, Debian's chromium)
-//   ARTIFACTS       screenshot folder (default <repo>/tests/artifacts)
 //   RUN_TIMEOUT_MS  time allowed for Run All (default 600000)
+//   LAB_URL, CHROMIUM, ARTIFACTS: see harness.mjs
 // The kernel needs DynamoDB: run it through `make test`/`make browser`, or export
 // AWS_ENDPOINT_URL_DYNAMODB yourself.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync, rmSync, createWriteStream, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, dirname, resolve, basename } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import net from 'node:net';
-import { chromium } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
+import { join, resolve, basename } from 'node:path';
+import { ROOT, ARTIFACTS, isLocal, openLab } from './harness.mjs';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const NOTEBOOK = process.env.NOTEBOOK || '04-simulation.ipynb';
 const NOTEBOOK_ROOT = resolve(process.env.NOTEBOOK_ROOT || join(ROOT, 'notebooks'));
 const MIN_CHARTS = Number(process.env.MIN_CHARTS || 1);
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-const ARTIFACTS = resolve(process.env.ARTIFACTS || join(ROOT, 'tests', 'artifacts'));
 const RUN_TIMEOUT_MS = Number(process.env.RUN_TIMEOUT_MS || 600000);
-const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
 
-let lab; // { base: URL, token, proc?, tmp? }
+let h; // the harness: h.lab, h.context, h.external
+let lab;
 let context;
-let userDataDir; // a fresh Chromium profile, removed at the end
-const external = []; // requests the browser tried to send off this machine
-
-function freePort() {
-  return new Promise((res, rej) => {
-    const srv = net.createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => res(port));
-    });
-    srv.on('error', rej);
-  });
-}
-
-async function waitHTTP(url, ms, proc) {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (proc && proc.exitCode !== null) throw new Error(`JupyterLab exited with ${proc.exitCode}`);
-    try {
-      const r = await fetch(url);
-      if (r.ok) return;
-    } catch { /* not up yet */ }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`${url} did not answer within ${ms} ms`);
-}
-
-async function startLab() {
-  const venv = join(ROOT, '.venv');
-  const jupyter = join(venv, 'bin', 'jupyter');
-  if (!existsSync(jupyter)) throw new Error(`${jupyter} is missing: run scripts/setup.sh first`);
-  const tmp = mkdtempSync(join(tmpdir(), 'workshop-lab-'));
-  // A fresh workspace, no autosave, and every cell kept in the DOM (no windowing) so the test
-  // sees every chart, not only those scrolled into view.
-  const settings = join(tmp, 'settings', '@jupyterlab', 'notebook-extension');
-  mkdirSync(settings, { recursive: true });
-  writeFileSync(join(settings, 'tracker.jupyterlab-settings'), JSON.stringify({ windowingMode: 'none' }));
-  // Never save the executed notebook: notebooks are committed without outputs.
-  const docmanager = join(tmp, 'settings', '@jupyterlab', 'docmanager-extension');
-  mkdirSync(docmanager, { recursive: true });
-  writeFileSync(join(docmanager, 'plugin.jupyterlab-settings'), JSON.stringify({ autosave: false }));
-  const port = await freePort();
-  const token = [...crypto.getRandomValues(new Uint8Array(24))].map((b) => b.toString(16).padStart(2, '0')).join('');
-  const share = join(venv, 'share', 'jupyter');
-  const env = {
-    ...process.env,
-    PATH: `${join(venv, 'bin')}:${process.env.PATH}`,
-    JUPYTER_TOKEN: token,
-    JUPYTER_DATA_DIR: share,
-    JUPYTER_CONFIG_DIR: join(venv, 'etc', 'jupyter'),
-    JUPYTER_RUNTIME_DIR: join(tmp, 'runtime'),
-    JUPYTERLAB_SETTINGS_DIR: join(tmp, 'settings'),
-    JUPYTERLAB_WORKSPACES_DIR: join(tmp, 'workspaces'),
-    AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID || 'local',
-    AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY || 'local',
-    AWS_REGION: process.env.AWS_REGION || 'us-east-1',
-  };
-  mkdirSync(ARTIFACTS, { recursive: true });
-  const log = createWriteStream(join(ARTIFACTS, `jupyterlab-${basename(NOTEBOOK, '.ipynb')}.log`));
-  const proc = spawn(jupyter, [
-    'lab', '--no-browser',
-    '--ServerApp.ip=127.0.0.1', `--ServerApp.port=${port}`, '--ServerApp.port_retries=0',
-    `--ServerApp.root_dir=${NOTEBOOK_ROOT}`,
-    '--LabApp.news_url=None',
-    '--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate',
-    '--LabApp.extension_manager=readonly',
-    ...(process.getuid?.() === 0 ? ['--allow-root'] : []), // CI runs as root
-  ], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  proc.stdout.pipe(log);
-  proc.stderr.pipe(log);
-  const base = new URL(`http://127.0.0.1:${port}/`);
-  await waitHTTP(new URL(`api/status?token=${token}`, base), 60000, proc);
-  return { base, token, proc, tmp };
-}
-
-async function stopLab() {
-  if (!lab?.proc) return;
-  const { proc } = lab;
-  if (proc.exitCode === null) {
-    const exited = new Promise((r) => proc.once('exit', r));
-    process.kill(-proc.pid, 'SIGTERM'); // its process group: jupyter and its kernels
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 10000))]);
-    if (proc.exitCode === null) process.kill(-proc.pid, 'SIGKILL');
-  }
-  rmSync(lab.tmp, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
-}
-
-function isLocal(url) {
-  try {
-    const u = new URL(url);
-    if (u.protocol === 'data:' || u.protocol === 'blob:' || u.protocol === 'about:') return true;
-    return LOCAL_HOSTS.has(u.hostname);
-  } catch {
-    return false;
-  }
-}
+let external;
 
 before(async () => {
-  if (process.env.LAB_URL) {
-    const u = new URL(process.env.LAB_URL);
-    lab = { base: new URL('/', u), token: u.searchParams.get('token') || '' };
-  } else {
-    lab = await startLab();
-  }
-  userDataDir = mkdtempSync(join(tmpdir(), 'workshop-chromium-'));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1400, height: 1000 },
-    args: [
-      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync',
-    ],
+  h = await openLab({
+    root: NOTEBOOK_ROOT,
+    name: basename(NOTEBOOK, '.ipynb'),
+    settings: {
+      // Every cell kept in the DOM (no windowing), so the test sees every chart,
+      // not only those scrolled into view.
+      '@jupyterlab/notebook-extension/tracker': { windowingMode: 'none' },
+      // Never save the executed notebook: notebooks are committed without outputs.
+      '@jupyterlab/docmanager-extension/plugin': { autosave: false },
+    },
   });
-  // Everything the page asks for must come from this machine: abort and record the rest.
-  await context.route('**/*', (route) => {
-    const url = route.request().url();
-    if (isLocal(url)) return route.continue();
-    external.push(url);
-    return route.abort('blockedbyclient');
-  });
-  context.on('request', (req) => { if (!isLocal(req.url())) external.push(req.url()); });
+  ({ lab, context, external } = h);
 });
 
 after(async () => {
-  await context?.close();
-  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
-  await stopLab();
+  await h?.close();
 });
 
 test(`JupyterLab runs ${NOTEBOOK} and every ECharts chart draws, offline`, { timeout: RUN_TIMEOUT_MS + 180000 }, async () => {
@@ -214,9 +95,6 @@ async function runAndCheck(page, { assetResponses, consoleErrors }) {
   const kernelIdle = kernelStatus('Idle');
   await page.waitForFunction(`document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-CodeCell').length >= ${codeCells} && ${kernelStatus('Idle|Unknown')}`,
     null, { timeout: 120000 });
-
-  // Dismiss the "Jupyter news?" toast so it does not cover the screenshot.
-  await page.locator('.jp-toast-button', { hasText: /^No$/ }).click({ timeout: 2000 }).catch(() => {});
 
   // Run > Run All Cells, as a person would.
   await page.locator('.lm-MenuBar-item', { hasText: /^Run$/ }).click();

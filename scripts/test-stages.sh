@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# test-stages.sh: what `make test` runs. Every stage runs even when an earlier
+# one failed, and the run ends with one line per stage (passed or failed, with
+# its counts and time) and a final verdict.
+#
+# Usage: scripts/test-stages.sh STAGE...   (make test passes $(TEST_STAGES))
+#
+#   1. lint, then setup (make lint; make setup browser-deps; Chromium for the
+#      browser tests: installed with apt-get when missing and this is root on
+#      Debian/Ubuntu, otherwise the stage fails naming the command to run)
+#   2. DynamoDB Local and ElasticMQ start, or are joined, on DYNAMODB_PORT and
+#      SQS_PORT (scripts/servers.sh; they stop when the run ends, unless
+#      someone else still uses them)
+#   3. each STAGE as `make STAGE` (test-go, test-notebooks, ...)
+#
+# Each stage's output streams as usual and is also kept in
+# tests/artifacts/stages/<stage>.log, from which its counts are read: Go
+# packages (go test), notebooks (run_notebooks.py), browser tests (node
+# --test), checks (the shell tests' "N passed, M failed" lines).
+# Exit status: 0 when every stage passed, 1 otherwise, 130/143 when interrupted.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+MAKE="${MAKE:-make}"
+LOGS="$ROOT/tests/artifacts/stages"
+PROGRESS_PREFIX="make test"
+# shellcheck source=scripts/progress.sh
+source "$ROOT/scripts/progress.sh"
+# shellcheck source=scripts/servers.sh
+source "$ROOT/scripts/servers.sh"
+
+[[ $# -gt 0 ]] || { echo "usage: $0 STAGE...   (make targets, e.g. test-go test-notebooks)" >&2; exit 2; }
+rm -rf "$LOGS"
+mkdir -p "$LOGS"
+
+names=() results=() counts=() times=()
+
+summary() {
+  local status="$1"
+  trap '' INT TERM HUP
+  servers_down
+  ((${#names[@]})) || return 0
+  local i failed=() w=0
+  for i in "${!names[@]}"; do ((${#names[i]} > w)) && w=${#names[i]}; done
+  echo
+  echo "==== make test: summary (logs in tests/artifacts/stages/)"
+  for i in "${!names[@]}"; do
+    printf "%-${w}s  %-6s  %-44s %5s s\n" "${names[i]}" "${results[i]}" "${counts[i]}" "${times[i]}"
+    [[ "${results[i]}" == passed ]] || failed+=("${names[i]}")
+  done
+  if ((${#failed[@]} == 0 && status == 0)); then
+    echo "make test: PASSED (${#names[@]} of ${#names[@]} stages passed, $(elapsed) s)"
+  elif ((${#failed[@]} == 0)); then
+    echo "make test: FAILED (stopped with status $status after ${#names[@]} stages; $(elapsed) s)"
+  else
+    echo "make test: FAILED (${#failed[@]} of ${#names[@]} stages failed: ${failed[*]}; $(elapsed) s)"
+  fi
+}
+trap 'status=$?; summary "$status"; exit $status' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
+# counts_of LOG prints what the log says was counted, e.g. "24 packages ok".
+counts_of() {
+  local log="$1" ok fail p f
+  # go test: one line per package, "ok  \t<package>\t<time>" or "FAIL\t<package>\t<time>".
+  ok="$(grep -cP '^ok  \t\S+\t' "$log" || true)"
+  fail="$(grep -cP '^FAIL\t\S+\t' "$log" || true)"
+  if ((ok + fail > 0)); then
+    f="$(grep -c -- '--- FAIL:' "$log" || true)"
+    echo "$ok Go packages passed, $fail failed$( ((f == 0)) || echo "; $f tests failed")"
+    return
+  fi
+  # node --test: "ℹ pass N" / "ℹ fail N" per file run.
+  if grep -qE '^ℹ pass [0-9]+' "$log"; then
+    p="$(awk '/^ℹ pass [0-9]+/ {s += $3} END {print s}' "$log")"
+    f="$(awk '/^ℹ fail [0-9]+/ {s += $3} END {print s}' "$log")"
+    echo "$p browser tests passed, $f failed"
+    return
+  fi
+  # run_notebooks.py and the shell tests: "[NAME: ]N passed, M failed" lines.
+  if grep -qE '(^|: )[0-9]+ passed, [0-9]+ failed$' "$log"; then
+    grep -oE '[0-9]+ passed, [0-9]+ failed$' "$log" |
+      awk '{p += $1; f += $3} END {printf "%d passed, %d failed\n", p, f}'
+    return
+  fi
+  echo "-"
+}
+
+# stage NAME COMMAND...: run one stage, tee its output, record its result.
+stage() {
+  local name="$1" t0 status=0 log="$LOGS/$1.log"
+  shift
+  t0="$(elapsed)"
+  step "stage $name"
+  "$@" 2>&1 | tee "$log" || status=$?
+  names+=("$name")
+  times+=("$(($(elapsed) - t0))")
+  counts+=("$(counts_of "$log")")
+  if ((status == 0)); then results+=(passed); else results+=(FAILED); fi
+  step "stage $name: ${results[-1]} (${counts[-1]})"
+}
+
+# need_chromium makes sure the browser tests have a browser.
+need_chromium() {
+  local chromium="${CHROMIUM:-/usr/bin/chromium}"
+  [[ -x "$chromium" ]] && return 0
+  if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
+    step "installing Chromium for the browser tests (apt-get install chromium)"
+    export DEBIAN_FRONTEND=noninteractive
+    alive "installing Chromium" bash -c 'apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium >/dev/null' &&
+      [[ -x "$chromium" ]] && return 0
+  fi
+  echo "Chromium is missing ($chromium) and the browser tests need it: sudo apt-get install chromium (Debian/Ubuntu), or set CHROMIUM=/path/to/chromium"
+  return 1
+}
+
+setup_stage() {
+  "$MAKE" --no-print-directory -C "$ROOT" setup browser-deps && need_chromium
+}
+
+stage lint "$MAKE" --no-print-directory -C "$ROOT" lint
+stage setup setup_stage
+step "starting the test servers"
+if ! servers_up start 2>&1; then
+  names+=(servers) results+=(FAILED) counts+=("DynamoDB Local / ElasticMQ did not start (above)") times+=(0)
+  exit 1
+fi
+export AWS_ACCESS_KEY_ID="${AWS_ACCESS_KEY_ID:-local}" AWS_SECRET_ACCESS_KEY="${AWS_SECRET_ACCESS_KEY:-local}"
+export AWS_REGION="${AWS_REGION:-us-east-1}"
+for s in "$@"; do
+  stage "$s" "$MAKE" --no-print-directory -C "$ROOT" "$s"
+done
+for r in "${results[@]}"; do
+  [[ "$r" == passed ]] || exit 1
+done

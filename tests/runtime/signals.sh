@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# signals.sh: `make workshop` stopped by TERM or by Ctrl-C (INT), however many
+# arrive, cleans up completely: JupyterLab, DynamoDB Local and ElasticMQ stop,
+# no pid file is left, and no message says the cleanup was cut short.
+#
+# Usage: tests/runtime/signals.sh   (make test-runtime; needs scripts/setup.sh done)
+#
+# For TERM, then INT: `make workshop` runs in a session of its own (setsid),
+# with default signal handling (a background job of a script would ignore
+# INT), on free ports. Once it prints its URL, the signal goes to its whole
+# process group three times, 0.3 s apart, as a terminal's Ctrl-C or a service
+# manager's stop would send it: make, workshop.sh and JupyterLab each get every
+# one, and make also forwards TERM to workshop.sh, so the cleanup receives
+# several while it runs.
+# Ports: free ones the kernel picks, or the first free ones of TEST_PORTS.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+CHECK_NAME="runtime (make workshop stopped by signals)"
+# shellcheck source=tests/lib/check.sh
+source "$ROOT/tests/lib/check.sh"
+
+[[ -x "$ROOT/.venv/bin/jupyter" ]] || { echo "signals.sh: $ROOT/.venv/bin/jupyter is missing; run scripts/setup.sh (or make setup) first" >&2; exit 2; }
+
+tmp="$(mktemp -d)"
+ports="$(free_ports 3)" || exit 1
+mapfile -t ports <<<"$ports"
+export DYNAMODB_PORT="${ports[0]}" SQS_PORT="${ports[1]}" LAB_PORT="${ports[2]}"
+export WORKSHOP_SKIP_SETUP=1 JUPYTER_TOKEN="signals-test-$$"
+unset AWS_ENDPOINT_URL_DYNAMODB AWS_ENDPOINT_URL_SQS # the workshop must start its own
+ws_pid=""
+
+cleanup() {
+  [[ -z "$ws_pid" ]] || kill -KILL -- "-$ws_pid" 2>/dev/null || true
+  stop_test_servers
+  rm -rf "$tmp"
+}
+on_exit cleanup
+
+# stop_by SIG: start make workshop, send SIG to its group three times, check.
+stop_by() {
+  local sig="$1" i status ws_pid_was
+  log="$tmp/workshop-$sig.log"
+  echo "== $sig: make workshop on DynamoDB $DYNAMODB_PORT, SQS $SQS_PORT, JupyterLab $LAB_PORT"
+  env --default-signal=INT,TERM setsid make -C "$ROOT" workshop >"$log" 2>&1 &
+  ws_pid=$!
+  if ! wait_for 600 grep -q "The workshop is running" "$log"; then
+    not_ok "make workshop printed no URL within 600 s"
+    sed 's/^/      /' "$log"
+    return
+  fi
+  ok "make workshop is up"
+  check "JupyterLab answers" lab_answers
+  check "DynamoDB Local answers" "$ROOT/scripts/dynamodb-local.sh" status
+  check "ElasticMQ answers" "$ROOT/scripts/elasticmq.sh" status
+
+  for i in 1 2 3; do
+    kill "-$sig" -- "-$ws_pid" 2>/dev/null || true
+    sleep 0.3
+  done
+  status=0
+  wait "$ws_pid" || status=$?
+  check "every process of make workshop's group is gone" wait_for 30 group_gone "$ws_pid"
+  ws_pid_was="$ws_pid"
+  ws_pid=""
+  check "make workshop exited non-zero (interrupted), status $status" test "$status" != 0
+  check "DynamoDB Local stopped" down dynamodb-local.sh
+  check "ElasticMQ stopped" down elasticmq.sh
+  check "JupyterLab stopped" lab_down
+  check "no pid file left" test ! -e "$ROOT/.cache/dynamodb-local/run/dynamodb-local-$DYNAMODB_PORT.pid" \
+    -a ! -e "$ROOT/.cache/elasticmq/run/elasticmq-$SQS_PORT.pid"
+  check "the cleanup said it stopped both servers" \
+    bash -c "grep -q 'dynamodb-local: stopped' '$log' && grep -q 'elasticmq: stopped' '$log'"
+  check "no sign of a cleanup cut short (Broken pipe, write error, Terminated)" cut_short
+  echo "      process group $ws_pid_was; the workshop's output from the ${sig}s on:"
+  sed -n '/The workshop is running/,$p' "$log" | grep -v '^\s*$' | sed 's/^/      /'
+}
+lab_answers() { curl -s -m 2 -o /dev/null "http://127.0.0.1:$LAB_PORT/api"; }
+lab_down() { ! lab_answers; }
+group_gone() { ! pgrep -g "$1" >/dev/null; }
+down() { ! "$ROOT/scripts/$1" status >/dev/null; }
+cut_short() { ! grep -Ei 'broken pipe|write error|Terminated' "$log"; }
+
+stop_by TERM
+stop_by INT
+check_done
