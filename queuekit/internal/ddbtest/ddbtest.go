@@ -3,7 +3,9 @@
 //
 // Endpoint finds the server: AWS_ENDPOINT_URL_DYNAMODB if set (it must be a
 // local endpoint: tests never create tables in AWS), otherwise DynamoDB Local
-// on DYNAMODB_PORT (default 8000) if something answers there, otherwise it
+// on DYNAMODB_PORT (default 8001, the tests' own port, as `make test` uses)
+// if DynamoDB answers there (a ListTables call, not just any HTTP server),
+// otherwise it
 // runs `scripts/dynamodb-local.sh start`, which installs DynamoDB Local when
 // needed. If none of that works the test fails with the command to run; it
 // never skips. A server the helper starts keeps running after the tests, for
@@ -16,7 +18,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,11 +27,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/nightqueue/workshop/queuekit/catalog"
 )
 
-// DefaultPort is the port of the tests' DynamoDB Local (the workshop uses another).
-const DefaultPort = "8000"
+// DefaultPort is the port of the tests' DynamoDB Local, as `make test` uses
+// it (the workshop uses 8000, so tests never touch a participant's tables).
+const DefaultPort = "8001"
 
 var (
 	once     sync.Once
@@ -70,7 +75,7 @@ func find() (string, error) {
 	if port == "" {
 		port = DefaultPort
 	}
-	ep := "http://localhost:" + port
+	ep := "http://127.0.0.1:" + port
 	if answers(ep) {
 		return ep, nil
 	}
@@ -96,16 +101,17 @@ func find() (string, error) {
 	return ep, nil
 }
 
-// answers reports whether an HTTP server answers at ep; DynamoDB Local
-// answers an unsigned GET / with 400.
+// answers reports whether DynamoDB answers at ep: a ListTables call with
+// the SDK succeeds. Any other HTTP server on the port does not count.
 func answers(ep string) bool {
-	c := http.Client{Timeout: 2 * time.Second}
-	resp, err := c.Get(strings.TrimRight(ep, "/") + "/")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := catalog.New(ctx, catalog.WithEndpoint(ep), catalog.WithCallTimeout(2*time.Second))
 	if err != nil {
 		return false
 	}
-	resp.Body.Close()
-	return true
+	_, err = c.Client().ListTables(ctx, &dynamodb.ListTablesInput{Limit: aws.Int32(1)})
+	return err == nil
 }
 
 // repoRoot walks up from the working directory (a package directory under
