@@ -43,7 +43,14 @@ type Config struct {
 	Shards   int           // partitions per priority in the claimable index (default 1)
 }
 
-func (c *Config) defaults() {
+// WithDefaults returns the configuration with every zero field set to its
+// default, as a run uses it.
+func (c Config) WithDefaults() Config {
+	c.fill()
+	return c
+}
+
+func (c *Config) fill() {
 	if c.Policy == "" {
 		c.Policy = sim.Barrier
 	}
@@ -156,7 +163,7 @@ func (e *Executor) Night(ctx context.Context, date string) (queuekit.Night, erro
 // one JOB item per job (NOT_STARTED, claimable at its arrival minute) and the
 // POOL item in state WAITING. It writes nothing when it refuses.
 func (e *Executor) Prepare(ctx context.Context, n queuekit.Night, cfg Config) (string, error) {
-	cfg.defaults()
+	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return "", err
 	}
@@ -403,7 +410,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 // processes), Start, WaitDone, then the Report. work nil means the scaled
 // sleep.
 func (e *Executor) Run(ctx context.Context, n queuekit.Night, cfg Config, slots int, work WorkFunc, progress func(Progress)) (Report, error) {
-	cfg.defaults()
+	cfg = cfg.WithDefaults()
 	if slots < 0 || slots > cfg.Workers {
 		return Report{}, fmt.Errorf("slots = %d: this process can provide 0 to %d of the pool's slots", slots, cfg.Workers)
 	}

@@ -2,6 +2,7 @@ package lease
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -12,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/nightqueue/workshop/queuekit"
+	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/sim"
 )
 
@@ -26,8 +28,8 @@ type Entry struct {
 	Workers   int     `json:"workers"`
 	Exclusive bool    `json:"exclusive"`
 	WorkerIDs []int   `json:"worker_ids"`
-	Worker    string  `json:"worker"`
-	Outcome   string  `json:"outcome"`
+	Worker    string  `json:"-"` // the worker process that held it
+	Outcome   string  `json:"-"` // SUCCESS, RETRIABLE_FAILURE, FATAL_FAILURE, LEASE_EXPIRED; "" while running
 }
 
 // Report is what a run did, read back from DynamoDB, beside the forecast.
@@ -280,6 +282,10 @@ type Status struct {
 // Status reads a night's execution state with one Query.
 func (e *Executor) Status(ctx context.Context, date string) (Status, error) {
 	s, err := e.state(ctx, date)
+	var missing *catalog.TableMissingError
+	if errors.As(err, &missing) { // never run against this catalog
+		err = nil
+	}
 	if err != nil {
 		return Status{}, err
 	}

@@ -502,3 +502,22 @@ func (w *worker) claim(ctx context.Context, p poolItem, pk pick) (claimed, bool,
 	j.Slots = ids
 	return claimed{job: j, slots: ids}, true, nil
 }
+
+// FailJobs wraps work so that the listed jobs always fail (a retriable
+// error after their runtime): for demonstrations and tests of retries and
+// dead letters.
+func FailJobs(ids []string, work WorkFunc) WorkFunc {
+	if work == nil {
+		work = Sleep
+	}
+	fail := map[string]bool{}
+	for _, id := range ids {
+		fail[id] = true
+	}
+	return func(ctx context.Context, j Job, d time.Duration) error {
+		if err := work(ctx, j, d); err != nil || !fail[j.ID] {
+			return err
+		}
+		return fmt.Errorf("job %s attempt %d: injected failure", j.ID, j.Attempt)
+	}
+}

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/nightqueue/workshop/queuekit/lease"
+	"github.com/nightqueue/workshop/queuekit/sim"
+)
+
+func init() {
+	commands["run"] = command{
+		summary: "run one night for real on DynamoDB with a pool of workers, beside the simulator's forecast",
+		run:     runRun,
+	}
+}
+
+// runJSON is run --json.
+type runJSON struct {
+	BatchDate    string        `json:"batch_date"`
+	Workers      int           `json:"workers"`
+	Policy       string        `json:"policy"`
+	Realised     sim.Metrics   `json:"realised"`
+	Forecast     sim.Metrics   `json:"forecast"`
+	Claims       claimsJSON    `json:"claims"`
+	Retries      int           `json:"retries"`
+	DeadLettered int           `json:"dead_lettered"`
+	Schedule     []lease.Entry `json:"schedule"`
+}
+
+type claimsJSON struct {
+	Won  int `json:"won"`
+	Lost int `json:"lost"`
+}
+
+// parsePolicy accepts barrier, backfill, and easy (the simulator's backfill
+// is EASY backfilling: one reservation, for the first exclusive job).
+func parsePolicy(s string) (sim.Policy, error) {
+	if s == "easy" {
+		return sim.Backfill, nil
+	}
+	p, err := sim.ParsePolicy(s)
+	if err != nil {
+		return "", usagef("--policy %q: use barrier, backfill or easy (an alias of backfill)", s)
+	}
+	return p, nil
+}
+
+func runRun(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := newFlags("run")
+	date := fs.String("batch-date", "", "the night to run (YYYY-MM-DD), e.g. 2026-05-13 (required)")
+	workers := fs.Int("workers", 0, "slots in the pool, N (required)")
+	slots := fs.Int("slots", -1, "slots this process provides, 0..N (default N); `queuekit worker` processes provide the rest")
+	policy := fs.String("policy", "barrier", "dispatch policy: barrier, backfill (or easy, the same)")
+	minute := addMinuteFlag(fs, lease.DefaultMinute.Seconds()*1000)
+	pollMS := fs.Int("poll-ms", 0, "how often an idle worker reads the pool, ms (default minute/4, 10..1000)")
+	leaseMS := fs.Int("lease-ms", int(lease.DefaultLease.Milliseconds()), "lease of a claimed job, ms; heartbeats every quarter")
+	maxRetry := fs.Int("max-retry", lease.DefaultMaxRetry, "retries after the first attempt before FATAL_FAILURE")
+	var fail failFlag
+	fs.Var(&fail, "fail-job", "job id(s) whose work always fails, comma separated (demonstrates retries and dead letters)")
+	asJSON := fs.Bool("json", false, `print {"batch_date", "workers", "policy", "realised", "forecast", "claims", "retries", "dead_lettered", "schedule"}`)
+	df := addDynamoFlags(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *date == "" {
+		return usagef("--batch-date is required, e.g. --batch-date 2026-05-13")
+	}
+	if err := checkDate(*date); err != nil {
+		return err
+	}
+	if *workers < 1 {
+		return usagef("--workers %d: need at least 1 worker", *workers)
+	}
+	if *slots == -1 {
+		*slots = *workers
+	}
+	if *slots < 0 || *slots > *workers {
+		return usagef("--slots %d: this process provides 0 to %d (--workers) of the pool's slots", *slots, *workers)
+	}
+	pol, err := parsePolicy(*policy)
+	if err != nil {
+		return err
+	}
+	m, err := minute.duration()
+	if err != nil {
+		return err
+	}
+	if m <= 0 {
+		return usagef("--minute-ms %v: must be a number of milliseconds > 0", minute.ms)
+	}
+	if *pollMS < 0 || *leaseMS <= 0 || *maxRetry < 0 {
+		return usagef("--poll-ms %d, --lease-ms %d, --max-retry %d: poll >= 0, lease > 0, max-retry >= 0", *pollMS, *leaseMS, *maxRetry)
+	}
+	cfg := lease.Config{Workers: *workers, Policy: pol, Minute: m, Poll: time.Duration(*pollMS) * time.Millisecond,
+		Lease: time.Duration(*leaseMS) * time.Millisecond, MaxRetry: *maxRetry}
+	if *maxRetry == 0 {
+		cfg.MaxRetry = -1 // Config's 0 means the default; negative means none
+	}
+	if err := cfg.WithDefaults().Validate(); err != nil {
+		return usagef("%v", err)
+	}
+	cat, err := df.open(ctx)
+	if err != nil {
+		return err
+	}
+	ex, err := lease.New(cat)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	n, err := ex.Night(ctx, *date)
+	if err != nil {
+		return asUsage(err)
+	}
+	began := time.Now()
+	var last time.Time
+	progress := func(p lease.Progress) {
+		if time.Since(last) < time.Second && p.Ended < p.Jobs {
+			return
+		}
+		last = time.Now()
+		fmt.Fprintf(os.Stderr, "queuekit run: night minute %.0f, %d of %d jobs ended, %d running (%.1f s)\n",
+			p.Minute, p.Ended, p.Jobs, p.Running, time.Since(began).Seconds())
+	}
+	rep, err := ex.Run(ctx, n, cfg, *slots, lease.FailJobs(fail, nil), progress)
+	if err != nil {
+		return asUsage(err)
+	}
+	if *asJSON {
+		return writeJSON(stdout, runJSON{BatchDate: rep.BatchDate, Workers: rep.Workers, Policy: string(rep.Policy),
+			Realised: rep.Realised.Metrics, Forecast: rep.Forecast.Metrics, Claims: claimsJSON{rep.Won, rep.Lost},
+			Retries: rep.Retries, DeadLettered: len(rep.DeadLetters), Schedule: rep.Schedule})
+	}
+	return writeRunText(stdout, rep)
+}
+
+func writeRunText(w io.Writer, rep lease.Report) error {
+	fmt.Fprintf(w, "Night %s ran for real: %d workers, policy %s, %.0f ms per job-minute, %.1f s of wall time\n\n",
+		rep.BatchDate, rep.Workers, rep.Policy, rep.MinuteMS, rep.Elapsed.Seconds())
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "metric\tforecast (sim)\trealised\tdifference")
+	f, r := rep.Forecast.Metrics, rep.Realised.Metrics
+	row := func(name string, a, b float64, format string) {
+		fmt.Fprintf(tw, "%s\t"+format+"\t"+format+"\t"+format+"\n", name, a, b, b-a)
+	}
+	row("average wait (min)", f.AverageWait, r.AverageWait, "%.2f")
+	row("p95 wait (min)", f.P95Wait, r.P95Wait, "%.2f")
+	row("average queue length", f.AverageQueueLength, r.AverageQueueLength, "%.3f")
+	row("max queue length", float64(f.MaxQueueLength), float64(r.MaxQueueLength), "%.0f")
+	row("worker utilization", f.Utilization, r.Utilization, "%.3f")
+	row("overflow jobs", float64(f.OverflowJobs), float64(r.OverflowJobs), "%.0f")
+	row("queue drained (minute)", f.DrainedMinute, r.DrainedMinute, "%.2f")
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nclaims won %d, lost %d (lost races, retried at once); retries %d; dead-lettered %d\n",
+		rep.Won, rep.Lost, rep.Retries, len(rep.DeadLetters))
+	for _, d := range rep.DeadLetters {
+		fmt.Fprintf(w, "  dead letter %s after %d attempts: %s\n", d.JobID, d.Attempts, d.LastError)
+	}
+	fmt.Fprintln(w, "\nschedule (night minutes from the window start):")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "job\tattempt\tstart\tfinish\tslots\toutcome")
+	for _, e := range rep.Schedule {
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%v\t%s\n", e.JobID, e.Attempt, e.Start, e.Finish, e.WorkerIDs, e.Outcome)
+	}
+	return tw.Flush()
+}
