@@ -2,6 +2,7 @@ package lease
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -31,6 +32,19 @@ type Entry struct {
 	Worker    string  `json:"-"` // the worker process that held it
 	Outcome   string  `json:"-"` // SUCCESS, RETRIABLE_FAILURE, FATAL_FAILURE, LEASE_EXPIRED; "" while running
 }
+
+// MarshalJSON writes the entry with minutes rounded to 0.001.
+func (e Entry) MarshalJSON() ([]byte, error) {
+	type plain Entry
+	p := plain(e)
+	p.Start, p.Finish = round3(e.Start), round3(e.Finish)
+	if p.WorkerIDs == nil {
+		p.WorkerIDs = []int{}
+	}
+	return json.Marshal(p)
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
 // Report is what a run did, read back from DynamoDB, beside the forecast.
 type Report struct {
@@ -98,13 +112,11 @@ func (e *Executor) state(ctx context.Context, date string) (nightState, error) {
 	return s, nil
 }
 
-func round2(v float64) float64 { return math.Round(v*100) / 100 }
-
 // schedule turns attempt items into entries on the night's clock; an
 // attempt still running ends at now.
 func (s nightState) schedule(now time.Time) []Entry {
 	out := make([]Entry, 0, len(s.attempts))
-	minute := func(ms int64) float64 { return round2(float64(ms-s.pool.T0) / s.pool.MinuteMS) }
+	minute := func(ms int64) float64 { return float64(ms-s.pool.T0) / s.pool.MinuteMS }
 	for _, a := range s.attempts {
 		fin := a.FinishedMS
 		if fin == 0 {
@@ -196,7 +208,7 @@ func Realise(n queuekit.Night, attempts []Entry, c int, policy sim.Policy) sim.R
 		j := byID[a.JobID]
 		arr := float64(j.ArrivalMinute(n.Window))
 		res.Schedule = append(res.Schedule, sim.Slot{ID: a.JobID, Class: j.WorkloadClass, Priority: j.Priority,
-			Exclusive: a.Exclusive, Arrival: arr, Start: a.Start, Finish: a.Finish, Wait: round2(a.Start - arr), Workers: a.WorkerIDs})
+			Exclusive: a.Exclusive, Arrival: arr, Start: a.Start, Finish: a.Finish, Wait: a.Start - arr, Workers: a.WorkerIDs})
 		ev = append(ev, event{t: a.Start, kind: 2, dBusy: a.Workers, dWait: -1})
 		back := 0
 		if a.Attempt < last[a.JobID] {

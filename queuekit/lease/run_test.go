@@ -2,6 +2,8 @@ package lease_test
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -9,20 +11,130 @@ import (
 	"github.com/nightqueue/workshop/queuekit/sim"
 )
 
-func TestStableNightInProcess(t *testing.T) {
+// Random nights (half of them heavy, with exclusive jobs) run for real
+// under both policies; the recorded schedules obey every pool rule, and
+// every job ends SUCCESS exactly once.
+func TestRandomNightsKeepThePoolRules(t *testing.T) {
+	nights := randomNights(t, 11, 4)
+	for i, n := range nights {
+		pol := sim.Policies[i%2]
+		c := 2 + i%3
+		t.Run(fmt.Sprintf("%s_%s_c%d", n.BatchDate, pol, c), func(t *testing.T) {
+			ex, _ := setup(t, n.Jobs)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			rep, err := ex.Run(ctx, n, lease.Config{Workers: c, Policy: pol, Minute: 10 * time.Millisecond}, c, nil, nil)
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			if err := lease.CheckSchedule(n, rep.Schedule, c, pol); err != nil {
+				t.Fatalf("pool rules broken:\n%v", err)
+			}
+			if rep.Statuses[lease.Success] != len(n.Jobs) || len(rep.Schedule) != len(n.Jobs) || rep.Won != len(n.Jobs) {
+				t.Fatalf("statuses %v, %d attempts, %d claims won; want %d jobs each SUCCESS after one attempt",
+					rep.Statuses, len(rep.Schedule), rep.Won, len(n.Jobs))
+			}
+		})
+	}
+}
+
+// A job whose work always fails is retried max_retry times with backoff,
+// then ends FATAL_FAILURE with a dead-letter record; the others succeed.
+func TestFailingJobIsDeadLettered(t *testing.T) {
 	n := sample(t, "2026-05-13")
 	ex, _ := setup(t, n.Jobs)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rep, err := ex.Run(ctx, n, lease.Config{Workers: 3, Policy: sim.Barrier}, 3, nil, nil)
+	const bad = "JOB-20260513-006"
+	const maxRetry = 2
+	rep, err := ex.Run(ctx, n, lease.Config{Workers: 3, Minute: 10 * time.Millisecond, MaxRetry: maxRetry}, 3,
+		lease.FailJobs([]string{bad}, nil), nil)
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
+	if rep.Statuses[lease.FatalFailure] != 1 || rep.Statuses[lease.Success] != len(n.Jobs)-1 {
+		t.Fatalf("statuses %v: want 1 FATAL_FAILURE and %d SUCCESS", rep.Statuses, len(n.Jobs)-1)
+	}
+	// 1 + max_retry attempts, retries counted max_retry times.
+	if len(rep.DeadLetters) != 1 || rep.DeadLetters[0].JobID != bad || rep.DeadLetters[0].Attempts != 1+maxRetry {
+		t.Fatalf("dead letters %+v: want %s after %d attempts", rep.DeadLetters, bad, 1+maxRetry)
+	}
+	if rep.Retries != maxRetry {
+		t.Fatalf("retries = %d, want %d", rep.Retries, maxRetry)
+	}
+	st, err := ex.Status(ctx, n.BatchDate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.DeadLetters) != 1 || st.DeadLetters[0].LastError == "" || st.Statuses[lease.FatalFailure] != 1 {
+		t.Fatalf("status %+v: want the dead letter with its last error", st)
+	}
+	// Backoff: attempt k+1 is due DefaultBackoff * 2^(k-1) job-minutes after attempt k failed.
+	var prevFinish float64
 	for _, e := range rep.Schedule {
-		t.Logf("%s a%d start %.2f finish %.2f w%v", e.JobID, e.Attempt, e.Start, e.Finish, e.WorkerIDs)
+		if e.JobID != bad {
+			continue
+		}
+		if e.Attempt > 1 {
+			want := lease.DefaultBackoff * math.Pow(2, float64(e.Attempt-2))
+			if e.Start < prevFinish+want-0.05 {
+				t.Fatalf("attempt %d started at %.3f, before %.3f + backoff %.1f", e.Attempt, e.Start, prevFinish, want)
+			}
+		}
+		prevFinish = e.Finish
 	}
-	for _, s := range rep.Forecast.Schedule {
-		t.Logf("sim %s start %.2f finish %.2f", s.ID, s.Start, s.Finish)
+}
+
+// Model versus reality: the stable night with 3 workers at the default
+// clock is claimed in the simulator's order, on the simulator's slots counts,
+// and each job starts within a tolerance of its simulated start.
+//
+// Tolerance. A real start lags the simulated one for three reasons, each
+// bounded per "hop": an idle worker notices a due job within one poll
+// interval P; the claim (pool read, index Query, transaction) and the start
+// and end writes take a latency L, bounded here by 100 ms on this shared
+// machine; the clock's granularity (1 ms) is below both. A job started by
+// the finish of a job that itself started late inherits that lag, so a job
+// at depth d of such a chain (d = 0 when it started at its arrival) may lag
+// by (d+1)(P + L). In job-minutes: (d+1)(P + L) / minute. A start can never
+// be early: the rules forbid it, so the lower bound is -0.01 minutes.
+func TestStableNightMatchesTheSimulator(t *testing.T) {
+	n := sample(t, "2026-05-13")
+	ex, _ := setup(t, n.Jobs)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg := lease.Config{Workers: 3, Policy: sim.Barrier}.WithDefaults()
+	rep, err := ex.Run(ctx, n, cfg, 3, nil, nil)
+	if err != nil {
+		t.Fatalf("run: %v", err)
 	}
-	t.Logf("won %d lost %d elapsed %s statuses %v", rep.Won, rep.Lost, rep.Elapsed, rep.Statuses)
+	const L = 100 * time.Millisecond
+	perHop := float64(cfg.Poll+L) / float64(cfg.Minute)
+	fc := rep.Forecast.Schedule
+	if len(rep.Schedule) != len(fc) {
+		t.Fatalf("%d real attempts, %d simulated jobs", len(rep.Schedule), len(fc))
+	}
+	depth := map[string]int{}
+	for _, s := range fc {
+		d := 0
+		if s.Start > s.Arrival {
+			for _, o := range fc {
+				if o.Finish == s.Start {
+					d = max(d, depth[o.ID]+1)
+				}
+			}
+		}
+		depth[s.ID] = d
+	}
+	for i, s := range fc {
+		r := rep.Schedule[i]
+		if r.JobID != s.ID || r.Workers != len(s.Workers) {
+			t.Fatalf("start %d: real %s on %d slots, simulated %s on %d", i+1, r.JobID, r.Workers, s.ID, len(s.Workers))
+		}
+		tol := float64(depth[s.ID]+1) * perHop
+		if lag := r.Start - s.Start; lag < -0.01 || lag > tol {
+			t.Errorf("%s: real start %.3f, simulated %.0f: lag %.3f outside [-0.01, %.3f] (depth %d)", s.ID, r.Start, s.Start, lag, tol, depth[s.ID])
+		}
+	}
+	t.Logf("stable night: %.1f s of wall time; drained at %.2f (simulated %.0f)", rep.Elapsed.Seconds(), rep.Realised.DrainedMinute, rep.Forecast.DrainedMinute)
 }

@@ -195,9 +195,10 @@ func (w *worker) flush(ctx context.Context, slots int) error {
 	return nil
 }
 
-func (w *worker) minute() float64 {
-	return float64(time.Now().UnixMilli()-w.p.T0) / w.p.MinuteMS
-}
+func (w *worker) minute() float64 { return w.minuteAt(time.Now().UnixMilli()) }
+
+// minuteAt is the night's clock at a Unix time in milliseconds.
+func (w *worker) minuteAt(ms int64) float64 { return float64(ms-w.p.T0) / w.p.MinuteMS }
 
 // claimed is a job this process won.
 type claimed struct {
@@ -288,7 +289,10 @@ func (w *worker) claimLoop(ctx context.Context, free int, jobs chan<- claimed, f
 			}
 			continue
 		}
-		now := w.minute()
+		// The decision's instant: after the pool read, so every release the
+		// read saw finished before it; the attempt records it as its start.
+		nowMS := time.Now().UnixMilli()
+		now := w.minuteAt(nowMS)
 		pk, err := w.decide(ctx, p, now)
 		if err != nil {
 			return err
@@ -299,7 +303,7 @@ func (w *worker) claimLoop(ctx context.Context, free int, jobs chan<- claimed, f
 			}
 			continue
 		}
-		c, won, err := w.claim(ctx, p, *pk)
+		c, won, err := w.claim(ctx, p, *pk, nowMS)
 		if err != nil {
 			return err
 		}
@@ -422,7 +426,7 @@ func token() string {
 
 // claim tries to take pk in one transaction: the job, the pool at the version
 // read, and a new attempt item. won is false on a lost race.
-func (w *worker) claim(ctx context.Context, p poolItem, pk pick) (claimed, bool, error) {
+func (w *worker) claim(ctx context.Context, p poolItem, pk pick, nowMS int64) (claimed, bool, error) {
 	j := pk.job
 	var ids []int
 	for i, s := range p.Slots {
@@ -433,7 +437,6 @@ func (w *worker) claim(ctx context.Context, p poolItem, pk pick) (claimed, bool,
 	if len(ids) < pk.workers { // the slot table disagrees with busy: read again
 		return claimed{}, false, nil
 	}
-	nowMS := time.Now().UnixMilli()
 	lease := time.Duration(w.p.LeaseMS) * time.Millisecond
 	attempt := j.Attempt + 1
 	jobExpr, err := expression.NewBuilder().
@@ -461,7 +464,7 @@ func (w *worker) claim(ctx context.Context, p poolItem, pk pick) (claimed, bool,
 	}
 	up := expression.Add(expression.Name("version"), expression.Value(1)).
 		Add(expression.Name("busy"), expression.Value(pk.workers)).
-		Set(expression.Name("running."+j.JobID), expression.Value(w.minute()+j.Estimate))
+		Set(expression.Name("running."+j.JobID), expression.Value(w.minuteAt(nowMS)+j.Estimate))
 	for _, i := range ids {
 		up = up.Set(expression.Name(fmt.Sprintf("slots[%d]", i)), expression.Value(j.JobID))
 	}
