@@ -120,6 +120,10 @@ func (e *Executor) Join(ctx context.Context, date string, wc WorkerConfig) (Work
 	var p poolItem
 	for {
 		q, ok, err := e.readPool(ctx, date)
+		var missing *catalog.TableMissingError
+		if errors.As(err, &missing) { // no run has created the table yet
+			ok, err = false, nil
+		}
 		if err != nil {
 			return WorkerStats{}, err
 		}
