@@ -431,6 +431,25 @@ func token() string {
 // claim tries to take pk in one transaction: the job, the pool at the version
 // read, and a new attempt item. won is false on a lost race.
 func (w *worker) claim(ctx context.Context, p poolItem, pk pick, nowMS int64) (claimed, bool, error) {
+	in, c, ok, err := w.claimInput(p, pk, nowMS)
+	if err != nil || !ok {
+		return claimed{}, false, err
+	}
+	_, err = catalog.Call(ctx, w.e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
+		return w.e.db.Client().TransactWriteItems(ctx, in)
+	})
+	if err != nil {
+		if lostRace(err) {
+			return claimed{}, false, nil
+		}
+		return claimed{}, false, fmt.Errorf("claim job %s: %w", pk.job.JobID, err)
+	}
+	return c, true, nil
+}
+
+// claimInput builds the claim transaction for pk on pool p at nowMS; ok is
+// false when the slot table has no room (read again).
+func (w *worker) claimInput(p poolItem, pk pick, nowMS int64) (*dynamodb.TransactWriteItemsInput, claimed, bool, error) {
 	j := pk.job
 	var ids []int
 	for i, s := range p.Slots {
@@ -438,8 +457,8 @@ func (w *worker) claim(ctx context.Context, p poolItem, pk pick, nowMS int64) (c
 			ids = append(ids, i)
 		}
 	}
-	if len(ids) < pk.workers { // the slot table disagrees with busy: read again
-		return claimed{}, false, nil
+	if len(ids) < pk.workers {
+		return nil, claimed{}, false, nil
 	}
 	lease := time.Duration(w.p.LeaseMS) * time.Millisecond
 	attempt := j.Attempt + 1
@@ -455,7 +474,7 @@ func (w *worker) claim(ctx context.Context, p poolItem, pk pick, nowMS int64) (c
 			Set(expression.Name("heartbeat_at"), expression.Value(nowMS)).
 			Remove(expression.Name(attrShard)).Remove(expression.Name(attrDue))).Build()
 	if err != nil {
-		return claimed{}, false, fmt.Errorf("build claim: %w", err)
+		return nil, claimed{}, false, fmt.Errorf("build claim: %w", err)
 	}
 	cond := expression.Name("run_id").Equal(expression.Value(w.run)).
 		And(expression.Name("version").Equal(expression.Value(p.Version))).
@@ -477,37 +496,29 @@ func (w *worker) claim(ctx context.Context, p poolItem, pk pick, nowMS int64) (c
 	}
 	poolExpr, err := expression.NewBuilder().WithCondition(cond).WithUpdate(up).Build()
 	if err != nil {
-		return claimed{}, false, fmt.Errorf("build claim: %w", err)
+		return nil, claimed{}, false, fmt.Errorf("build claim: %w", err)
 	}
 	att, err := attributevalue.MarshalMap(attemptItem{BatchDate: w.date, SK: attemptSK(j.JobID, attempt), JobID: j.JobID,
 		Attempt: attempt, Worker: w.name, Slots: ids, Exclusive: j.Exclusive, ClaimedMS: nowMS, Estimate: j.Estimate})
 	if err != nil {
-		return claimed{}, false, fmt.Errorf("marshal attempt: %w", err)
+		return nil, claimed{}, false, fmt.Errorf("marshal attempt: %w", err)
 	}
 	table := aws.String(w.e.db.Table())
-	_, err = catalog.Call(ctx, w.e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
-		return w.e.db.Client().TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-			ClientRequestToken: aws.String(token()),
-			TransactItems: []types.TransactWriteItem{
-				{Update: &types.Update{TableName: table, Key: key(w.date, jobSK(j.JobID)),
-					ConditionExpression: jobExpr.Condition(), UpdateExpression: jobExpr.Update(),
-					ExpressionAttributeNames: jobExpr.Names(), ExpressionAttributeValues: jobExpr.Values()}},
-				{Update: &types.Update{TableName: table, Key: key(w.date, skPool),
-					ConditionExpression: poolExpr.Condition(), UpdateExpression: poolExpr.Update(),
-					ExpressionAttributeNames: poolExpr.Names(), ExpressionAttributeValues: poolExpr.Values()}},
-				{Put: &types.Put{TableName: table, Item: att, ConditionExpression: aws.String("attribute_not_exists(sk)")}},
-			}})
-	})
-	if err != nil {
-		if lostRace(err) {
-			return claimed{}, false, nil
-		}
-		return claimed{}, false, fmt.Errorf("claim job %s: %w", j.JobID, err)
-	}
+	in := &dynamodb.TransactWriteItemsInput{
+		ClientRequestToken: aws.String(token()),
+		TransactItems: []types.TransactWriteItem{
+			{Update: &types.Update{TableName: table, Key: key(w.date, jobSK(j.JobID)),
+				ConditionExpression: jobExpr.Condition(), UpdateExpression: jobExpr.Update(),
+				ExpressionAttributeNames: jobExpr.Names(), ExpressionAttributeValues: jobExpr.Values()}},
+			{Update: &types.Update{TableName: table, Key: key(w.date, skPool),
+				ConditionExpression: poolExpr.Condition(), UpdateExpression: poolExpr.Update(),
+				ExpressionAttributeNames: poolExpr.Names(), ExpressionAttributeValues: poolExpr.Values()}},
+			{Put: &types.Put{TableName: table, Item: att, ConditionExpression: aws.String("attribute_not_exists(sk)")}},
+		}}
 	j.Attempt = attempt
 	j.Worker = w.name
 	j.Slots = ids
-	return claimed{job: j, slots: ids}, true, nil
+	return in, claimed{job: j, slots: ids}, true, nil
 }
 
 // FailJobs wraps work so that the listed jobs always fail (a retriable

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -143,17 +145,9 @@ func writeRunText(w io.Writer, rep lease.Report) error {
 		rep.BatchDate, rep.Workers, rep.Policy, rep.MinuteMS, rep.Elapsed.Seconds())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "metric\tforecast (sim)\trealised\tdifference")
-	f, r := rep.Forecast.Metrics, rep.Realised.Metrics
-	row := func(name string, a, b float64, format string) {
-		fmt.Fprintf(tw, "%s\t"+format+"\t"+format+"\t"+format+"\n", name, a, b, b-a)
+	for _, d := range lease.Compare(rep.Forecast.Metrics, rep.Realised.Metrics) {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Metric, num(d.Forecast), num(d.Realised), num(d.Realised-d.Forecast))
 	}
-	row("average wait (min)", f.AverageWait, r.AverageWait, "%.2f")
-	row("p95 wait (min)", f.P95Wait, r.P95Wait, "%.2f")
-	row("average queue length", f.AverageQueueLength, r.AverageQueueLength, "%.3f")
-	row("max queue length", float64(f.MaxQueueLength), float64(r.MaxQueueLength), "%.0f")
-	row("worker utilization", f.Utilization, r.Utilization, "%.3f")
-	row("overflow jobs", float64(f.OverflowJobs), float64(r.OverflowJobs), "%.0f")
-	row("queue drained (minute)", f.DrainedMinute, r.DrainedMinute, "%.2f")
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -170,3 +164,6 @@ func writeRunText(w io.Writer, rep lease.Report) error {
 	}
 	return tw.Flush()
 }
+
+// num formats a metric with at most three decimals and no trailing zeros.
+func num(v float64) string { return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64) }
