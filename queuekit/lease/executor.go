@@ -189,8 +189,18 @@ func (e *Executor) Prepare(ctx context.Context, n queuekit.Night, cfg Config) (s
 		return "", fmt.Errorf("run id: %w", err)
 	}
 	runID := hex.EncodeToString(b[:])
+	// Jobs are rewritten in place; every other item of the previous run
+	// (attempts, dead letters, workers) is deleted. One batch may not name
+	// a key twice.
+	rewritten := map[string]bool{skPool: true}
+	for _, j := range n.Jobs {
+		rewritten[jobSK(j.JobID)] = true
+	}
 	var reqs []types.WriteRequest
 	for _, it := range old {
+		if sk, ok := it[attrSK].(*types.AttributeValueMemberS); ok && rewritten[sk.Value] {
+			continue
+		}
 		reqs = append(reqs, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: map[string]types.AttributeValue{
 			attrDate: it[attrDate], attrSK: it[attrSK]}}})
 	}
