@@ -13,7 +13,7 @@ import (
 
 // setup seeds a catalog table of the test's own with jobs and returns an
 // executor on it; both tables are deleted when the test ends.
-func setup(t *testing.T, jobs []queuekit.Job, opts ...catalog.Option) (*lease.Executor, *catalog.Catalog) {
+func setup(t testing.TB, jobs []queuekit.Job, opts ...catalog.Option) (*lease.Executor, *catalog.Catalog) {
 	t.Helper()
 	cat := ddbtest.Catalog(t, opts...)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -56,16 +56,17 @@ func startWorker(t *testing.T, bin string, cat *catalog.Catalog, date string, ar
 }
 
 // bigNight is a night of n one-minute jobs, all due at minute 0, four
-// priorities, one exclusive job in 250. Job ids have four digits, so it is
-// built directly rather than through the catalog (which holds at most 999
-// jobs a night): the workers read only the execution table.
-func bigNight(date string, n int) queuekit.Night {
+// priorities, one exclusive job in exclusiveEvery (0: none). Job ids have
+// four digits, so it is built directly rather than through the catalog
+// (which holds at most 999 jobs a night): workers read only the execution
+// table.
+func bigNight(date string, n, exclusiveEvery int) queuekit.Night {
 	night := queuekit.Night{BatchDate: date, Window: queuekit.DefaultWindow}
 	for i := range n {
 		id := fmt.Sprintf("JOB-%s-%04d", date[:4]+date[5:7]+date[8:], i+1)
 		night.Jobs = append(night.Jobs, queuekit.Job{BatchDate: date, JobID: id, WindowJobID: "01:00#" + id,
 			RequestedWindow: "01:00", WorkloadClass: queuekit.ClassETL, RuntimeMinutes: 1, Priority: i % 4,
-			RequiresExclusiveLock: i%250 == 249, Status: "queued"})
+			RequiresExclusiveLock: exclusiveEvery > 0 && i%exclusiveEvery == exclusiveEvery-1, Status: "queued"})
 	}
 	return night
 }
@@ -78,7 +79,7 @@ func TestWorkerProcessesClaimEachJobExactlyOnce(t *testing.T) {
 	const jobs, procs, slots = 2000, 4, 4
 	bin := buildCLI(t)
 	ex, cat := setup(t, nil)
-	n := bigNight("2027-06-01", jobs)
+	n := bigNight("2027-06-01", jobs, 250)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	cfg := lease.Config{Workers: procs * slots, Policy: sim.Backfill, Minute: 2 * time.Millisecond,

@@ -2,11 +2,12 @@ package lease
 
 import (
 	"context"
-	"crypto/rand"
+	crand "crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"sort"
 	"strconv"
@@ -113,7 +114,7 @@ func (e *Executor) Join(ctx context.Context, date string, wc WorkerConfig) (Work
 	if wc.Name == "" {
 		host, _ := os.Hostname()
 		var b [2]byte
-		_, _ = rand.Read(b[:])
+		_, _ = crand.Read(b[:])
 		wc.Name = host + "-" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b[:])
 	}
 	deadline := time.Now().Add(wc.Wait)
@@ -313,6 +314,11 @@ func (w *worker) claimLoop(ctx context.Context, free int, jobs chan<- claimed, f
 		}
 		if !won {
 			w.count(func(s *WorkerStats) { s.Lost++ })
+			// Someone else moved the pool: step aside for a random part of
+			// a poll so the racers spread out instead of colliding again.
+			if err := sleep(ctx, rand.N(poll/2+1)); err != nil {
+				return err
+			}
 			continue
 		}
 		w.count(func(s *WorkerStats) { s.Won++ })
@@ -424,7 +430,7 @@ func (w *worker) queryDue(ctx context.Context, shard string, now float64, head b
 
 func token() string {
 	var b [16]byte
-	_, _ = rand.Read(b[:])
+	_, _ = crand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
 
