@@ -80,8 +80,9 @@ bench: setup ## simulator benchmarks, queuekit vs Ciw and plain Python, notebook
 	$(PY) bench/compare_python.py
 	scripts/with-dynamodb.sh $(PY) tests/notebooks/run_notebooks.py --runs 2
 
-bench-dynamodb: ## seeding 100,000 items: BatchWriteItem vs one PutItem after another (minutes)
+bench-dynamodb: ## seeding 100,000 items (minutes); claims/s and lost claims of the executor with 1, 2, 4, 8 workers
 	scripts/with-dynamodb.sh go test -run '^$$' -bench Seed100k -benchtime 1x -timeout 30m ./queuekit/catalog/
+	scripts/with-dynamodb.sh go test -run '^$$' -bench Claims -benchtime 400x ./queuekit/lease/
 
 clean: ## remove what setup and the tests made here (not Go's caches, not .cache/)
 	rm -rf .venv notebooks/assets tests/artifacts tests/browser/node_modules tools/echarts/node_modules

@@ -97,6 +97,18 @@
 //     conditional update of the current attempt, and the pool's ended counter
 //     is incremented in the same transaction; the run waits for ended = jobs.
 //
+// # Throughput, and what the pool item costs
+//
+// The pool item is the serialisation point that makes the rules global:
+// every claim and every release updates it, and a claim commits only on the
+// version it read. Claims are therefore made one at a time however many
+// workers race; extra workers mostly lose races (each loser steps aside for a
+// random part of a poll). On AWS one item lives in one partition, which
+// accepts at most 1,000 write units a second; a claim and a release are two
+// transactional writes of 2 units each, so one pool tops out near 250 jobs a
+// second. A bigger fleet splits its work over several pools (one night per
+// shard of machines, say), each with its own c and rules.
+//
 // # Time
 //
 // The night runs on a clock whose job-minute lasts Config.Minute of wall
