@@ -37,7 +37,7 @@ type Config struct {
 	Policy   sim.Policy    // barrier (default) or backfill
 	Minute   time.Duration // wall time of one job-minute (default 50 ms; time.Minute is real time)
 	Poll     time.Duration // how often an idle worker reads the pool (default Minute/4, within 10 ms..1 s)
-	Lease    time.Duration // lease of a claimed job (default 2 s); heartbeats every Lease/4
+	Lease    time.Duration // lease of a claimed job (default 2 s, at least 8 polls); heartbeats every Lease/4
 	MaxRetry int           // retries after the first attempt (default 3; negative means 0)
 	Backoff  float64       // job-minutes before the first retry, doubling (default 1)
 	Shards   int           // partitions per priority in the claimable index (default 1)
@@ -61,7 +61,7 @@ func (c *Config) fill() {
 		c.Poll = min(max(c.Minute/4, 10*time.Millisecond), time.Second)
 	}
 	if c.Lease == 0 {
-		c.Lease = DefaultLease
+		c.Lease = max(DefaultLease, 8*c.Poll)
 	}
 	if c.MaxRetry == 0 {
 		c.MaxRetry = DefaultMaxRetry

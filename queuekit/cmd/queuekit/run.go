@@ -60,7 +60,7 @@ func runRun(ctx context.Context, args []string, stdout io.Writer) error {
 	policy := fs.String("policy", "barrier", "dispatch policy: barrier, backfill (or easy, the same)")
 	minute := addMinuteFlag(fs, lease.DefaultMinute.Seconds()*1000)
 	pollMS := fs.Int("poll-ms", 0, "how often an idle worker reads the pool, ms (default minute/4, 10..1000)")
-	leaseMS := fs.Int("lease-ms", int(lease.DefaultLease.Milliseconds()), "lease of a claimed job, ms; heartbeats every quarter")
+	leaseMS := fs.Int("lease-ms", 0, "lease of a claimed job, ms (default 2000, at least 8 polls); heartbeats every quarter")
 	maxRetry := fs.Int("max-retry", lease.DefaultMaxRetry, "retries after the first attempt before FATAL_FAILURE")
 	var fail failFlag
 	fs.Var(&fail, "fail-job", "job id(s) whose work always fails, comma separated (demonstrates retries and dead letters)")
@@ -95,8 +95,8 @@ func runRun(ctx context.Context, args []string, stdout io.Writer) error {
 	if m <= 0 {
 		return usagef("--minute-ms %v: must be a number of milliseconds > 0", minute.ms)
 	}
-	if *pollMS < 0 || *leaseMS <= 0 || *maxRetry < 0 {
-		return usagef("--poll-ms %d, --lease-ms %d, --max-retry %d: poll >= 0, lease > 0, max-retry >= 0", *pollMS, *leaseMS, *maxRetry)
+	if *pollMS < 0 || *leaseMS < 0 || *maxRetry < 0 {
+		return usagef("--poll-ms %d, --lease-ms %d, --max-retry %d: each must be >= 0 (0: the default)", *pollMS, *leaseMS, *maxRetry)
 	}
 	cfg := lease.Config{Workers: *workers, Policy: pol, Minute: m, Poll: time.Duration(*pollMS) * time.Millisecond,
 		Lease: time.Duration(*leaseMS) * time.Millisecond, MaxRetry: *maxRetry}
