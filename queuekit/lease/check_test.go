@@ -110,4 +110,10 @@ func TestCheckerCatchesBrokenRules(t *testing.T) {
 	if err := lease.CheckSchedule(n, bf, 3, sim.Barrier); err == nil || !strings.Contains(err.Error(), "barrier") {
 		t.Errorf("start while an exclusive job waits: got %v", err)
 	}
+	// Under backfill the same start is judged by the reservation: 007 waits
+	// for 001 and 004, estimated to end at 75, so a job started at 70 must
+	// end by 75. 005 (25 minutes) does not fit.
+	if err := lease.CheckSchedule(n, bf, 3, sim.Backfill); err == nil || !strings.Contains(err.Error(), "after the reservation") {
+		t.Errorf("backfill past the reservation: got %v", err)
+	}
 }

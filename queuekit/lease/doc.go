@@ -45,7 +45,9 @@
 // ordinary ones (k < Shards spreads a big night over partitions); due_key is
 // the due minute, zero-padded, then "#"+job_id, so Query(claim_shard = s,
 // due_key <= now) returns due jobs already in the dispatch order within one
-// priority. A held job carries lease_shard and lease_until, indexed by the
+// priority. A retried job rejoins the queue at its retry time (its due
+// minute), behind the jobs of its priority that were due before it. A held
+// job carries lease_shard and lease_until, indexed by the
 // sparse GSI "leases": expired leases are one Query(lease_until < now) away.
 //
 // # Claiming: one transaction, checked by DynamoDB
