@@ -439,11 +439,14 @@ func (e *Executor) Run(ctx context.Context, n queuekit.Night, cfg Config, slots 
 	} else {
 		werr <- nil
 	}
-	if err := e.Start(ctx, n.BatchDate, runID); err != nil {
-		return Report{}, err
-	}
 	done := make(chan error, 1)
-	go func() { done <- e.WaitDone(ctx, n.BatchDate, runID, progress) }()
+	go func() {
+		if err := e.Start(ctx, n.BatchDate, runID); err != nil {
+			done <- err
+			return
+		}
+		done <- e.WaitDone(ctx, n.BatchDate, runID, progress)
+	}()
 	var joinErr error
 	joined := false
 	select {
