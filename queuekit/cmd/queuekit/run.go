@@ -151,7 +151,7 @@ func writeRunText(w io.Writer, rep lease.Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nclaims won %d, lost %d (lost races, retried at once); retries %d; dead-lettered %d\n",
+	fmt.Fprintf(w, "\nclaims won %d, lost %d (lost races: counted, then read again); retries %d; dead-lettered %d\n",
 		rep.Won, rep.Lost, rep.Retries, len(rep.DeadLetters))
 	for _, d := range rep.DeadLetters {
 		fmt.Fprintf(w, "  dead letter %s after %d attempts: %s\n", d.JobID, d.Attempts, d.LastError)
