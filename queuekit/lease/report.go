@@ -54,7 +54,7 @@ type Report struct {
 	MinuteMS    float64
 	Realised    sim.Result // metrics and schedule computed from the attempts
 	Forecast    sim.Result // the simulator, same night, pool and policy
-	Won, Lost   int        // claims, over every worker process
+	Won, Lost   int        // claims, over every worker process (a killed process's last second of counts is lost with it)
 	Retries     int        // sum of current_retry over the jobs
 	DeadLetters []DeadLetter
 	Schedule    []Entry        // every attempt, in start order
