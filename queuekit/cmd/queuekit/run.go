@@ -56,7 +56,7 @@ func runRun(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlags("run")
 	date := fs.String("batch-date", "", "the night to run (YYYY-MM-DD), e.g. 2026-05-13 (required)")
 	workers := fs.Int("workers", 0, "slots in the pool, N (required)")
-	slots := fs.Int("slots", -1, "slots this process provides, 0..N (default N); `queuekit worker` processes provide the rest")
+	slots := fs.Int("slots", 0, "slots this process provides, 0..N (default: all N); queuekit worker processes provide the rest")
 	policy := fs.String("policy", "barrier", "dispatch policy: barrier, backfill (or easy, the same)")
 	minute := addMinuteFlag(fs, lease.DefaultMinute.Seconds()*1000)
 	pollMS := fs.Int("poll-ms", 0, "how often an idle worker reads the pool, ms (default minute/4, 10..1000)")
@@ -78,7 +78,7 @@ func runRun(ctx context.Context, args []string, stdout io.Writer) error {
 	if *workers < 1 {
 		return usagef("--workers %d: need at least 1 worker", *workers)
 	}
-	if *slots == -1 {
+	if !isSet(fs, "slots") {
 		*slots = *workers
 	}
 	if *slots < 0 || *slots > *workers {

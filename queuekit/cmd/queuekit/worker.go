@@ -25,7 +25,7 @@ func runWorker(ctx context.Context, args []string, stdout io.Writer) error {
 	slots := fs.Int("slots", 0, "jobs this process runs at once, K >= 1 (required)")
 	minute := addMinuteFlag(fs, 0)
 	crash := fs.Int("crash-after-jobs", 0, "exit abruptly (SIGKILL, as kill -9) in the middle of this process's J-th job")
-	wait := fs.Duration("wait", 30*time.Second, "how long to wait for `queuekit run` to prepare the night")
+	wait := fs.Duration("wait", 30*time.Second, "how long to wait for a run (queuekit run) to prepare the night")
 	name := fs.String("name", "", "this worker's name in the table (default host-pid-random)")
 	var fail failFlag
 	fs.Var(&fail, "fail-job", "job id(s) whose work always fails, comma separated")
