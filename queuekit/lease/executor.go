@@ -395,6 +395,20 @@ func (e *Executor) WaitDone(ctx context.Context, date, runID string, progress fu
 	}
 }
 
+// abandon marks an interrupted run's night DONE (if it is still that run),
+// so its workers leave and the next run need not wait StaleAfter. Best
+// effort: if it fails, the night frees itself after StaleAfter.
+func (e *Executor) abandon(ctx context.Context, date, runID string) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	expr, err := expression.NewBuilder().
+		WithCondition(expression.Name("run_id").Equal(expression.Value(runID))).
+		WithUpdate(expression.Set(expression.Name("state"), expression.Value(poolDone))).Build()
+	if err == nil {
+		_ = e.update(ctx, date, skPool, expr)
+	}
+}
+
 // minute is the night's clock for pool p now.
 func (e *Executor) minute(p poolItem) float64 {
 	if p.T0 == 0 {
@@ -428,6 +442,12 @@ func (e *Executor) Run(ctx context.Context, n queuekit.Night, cfg Config, slots 
 	if err != nil {
 		return Report{}, err
 	}
+	parent := ctx
+	defer func() {
+		if parent.Err() != nil { // interrupted: free the night for the next run at once
+			e.abandon(context.WithoutCancel(parent), n.BatchDate, runID)
+		}
+	}()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	werr := make(chan error, 1)

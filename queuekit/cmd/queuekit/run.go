@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -129,6 +130,9 @@ func runRun(ctx context.Context, args []string, stdout io.Writer) error {
 			p.Minute, p.Ended, p.Jobs, p.Running, time.Since(began).Seconds())
 	}
 	rep, err := ex.Run(ctx, n, cfg, *slots, lease.FailJobs(fail, nil), progress)
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		return fmt.Errorf("interrupted: night %s stopped unfinished; run it again to start over (`queuekit status --batch-date %s` shows where it stopped)", *date, *date)
+	}
 	if err != nil {
 		return asUsage(err)
 	}
