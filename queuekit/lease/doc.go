@@ -98,6 +98,11 @@
 //   - Every job ends exactly once: SUCCESS and FATAL_FAILURE are written by a
 //     conditional update of the current attempt, and the pool's ended counter
 //     is incremented in the same transaction; the run waits for ended = jobs.
+//   - The work itself runs at least once, not exactly once: an attempt whose
+//     end could not be written before its lease expired (a worker cut off from
+//     DynamoDB for longer than its lease) is run again by another worker. Work
+//     should be idempotent, as seed 003's result written to a result_location
+//     is when it overwrites.
 //
 // # Throughput, and what the pool item costs
 //
