@@ -281,7 +281,9 @@ func (w *worker) claimLoop(ctx context.Context, free int, jobs chan<- claimed, f
 			}
 			continue
 		}
-		w.p.T0 = p.T0
+		if w.p.T0 != p.T0 { // set once, before any job is handed to a slot
+			w.p.T0 = p.T0
+		}
 		if time.Since(lastReap) >= reapEvery {
 			if err := w.reap(ctx); err != nil {
 				return err
