@@ -68,6 +68,8 @@ type WorkerConfig struct {
 	Wait time.Duration
 	// Minute, when not zero, must equal the run's job-minute.
 	Minute time.Duration
+	// Progress, if not nil, gets this process's counters about once a second.
+	Progress func(WorkerStats)
 }
 
 // WorkerStats counts what one worker process did.
@@ -91,15 +93,16 @@ func (e *NoRunError) Error() string {
 
 // worker is one process's part of a run.
 type worker struct {
-	e      *Executor
-	date   string
-	run    string
-	name   string
-	p      poolItem // configuration part of the pool, as joined
-	work   WorkFunc
-	mu     sync.Mutex
-	stats  WorkerStats
-	synced WorkerStats // counters already added to WORKER#<name>
+	e        *Executor
+	date     string
+	run      string
+	name     string
+	p        poolItem // configuration part of the pool, as joined
+	work     WorkFunc
+	mu       sync.Mutex
+	stats    WorkerStats
+	synced   WorkerStats // counters already added to WORKER#<name>
+	progress func(WorkerStats)
 }
 
 // Join joins the night's run with wc.Slots slots from this process and works
@@ -143,7 +146,7 @@ func (e *Executor) Join(ctx context.Context, date string, wc WorkerConfig) (Work
 		return WorkerStats{}, fmt.Errorf("minute = %s, but the run of night %s uses %g ms per job-minute: pass the run's value or leave it out",
 			wc.Minute, date, p.MinuteMS)
 	}
-	w := &worker{e: e, date: date, run: p.RunID, name: wc.Name, p: p, work: wc.Work}
+	w := &worker{e: e, date: date, run: p.RunID, name: wc.Name, p: p, work: wc.Work, progress: wc.Progress}
 	w.stats.Name = wc.Name
 	expr, err := expression.NewBuilder().
 		WithCondition(expression.Name("run_id").Equal(expression.Value(p.RunID))).
@@ -197,6 +200,9 @@ func (w *worker) flush(ctx context.Context, slots int) error {
 		return fmt.Errorf("write worker counters: %w", err)
 	}
 	w.synced = s
+	if w.progress != nil {
+		w.progress(s)
+	}
 	return nil
 }
 

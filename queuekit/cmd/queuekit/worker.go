@@ -68,7 +68,17 @@ func runWorker(ctx context.Context, args []string, stdout io.Writer) error {
 	if *crash > 0 {
 		work = crashIn(*crash, work)
 	}
-	st, err := ex.Join(ctx, *date, lease.WorkerConfig{Slots: *slots, Name: *name, Work: work, Wait: *wait, Minute: m})
+	began := time.Now()
+	var last time.Time
+	progress := func(s lease.WorkerStats) {
+		if time.Since(last) < 5*time.Second {
+			return
+		}
+		last = time.Now()
+		fmt.Fprintf(os.Stderr, "queuekit worker %s: claims won %d, lost %d; %d jobs succeeded (%.0f s)\n",
+			s.Name, s.Won, s.Lost, s.Finished, time.Since(began).Seconds())
+	}
+	st, err := ex.Join(ctx, *date, lease.WorkerConfig{Slots: *slots, Name: *name, Work: work, Wait: *wait, Minute: m, Progress: progress})
 	if err != nil {
 		return asUsage(err)
 	}
