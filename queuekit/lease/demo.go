@@ -26,7 +26,7 @@ type ClaimShown struct {
 	Won           bool
 	JobCondition  string   // the condition on the job item, with names and values filled in
 	PoolCondition string   // the condition on the pool item
-	Reasons       []string // a lost transaction's reason per item (job, pool, attempt); "None" where that item was fine
+	Reasons       []string // a lost transaction's reason per item (pool, job, attempt); "None" where that item was fine
 }
 
 // RaceForOneJob shows claims as they are made: it prepares the night, starts
@@ -64,19 +64,20 @@ func (e *Executor) RaceForOneJob(ctx context.Context, n queuekit.Night, cfg Conf
 	ins := make([]*dynamodb.TransactWriteItemsInput, len(workers))
 	for i, name := range workers {
 		w := &worker{e: e, date: date, run: runID, name: name, p: p}
-		pk, err := w.decide(ctx, p, w.minuteAt(now))
+		picks, err := w.plan(ctx, p, w.minuteAt(now), 1)
 		if err != nil {
 			return nil, err
 		}
-		if pk == nil {
+		if len(picks) == 0 {
 			return nil, fmt.Errorf("night %s: nothing is due at minute 0", date)
 		}
-		in, _, ok, err := w.claimInput(p, *pk, now)
-		if err != nil || !ok {
-			return nil, fmt.Errorf("build claim of %s: %v", pk.job.JobID, err)
+		pk := picks[0]
+		in, _, err := w.claimInput(p, picks, now)
+		if err != nil {
+			return nil, fmt.Errorf("build claim of %s: %w", pk.job.JobID, err)
 		}
 		ins[i] = in
-		ju, pu := in.TransactItems[0].Update, in.TransactItems[1].Update
+		pu, ju := in.TransactItems[0].Update, in.TransactItems[1].Update
 		shown[i] = ClaimShown{Worker: name, JobID: pk.job.JobID,
 			JobCondition:  readable(aws.ToString(ju.ConditionExpression), ju.ExpressionAttributeNames, ju.ExpressionAttributeValues),
 			PoolCondition: readable(aws.ToString(pu.ConditionExpression), pu.ExpressionAttributeNames, pu.ExpressionAttributeValues)}

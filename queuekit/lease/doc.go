@@ -52,17 +52,20 @@
 //
 // # Claiming: one transaction, checked by DynamoDB
 //
-// A claim is TransactWriteItems of three writes that commit together or not
-// at all:
+// A claim is one TransactWriteItems whose writes commit together or not at
+// all. A worker with k free slots plans up to k starts at one instant, each
+// decided on the pool as the previous ones leave it (as sim's dispatch loop
+// does), and claims them in one transaction:
 //
-//  1. the job: condition claim_shard = :shard AND attempt = :seen (still
+//  1. the pool: condition run_id = :run AND version = :seen AND state =
+//     RUNNING AND busy <= c − w AND exclusive = "" (an exclusive claim needs
+//     busy = 0), w the slots of all the jobs claimed; add w to busy, bump
+//     version, record the slots and the estimated finishes;
+//  2. each job: condition claim_shard = :shard AND attempt = :seen (still
 //     claimable, and nobody claimed it since we read it); set CLAIMED, the
 //     worker, its slots, lease_until; remove the index keys;
-//  2. the pool: condition run_id = :run AND version = :seen AND state =
-//     RUNNING AND busy <= c − w AND exclusive = "" (an exclusive claim needs
-//     busy = 0); add w to busy, bump version, record the slots and the
-//     estimated finish;
-//  3. the attempt item: condition attribute_not_exists (one item per attempt).
+//  3. each job's attempt item: condition attribute_not_exists (one item per
+//     attempt).
 //
 // A cancelled transaction (*types.TransactionCanceledException, or a
 // *types.ConditionalCheckFailedException) is a lost race: counted, and the

@@ -75,8 +75,9 @@ type WorkerConfig struct {
 // WorkerStats counts what one worker process did.
 type WorkerStats struct {
 	Name     string `json:"worker"`
-	Won      int    `json:"claims_won"`
-	Lost     int    `json:"claims_lost"` // claims that lost a race: counted, never errors
+	Won      int    `json:"claims_won"`         // jobs claimed
+	Batches  int    `json:"claim_transactions"` // claim transactions that won (one may claim several jobs)
+	Lost     int    `json:"claims_lost"`        // claim transactions that lost a race: counted, never errors
 	Finished int    `json:"jobs_succeeded"`
 	Failed   int    `json:"attempts_failed"`
 	Dropped  int    `json:"leases_lost"` // attempts abandoned because the lease could not be kept
@@ -306,17 +307,17 @@ func (w *worker) claimLoop(ctx context.Context, free int, jobs chan<- claimed, f
 		// read saw finished before it; the attempt records it as its start.
 		nowMS := time.Now().UnixMilli()
 		now := w.minuteAt(nowMS)
-		pk, err := w.decide(ctx, p, now)
+		picks, err := w.plan(ctx, p, now, free)
 		if err != nil {
 			return err
 		}
-		if pk == nil {
+		if len(picks) == 0 {
 			if err := idle(); err != nil {
 				return err
 			}
 			continue
 		}
-		c, won, err := w.claim(ctx, p, *pk, nowMS)
+		cs, won, err := w.claim(ctx, p, picks, nowMS)
 		if err != nil {
 			return err
 		}
@@ -329,34 +330,78 @@ func (w *worker) claimLoop(ctx context.Context, free int, jobs chan<- claimed, f
 			}
 			continue
 		}
-		w.count(func(s *WorkerStats) { s.Won++ })
-		free--
-		select {
-		case jobs <- c:
-		case <-ctx.Done():
-			return ctx.Err()
+		w.count(func(s *WorkerStats) { s.Won += len(cs); s.Batches++ })
+		free -= len(cs)
+		for _, c := range cs {
+			select {
+			case jobs <- c:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		}
 	}
+}
+
+// maxBatch bounds the jobs one claim transaction takes: two items each plus
+// the pool item, within TransactWriteItems' 100.
+const maxBatch = 32
+
+// plan decides, as sim's dispatch loop does at one instant, up to free jobs
+// to start now: each decision is made on the pool as the previous ones
+// leave it, so one transaction can claim them all.
+func (w *worker) plan(ctx context.Context, p poolItem, now float64, free int) ([]pick, error) {
+	q := p
+	q.Running = make(map[string]float64, len(p.Running)+free)
+	for k, v := range p.Running {
+		q.Running[k] = v
+	}
+	q.Slots = append([]string(nil), p.Slots...)
+	skip := map[string]bool{}
+	var picks []pick
+	for len(picks) < min(free, maxBatch) {
+		pk, err := w.decide(ctx, q, now, skip)
+		if err != nil || pk == nil {
+			return picks, err
+		}
+		for i, s := range q.Slots {
+			if s == "" && len(pk.ids) < pk.workers {
+				pk.ids = append(pk.ids, i)
+				q.Slots[i] = pk.job.JobID
+			}
+		}
+		if len(pk.ids) < pk.workers { // the slot table disagrees with busy: read again
+			return picks, nil
+		}
+		q.Busy += pk.workers
+		q.Running[pk.job.JobID] = now + pk.job.Estimate
+		if pk.job.Exclusive {
+			q.Exclusive = pk.job.JobID
+		}
+		skip[pk.job.JobID] = true
+		picks = append(picks, *pk)
+	}
+	return picks, nil
 }
 
 // pick is a dispatch decision: a job and how many slots it takes.
 type pick struct {
 	job     jobItem
 	workers int
+	ids     []int // the slots it takes
 }
 
 // decide applies the policy's rules, as sim does, to the pool at one version
 // and the claimable index at minute now.
-func (w *worker) decide(ctx context.Context, p poolItem, now float64) (*pick, error) {
+func (w *worker) decide(ctx context.Context, p poolItem, now float64, skip map[string]bool) (*pick, error) {
 	if p.Exclusive != "" || p.Busy >= p.Capacity {
 		return nil, nil
 	}
-	ex, err := w.first(ctx, true, p.XPriority, now, nil)
+	ex, err := w.first(ctx, true, p.XPriority, now, nil, skip)
 	if err != nil {
 		return nil, err
 	}
 	if ex == nil {
-		o, err := w.first(ctx, false, p.OPriority, now, nil)
+		o, err := w.first(ctx, false, p.OPriority, now, nil, skip)
 		if err != nil || o == nil {
 			return nil, err
 		}
@@ -373,7 +418,7 @@ func (w *worker) decide(ctx context.Context, p poolItem, now float64) (*pick, er
 	for _, f := range p.Running {
 		shadow = math.Max(shadow, f)
 	}
-	o, err := w.first(ctx, false, p.OPriority, now, func(j jobItem) bool { return now+j.Estimate <= shadow })
+	o, err := w.first(ctx, false, p.OPriority, now, func(j jobItem) bool { return now+j.Estimate <= shadow }, skip)
 	if err != nil || o == nil {
 		return nil, err
 	}
@@ -381,12 +426,17 @@ func (w *worker) decide(ctx context.Context, p poolItem, now float64) (*pick, er
 }
 
 // first returns the first due job of a kind in dispatch order (priority
-// descending, then due minute, then job id) that satisfies fit (nil: any).
-func (w *worker) first(ctx context.Context, exclusive bool, priorities []int, now float64, fit func(jobItem) bool) (*jobItem, error) {
+// descending, then due minute, then job id) that satisfies fit (nil: any)
+// and is not in skip (jobs already planned at this instant).
+func (w *worker) first(ctx context.Context, exclusive bool, priorities []int, now float64, fit func(jobItem) bool, skip map[string]bool) (*jobItem, error) {
 	for _, prio := range priorities {
 		var due []jobItem
 		for k := range w.p.Shards {
-			items, err := w.queryDue(ctx, shardName(w.date, exclusive, prio, k), now, fit == nil)
+			limit := 0 // all
+			if fit == nil {
+				limit = 1 + len(skip) // the planned jobs head their shards
+			}
+			items, err := w.queryDue(ctx, shardName(w.date, exclusive, prio, k), now, limit)
 			if err != nil {
 				return nil, err
 			}
@@ -394,7 +444,7 @@ func (w *worker) first(ctx context.Context, exclusive bool, priorities []int, no
 		}
 		sort.Slice(due, func(a, b int) bool { return due[a].DueKey < due[b].DueKey })
 		for i := range due {
-			if fit == nil || fit(due[i]) {
+			if !skip[due[i].JobID] && (fit == nil || fit(due[i])) {
 				return &due[i], nil
 			}
 		}
@@ -403,8 +453,8 @@ func (w *worker) first(ctx context.Context, exclusive bool, priorities []int, no
 }
 
 // queryDue reads the due jobs of one shard of the claimable index: the first
-// one only (head), or all of them.
-func (w *worker) queryDue(ctx context.Context, shard string, now float64, head bool) ([]jobItem, error) {
+// limit of them, or all of them (limit 0).
+func (w *worker) queryDue(ctx context.Context, shard string, now float64, limit int) ([]jobItem, error) {
 	expr, err := expression.NewBuilder().WithKeyCondition(
 		expression.Key(attrShard).Equal(expression.Value(shard)).
 			And(expression.Key(attrDue).LessThanEqual(expression.Value(dueBound(now))))).Build()
@@ -414,8 +464,8 @@ func (w *worker) queryDue(ctx context.Context, shard string, now float64, head b
 	in := &dynamodb.QueryInput{TableName: aws.String(w.e.db.Table()), IndexName: aws.String(IndexClaim),
 		KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(),
 		ExpressionAttributeValues: expr.Values()}
-	if head {
-		in.Limit = aws.Int32(1)
+	if limit > 0 {
+		in.Limit = aws.Int32(int32(limit))
 	}
 	var out []jobItem
 	pg := dynamodb.NewQueryPaginator(w.e.db.Client(), in)
@@ -429,7 +479,7 @@ func (w *worker) queryDue(ctx context.Context, shard string, now float64, head b
 			return nil, fmt.Errorf("decode claimable jobs: %w", err)
 		}
 		out = append(out, items...)
-		if head && len(out) > 0 {
+		if limit > 0 && len(out) >= limit {
 			break
 		}
 	}
@@ -442,97 +492,93 @@ func token() string {
 	return hex.EncodeToString(b[:])
 }
 
-// claim tries to take pk in one transaction: the job, the pool at the version
-// read, and a new attempt item. won is false on a lost race.
-func (w *worker) claim(ctx context.Context, p poolItem, pk pick, nowMS int64) (claimed, bool, error) {
-	in, c, ok, err := w.claimInput(p, pk, nowMS)
-	if err != nil || !ok {
-		return claimed{}, false, err
+// claim tries to take the planned jobs in one transaction: each job and a
+// new attempt item for it, and the pool at the version read. won is false on
+// a lost race.
+func (w *worker) claim(ctx context.Context, p poolItem, picks []pick, nowMS int64) ([]claimed, bool, error) {
+	in, cs, err := w.claimInput(p, picks, nowMS)
+	if err != nil {
+		return nil, false, err
 	}
 	_, err = catalog.Call(ctx, w.e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
 		return w.e.db.Client().TransactWriteItems(ctx, in)
 	})
 	if err != nil {
 		if lostRace(err) {
-			return claimed{}, false, nil
+			return nil, false, nil
 		}
-		return claimed{}, false, fmt.Errorf("claim job %s: %w", pk.job.JobID, err)
+		return nil, false, fmt.Errorf("claim job %s: %w", picks[0].job.JobID, err)
 	}
-	return c, true, nil
+	return cs, true, nil
 }
 
-// claimInput builds the claim transaction for pk on pool p at nowMS; ok is
-// false when the slot table has no room (read again).
-func (w *worker) claimInput(p poolItem, pk pick, nowMS int64) (*dynamodb.TransactWriteItemsInput, claimed, bool, error) {
-	j := pk.job
-	var ids []int
-	for i, s := range p.Slots {
-		if s == "" && len(ids) < pk.workers {
-			ids = append(ids, i)
-		}
-	}
-	if len(ids) < pk.workers {
-		return nil, claimed{}, false, nil
-	}
+// update is one Update of a transaction from a built expression.
+func txUpdate(table *string, k map[string]types.AttributeValue, e expression.Expression) types.TransactWriteItem {
+	return types.TransactWriteItem{Update: &types.Update{TableName: table, Key: k,
+		ConditionExpression: e.Condition(), UpdateExpression: e.Update(),
+		ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values()}}
+}
+
+// claimInput builds the claim transaction of picks (slots chosen by plan)
+// on pool p at nowMS: the pool item first, then each job and its attempt.
+func (w *worker) claimInput(p poolItem, picks []pick, nowMS int64) (*dynamodb.TransactWriteItemsInput, []claimed, error) {
 	lease := time.Duration(w.p.LeaseMS) * time.Millisecond
-	attempt := j.Attempt + 1
-	jobExpr, err := expression.NewBuilder().
-		WithCondition(expression.Name(attrShard).Equal(expression.Value(j.ClaimShard)).
-			And(expression.Name("attempt").Equal(expression.Value(j.Attempt)))).
-		WithUpdate(expression.Set(expression.Name("execution_status"), expression.Value(Claimed)).
-			Set(expression.Name("attempt"), expression.Value(attempt)).
-			Set(expression.Name("worker"), expression.Value(w.name)).
-			Set(expression.Name("worker_ids"), expression.Value(ids)).
-			Set(expression.Name(attrLeaseSh), expression.Value(w.date)).
-			Set(expression.Name(attrLeaseTil), expression.Value(nowMS+lease.Milliseconds())).
-			Set(expression.Name("heartbeat_at"), expression.Value(nowMS)).
-			Remove(expression.Name(attrShard)).Remove(expression.Name(attrDue))).Build()
-	if err != nil {
-		return nil, claimed{}, false, fmt.Errorf("build claim: %w", err)
+	table := aws.String(w.e.db.Table())
+	total := 0
+	up := expression.Add(expression.Name("version"), expression.Value(1))
+	var items []types.TransactWriteItem
+	var cs []claimed
+	for _, pk := range picks {
+		j := pk.job
+		attempt := j.Attempt + 1
+		total += pk.workers
+		jobExpr, err := expression.NewBuilder().
+			WithCondition(expression.Name(attrShard).Equal(expression.Value(j.ClaimShard)).
+				And(expression.Name("attempt").Equal(expression.Value(j.Attempt)))).
+			WithUpdate(expression.Set(expression.Name("execution_status"), expression.Value(Claimed)).
+				Set(expression.Name("attempt"), expression.Value(attempt)).
+				Set(expression.Name("worker"), expression.Value(w.name)).
+				Set(expression.Name("worker_ids"), expression.Value(pk.ids)).
+				Set(expression.Name(attrLeaseSh), expression.Value(w.date)).
+				Set(expression.Name(attrLeaseTil), expression.Value(nowMS+lease.Milliseconds())).
+				Set(expression.Name("heartbeat_at"), expression.Value(nowMS)).
+				Remove(expression.Name(attrShard)).Remove(expression.Name(attrDue))).Build()
+		if err != nil {
+			return nil, nil, fmt.Errorf("build claim: %w", err)
+		}
+		att, err := attributevalue.MarshalMap(attemptItem{BatchDate: w.date, SK: attemptSK(j.JobID, attempt), JobID: j.JobID,
+			Attempt: attempt, Worker: w.name, Slots: pk.ids, Exclusive: j.Exclusive, ClaimedMS: nowMS, Estimate: j.Estimate})
+		if err != nil {
+			return nil, nil, fmt.Errorf("marshal attempt: %w", err)
+		}
+		items = append(items, txUpdate(table, key(w.date, jobSK(j.JobID)), jobExpr),
+			types.TransactWriteItem{Put: &types.Put{TableName: table, Item: att, ConditionExpression: aws.String("attribute_not_exists(sk)")}})
+		up = up.Set(expression.Name("running."+j.JobID), expression.Value(w.minuteAt(nowMS)+j.Estimate))
+		for _, i := range pk.ids {
+			up = up.Set(expression.Name(fmt.Sprintf("slots[%d]", i)), expression.Value(j.JobID))
+		}
+		if j.Exclusive {
+			up = up.Set(expression.Name("exclusive"), expression.Value(j.JobID))
+		}
+		j.Attempt, j.Worker, j.Slots = attempt, w.name, pk.ids
+		cs = append(cs, claimed{job: j, slots: pk.ids})
 	}
+	up = up.Add(expression.Name("busy"), expression.Value(total))
 	cond := expression.Name("run_id").Equal(expression.Value(w.run)).
 		And(expression.Name("version").Equal(expression.Value(p.Version))).
 		And(expression.Name("state").Equal(expression.Value(poolRunning)))
-	if pk.workers == p.Capacity {
+	if len(picks) == 1 && picks[0].workers == p.Capacity {
 		cond = cond.And(expression.Name("busy").Equal(expression.Value(0)))
 	} else {
-		cond = cond.And(expression.Name("busy").LessThanEqual(expression.Value(p.Capacity - pk.workers))).
+		cond = cond.And(expression.Name("busy").LessThanEqual(expression.Value(p.Capacity - total))).
 			And(expression.Name("exclusive").Equal(expression.Value("")))
-	}
-	up := expression.Add(expression.Name("version"), expression.Value(1)).
-		Add(expression.Name("busy"), expression.Value(pk.workers)).
-		Set(expression.Name("running."+j.JobID), expression.Value(w.minuteAt(nowMS)+j.Estimate))
-	for _, i := range ids {
-		up = up.Set(expression.Name(fmt.Sprintf("slots[%d]", i)), expression.Value(j.JobID))
-	}
-	if j.Exclusive {
-		up = up.Set(expression.Name("exclusive"), expression.Value(j.JobID))
 	}
 	poolExpr, err := expression.NewBuilder().WithCondition(cond).WithUpdate(up).Build()
 	if err != nil {
-		return nil, claimed{}, false, fmt.Errorf("build claim: %w", err)
+		return nil, nil, fmt.Errorf("build claim: %w", err)
 	}
-	att, err := attributevalue.MarshalMap(attemptItem{BatchDate: w.date, SK: attemptSK(j.JobID, attempt), JobID: j.JobID,
-		Attempt: attempt, Worker: w.name, Slots: ids, Exclusive: j.Exclusive, ClaimedMS: nowMS, Estimate: j.Estimate})
-	if err != nil {
-		return nil, claimed{}, false, fmt.Errorf("marshal attempt: %w", err)
-	}
-	table := aws.String(w.e.db.Table())
-	in := &dynamodb.TransactWriteItemsInput{
-		ClientRequestToken: aws.String(token()),
-		TransactItems: []types.TransactWriteItem{
-			{Update: &types.Update{TableName: table, Key: key(w.date, jobSK(j.JobID)),
-				ConditionExpression: jobExpr.Condition(), UpdateExpression: jobExpr.Update(),
-				ExpressionAttributeNames: jobExpr.Names(), ExpressionAttributeValues: jobExpr.Values()}},
-			{Update: &types.Update{TableName: table, Key: key(w.date, skPool),
-				ConditionExpression: poolExpr.Condition(), UpdateExpression: poolExpr.Update(),
-				ExpressionAttributeNames: poolExpr.Names(), ExpressionAttributeValues: poolExpr.Values()}},
-			{Put: &types.Put{TableName: table, Item: att, ConditionExpression: aws.String("attribute_not_exists(sk)")}},
-		}}
-	j.Attempt = attempt
-	j.Worker = w.name
-	j.Slots = ids
-	return in, claimed{job: j, slots: ids}, true, nil
+	items = append([]types.TransactWriteItem{txUpdate(table, key(w.date, skPool), poolExpr)}, items...)
+	return &dynamodb.TransactWriteItemsInput{ClientRequestToken: aws.String(token()), TransactItems: items}, cs, nil
 }
 
 // FailJobs wraps work so that the listed jobs always fail (a retriable
