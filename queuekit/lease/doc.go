@@ -113,7 +113,9 @@
 // every claim and every release updates it, and a claim commits only on the
 // version it read. Claims are therefore made one at a time however many
 // workers race; extra workers mostly lose races (each loser steps aside for a
-// random part of a poll). On AWS one item lives in one partition, which
+// random part of a poll), and a worker with several free slots claims several
+// jobs in one transaction to make fewer of them. On AWS one item lives in one
+// partition, which
 // accepts at most 1,000 write units a second; a claim and a release are two
 // transactional writes of 2 units each, so one pool tops out near 250 jobs a
 // second. A bigger fleet splits its work over several pools (one night per
