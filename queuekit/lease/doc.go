@@ -118,7 +118,8 @@
 // partition, which
 // accepts at most 1,000 write units a second; a claim and a release are two
 // transactional writes of 2 units each, so one pool tops out near 250 jobs a
-// second. A bigger fleet splits its work over several pools (one night per
+// second when each claim takes one job, and approaches 500 (the releases
+// alone) as claims take several. A bigger fleet splits its work over several pools (one night per
 // shard of machines, say), each with its own c and rules.
 //
 // # Time
