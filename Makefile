@@ -16,7 +16,7 @@ PY := .venv/bin/python
 # that draws charts or tables. Each must render its tables with no math typeset;
 # those with cells tagged "chart" must also draw at least one chart.
 NOTEBOOK ?= 00-welcome.ipynb 01-schema-design.ipynb 02-query-vs-scan.ipynb 03-queueing-parameters.ipynb 04-simulation.ipynb \
-	06-timers-ttl-streams.ipynb 07-fan-out-with-sqs.ipynb 08-capacity-and-cost.ipynb 09-when-ml-helps.ipynb
+	05-run-the-night.ipynb 06-timers-ttl-streams.ipynb 07-fan-out-with-sqs.ipynb 08-capacity-and-cost.ipynb 09-when-ml-helps.ipynb
 # Extra arguments for tests/notebooks/run_notebooks.py, e.g. NOTEBOOK_ARGS="-v --runs 2".
 NOTEBOOK_ARGS ?=
 # Shell scripts this repository lints.
@@ -113,8 +113,9 @@ bench: setup ## simulator benchmarks, queuekit vs Ciw and plain Python, notebook
 	$(PY) bench/compare_python.py
 	$(WITH_TEST_SERVERS) $(PY) tests/notebooks/run_notebooks.py --runs 2
 
-bench-dynamodb: ## seeding 100,000 items: BatchWriteItem vs one PutItem after another (minutes)
+bench-dynamodb: ## seeding 100,000 items (minutes); claims/s and lost claims of the executor with 1, 2, 4, 8 workers
 	$(WITH_TEST_SERVERS) go test -run '^$$' -bench Seed100k -benchtime 1x -timeout 30m ./queuekit/catalog/
+	$(WITH_TEST_SERVERS) go test -run '^$$' -bench Claims -benchtime 400x ./queuekit/lease/
 
 clean: ## remove what setup and the tests made here (not Go's caches, not .cache/)
 	rm -rf .venv notebooks/assets tests/artifacts tests/browser/node_modules tools/echarts/node_modules

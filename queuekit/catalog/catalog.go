@@ -311,3 +311,23 @@ func call[T any](ctx context.Context, c *Catalog, fn func(ctx context.Context) (
 	}
 	return out, nil
 }
+
+// Call runs one DynamoDB call for packages built on the catalog (for example
+// the executor's companion table): under the call timeout, with transport
+// errors turned into *UnreachableError and a missing table into
+// *TableMissingError, exactly as the catalog's own calls.
+func Call[T any](ctx context.Context, c *Catalog, fn func(ctx context.Context) (T, error)) (T, error) {
+	return call(ctx, c, fn)
+}
+
+// Sibling returns a catalog on another table that shares this one's client,
+// endpoint, timeouts and window: one place for clients, typed errors and
+// timeouts, for a companion table such as the executor's.
+func (c *Catalog) Sibling(table string) (*Catalog, error) {
+	if err := validTableName(table); err != nil {
+		return nil, err
+	}
+	s := *c
+	s.opts.Table = table
+	return &s, nil
+}

@@ -1,8 +1,6 @@
 package catalog
 
 import (
-	"context"
-
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 )
@@ -17,14 +15,6 @@ func (c *Catalog) Streams() *dynamodbstreams.Client {
 			o.BaseEndpoint = aws.String(c.endpoint)
 		}
 	})
-}
-
-// Call runs fn under the catalog's call timeout and turns its error into the
-// catalog's typed errors (*UnreachableError, *TableMissingError with the
-// catalog's table name), for packages that make calls the catalog does not
-// wrap, such as the timers' own tables.
-func Call[T any](ctx context.Context, c *Catalog, fn func(ctx context.Context) (T, error)) (T, error) {
-	return call(ctx, c, fn)
 }
 
 // UnreachableReason returns a short reason ("connection refused", "unknown

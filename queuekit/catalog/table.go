@@ -135,3 +135,23 @@ func (c *Catalog) CountItems(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
+
+// CreateTableFrom creates the catalog's table with the key schema, indexes
+// and billing of in (its TableName is replaced by the catalog's table) and
+// waits until it is active. A table that already exists is fine; the caller
+// checks its schema if it cares. For companion tables opened with Sibling.
+func (c *Catalog) CreateTableFrom(ctx context.Context, in *dynamodb.CreateTableInput) error {
+	req := *in
+	req.TableName = aws.String(c.opts.Table)
+	_, err := call(ctx, c, func(ctx context.Context) (*dynamodb.CreateTableOutput, error) {
+		return c.client.CreateTable(ctx, &req)
+	})
+	var inUse *types.ResourceInUseException
+	if err != nil && !errors.As(err, &inUse) {
+		return fmt.Errorf("create table %s at %s: %w", c.opts.Table, c.where(), err)
+	}
+	if _, err := c.waitActive(ctx); err != nil {
+		return fmt.Errorf("create table %s at %s: %w", c.opts.Table, c.where(), err)
+	}
+	return nil
+}

@@ -54,8 +54,11 @@ var commands = []command{
 	{"access", "read one night with Query and with Scan, and compare what each read and cost", runAccess},
 	{"reset", "drop the DynamoDB job catalog table, recreate it and reseed the sample nights", runReset},
 	{"capacity", "size a fleet, its DynamoDB and SQS, and their cost per day, from jobs per day", runCapacity},
-	{"fanout", "fan the generated nights out through SQS, one slice per night, and collate a capacity report", runFanout},
+	{"run", "run one night for real on DynamoDB with a pool of workers, beside the simulator's forecast", runRun},
+	{"worker", "join a running night from another process with K slots (queuekit run --slots)", runWorker},
+	{"status", "a night's execution state: jobs per execution_status, retries, dead letters", runStatus},
 	{"timers", "schedule timers on DynamoDB TTL, fire them from the stream, and measure their delay", runTimers},
+	{"fanout", "fan the generated nights out through SQS, one slice per night, and collate a capacity report", runFanout},
 }
 
 // lookup returns the command with the given name.

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/lease"
+)
+
+// minuteFlag is --minute-ms (and --real-time): the wall time of one
+// job-minute on the night's clock.
+type minuteFlag struct {
+	ms       float64
+	realTime bool
+}
+
+func addMinuteFlag(fs *flag.FlagSet, def float64) *minuteFlag {
+	m := &minuteFlag{}
+	fs.Float64Var(&m.ms, "minute-ms", def, "milliseconds of wall time per job-minute of the night's clock")
+	fs.BoolVar(&m.realTime, "real-time", false, "run the night in real time (one job-minute = one minute)")
+	return m
+}
+
+// duration checks the flag and returns the job-minute; 0 when not given and
+// the default is 0 (worker: take the run's).
+func (m *minuteFlag) duration() (time.Duration, error) {
+	if m.realTime {
+		return time.Minute, nil
+	}
+	if !(m.ms >= 0) || math.IsInf(m.ms, 0) || m.ms > 3_600_000 {
+		return 0, usagef("--minute-ms %v: must be a number of milliseconds > 0 (50 runs the stable night in about 8 s; 60000 is real time)", m.ms)
+	}
+	return time.Duration(m.ms * float64(time.Millisecond)), nil
+}
+
+// failFlag is --fail-job ID[,ID...]: jobs whose work always fails.
+type failFlag []string
+
+func (f *failFlag) String() string { return strings.Join(*f, ",") }
+func (f *failFlag) Set(s string) error {
+	for _, id := range strings.Split(s, ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			*f = append(*f, id)
+		}
+	}
+	return nil
+}
+
+// asUsage turns the errors a person fixes by changing the command or
+// starting a server into usage errors (one line, exit status 2).
+func asUsage(err error) error {
+	var (
+		un   *catalog.UnreachableError
+		miss *catalog.TableMissingError
+		busy *lease.BusyError
+		none *lease.NoNightError
+		norn *lease.NoRunError
+	)
+	if errors.As(err, &un) || errors.As(err, &miss) || errors.As(err, &busy) || errors.As(err, &none) || errors.As(err, &norn) {
+		return badInput(err)
+	}
+	return err
+}

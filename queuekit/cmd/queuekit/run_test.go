@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nightqueue/workshop/queuekit"
+	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
+	"github.com/nightqueue/workshop/queuekit/lease"
+)
+
+func sortedKeys[V any](m map[string]V) []string {
+	var k []string
+	for s := range m {
+		k = append(k, s)
+	}
+	sort.Strings(k)
+	return k
+}
+
+// seededForRun is a catalog table with the sample nights and an executor on
+// it; both tables are deleted at the end.
+func seededForRun(t *testing.T) (ep, table string, ex *lease.Executor) {
+	t.Helper()
+	c := ddbtest.Catalog(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	jobs, err := queuekit.SampleJobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Seed(ctx, jobs); err != nil {
+		t.Fatal(err)
+	}
+	ex, err = lease.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := ex.DeleteTable(ctx); err != nil {
+			t.Errorf("delete %s: %v", ex.Table(), err)
+		}
+	})
+	return ddbtest.Endpoint(t), c.Table(), ex
+}
+
+// run --json carries exactly the documented keys; realised and forecast
+// carry the metric keys of simulate --json; --policy easy runs EASY backfilling.
+func TestRunJSONAndStatus(t *testing.T) {
+	ep, table, _ := seededForRun(t)
+	out, errOut, code := runDynamoCLI(t, "run", "--batch-date", "2026-05-14", "--workers", "2", "--policy", "easy",
+		"--minute-ms", "5", "--json", "--endpoint", ep, "--table", table)
+	if code != 0 {
+		t.Fatalf("run: exit %d, %s", code, errOut)
+	}
+	var got map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("run --json: %v in %s", err, out)
+	}
+	want := []string{"batch_date", "claims", "dead_lettered", "forecast", "policy", "realised", "retries", "schedule", "workers"}
+	if k := sortedKeys(got); !reflect.DeepEqual(k, want) {
+		t.Fatalf("run --json keys %v, want %v", k, want)
+	}
+	if string(got["policy"]) != `"easy"` {
+		t.Errorf("policy %s, want easy for --policy easy", got["policy"])
+	}
+	simOut, _, code := runCLI(t, "simulate", "--batch-date", "2026-05-14", "--workers", "2", "--policy", "backfill", "--json")
+	if code != 0 {
+		t.Fatal("simulate failed")
+	}
+	var simJSON map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(simOut), &simJSON); err != nil {
+		t.Fatal(err)
+	}
+	var realised, forecast map[string]json.RawMessage
+	if err := json.Unmarshal(got["realised"], &realised); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(got["forecast"], &forecast); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range sortedKeys(realised) {
+		if _, ok := simJSON[k]; !ok {
+			t.Errorf("realised key %q is not a simulate --json key", k)
+		}
+	}
+	if !reflect.DeepEqual(sortedKeys(realised), sortedKeys(forecast)) {
+		t.Errorf("realised keys %v differ from forecast keys %v", sortedKeys(realised), sortedKeys(forecast))
+	}
+	if string(forecast["average_wait_minutes"]) != string(simJSON["average_wait_minutes"]) {
+		t.Errorf("forecast average wait %s, simulate says %s", forecast["average_wait_minutes"], simJSON["average_wait_minutes"])
+	}
+	var sched []map[string]json.RawMessage
+	if err := json.Unmarshal(got["schedule"], &sched); err != nil || len(sched) != 12 {
+		t.Fatalf("schedule: %v, %d entries, want 12", err, len(sched))
+	}
+	wantEntry := []string{"attempt", "exclusive", "finish_minute", "job_id", "start_minute", "worker_ids", "workers"}
+	if k := sortedKeys(sched[0]); !reflect.DeepEqual(k, wantEntry) {
+		t.Fatalf("schedule entry keys %v, want %v", k, wantEntry)
+	}
+	out, errOut, code = runDynamoCLI(t, "status", "--batch-date", "2026-05-14", "--json", "--endpoint", ep, "--table", table)
+	if code != 0 {
+		t.Fatalf("status: exit %d, %s", code, errOut)
+	}
+	var st lease.Status
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.State != "DONE" || st.Statuses[lease.Success] != 12 || st.Ended != 12 || len(st.DeadLetters) != 0 {
+		t.Fatalf("status %+v: want DONE with 12 SUCCESS", st)
+	}
+}
+
+// Bad input: one line naming the value and what to do, exit status 2, and
+// nothing written (the execution table is not even created).
+func TestRunBadInputWritesNothing(t *testing.T) {
+	ep, table, ex := seededForRun(t)
+	at := []string{"--endpoint", ep, "--table", table}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--workers", "3"}, "--batch-date is required"},
+		{[]string{"run", "--batch-date", "2030-01-01", "--workers", "3"}, "night 2030-01-01 has no jobs"},
+		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "0"}, "--workers 0"},
+		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--slots", "4"}, "--slots 4"},
+		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--slots", "-2"}, "--slots -2"},
+		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--minute-ms", "0"}, "--minute-ms 0"},
+		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--minute-ms", "-5"}, "--minute-ms -5"},
+		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--policy", "fifo"}, `--policy "fifo"`},
+		{[]string{"worker", "--batch-date", "2026-05-13", "--slots", "0"}, "--slots 0"},
+		{[]string{"worker", "--batch-date", "2026-05-13", "--slots", "1", "--wait", "0s"}, "no run of night 2026-05-13"},
+		{[]string{"status"}, "--batch-date is required"},
+	} {
+		_, errOut, code := runDynamoCLI(t, append(tc.args, at...)...)
+		if code != 2 || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line with %q", tc.args, code, errOut, tc.want)
+		}
+	}
+	ctx := context.Background()
+	if st, err := ex.Status(ctx, "2026-05-13"); err != nil || st.State != "" {
+		t.Fatalf("after bad input the night was touched: %+v, %v", st, err)
+	}
+	// Unreachable DynamoDB: one line naming the endpoint and how to start it.
+	_, errOut, code := runDynamoCLI(t, "run", "--batch-date", "2026-05-13", "--workers", "3", "--endpoint", "http://127.0.0.1:9", "--table", table)
+	if code != 2 || !strings.Contains(errOut, "http://127.0.0.1:9") || !strings.Contains(errOut, "scripts/dynamodb-local.sh start") || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("unreachable: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// A night already running is refused, and the running night is untouched.
+func TestRunRefusesANightAlreadyRunning(t *testing.T) {
+	ep, table, ex := seededForRun(t)
+	ctx := context.Background()
+	n, err := ex.Night(ctx, "2026-05-13")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ex.Prepare(ctx, n, lease.Config{Workers: 3}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := ex.Status(ctx, "2026-05-13")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := runDynamoCLI(t, "run", "--batch-date", "2026-05-13", "--workers", "3", "--endpoint", ep, "--table", table)
+	if code != 2 || !strings.Contains(errOut, "already running") || strings.Count(errOut, "\n") != 1 {
+		t.Fatalf("exit %d, stderr %q; want 2 and one line saying the night is already running", code, errOut)
+	}
+	after, err := ex.Status(ctx, "2026-05-13")
+	if err != nil || !reflect.DeepEqual(before, after) {
+		t.Fatalf("the running night changed: %+v -> %+v (%v)", before, after, err)
+	}
+}

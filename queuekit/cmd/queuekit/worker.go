@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/nightqueue/workshop/queuekit/lease"
+)
+
+func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("worker")
+	date := fs.String("batch-date", "", "the night whose run to join (YYYY-MM-DD) (required)")
+	slots := fs.Int("slots", 0, "jobs this process runs at once, K >= 1 (required)")
+	minute := addMinuteFlag(fs, 0)
+	crash := fs.Int("crash-after-jobs", 0, "exit abruptly (SIGKILL, as kill -9) in the middle of this process's J-th job")
+	wait := fs.Duration("wait", 30*time.Second, "how long to wait for a run (queuekit run) to prepare the night")
+	name := fs.String("name", "", "this worker's name in the table (default host-pid-random)")
+	var fail failFlag
+	fs.Var(&fail, "fail-job", "job id(s) whose work always fails, comma separated")
+	asJSON := fs.Bool("json", false, "print this process's claim counters as JSON when the night is done")
+	df := addDynamoFlags(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *date == "" {
+		return usagef("--batch-date is required, e.g. --batch-date 2026-05-13")
+	}
+	if err := checkDate(*date); err != nil {
+		return err
+	}
+	if *slots < 1 {
+		return usagef("--slots %d: a worker needs at least 1 slot", *slots)
+	}
+	if *crash < 0 {
+		return usagef("--crash-after-jobs %d: use 0 (never) or the job to crash in", *crash)
+	}
+	if *wait < 0 {
+		return usagef("--wait %s: must be >= 0", *wait)
+	}
+	m, err := minute.duration()
+	if err != nil {
+		return err
+	}
+	if isSet(fs, "minute-ms") && m <= 0 {
+		return usagef("--minute-ms %v: must be a number of milliseconds > 0", minute.ms)
+	}
+	cat, err := df.open(ctx)
+	if err != nil {
+		return err
+	}
+	ex, err := lease.New(cat)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	work := lease.FailJobs(fail, nil)
+	if *crash > 0 {
+		work = crashIn(*crash, work)
+	}
+	began := time.Now()
+	var last time.Time
+	progress := func(s lease.WorkerStats) {
+		if time.Since(last) < 5*time.Second {
+			return
+		}
+		last = time.Now()
+		fmt.Fprintf(stderr, "queuekit worker %s: claims won %d, lost %d; %d jobs succeeded (%.0f s)\n",
+			s.Name, s.Won, s.Lost, s.Finished, time.Since(began).Seconds())
+	}
+	st, err := ex.Join(ctx, *date, lease.WorkerConfig{Slots: *slots, Name: *name, Work: work, Wait: *wait, Minute: m, Progress: progress})
+	if err != nil {
+		return asUsage(err)
+	}
+	if *asJSON {
+		return writeJSON(stdout, st)
+	}
+	fmt.Fprintf(stdout, "worker %s: claims won %d, lost %d; %d jobs succeeded, %d attempts failed, %d leases lost, %d expired leases reaped\n",
+		st.Name, st.Won, st.Lost, st.Finished, st.Failed, st.Dropped, st.Reaped)
+	return nil
+}
+
+// crashIn wraps work so that the process kills itself with SIGKILL halfway
+// through its j-th job: no deferred function runs, no write is made, exactly
+// as under kill -9.
+func crashIn(j int, work lease.WorkFunc) lease.WorkFunc {
+	var started atomic.Int64
+	return func(ctx context.Context, job lease.Job, d time.Duration) error {
+		if started.Add(1) == int64(j) {
+			time.Sleep(d / 2)
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {} // never reached: SIGKILL cannot be caught
+		}
+		return work(ctx, job, d)
+	}
+}

@@ -1,0 +1,323 @@
+package lease
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/nightqueue/workshop/queuekit"
+	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/sim"
+)
+
+// Entry is one attempt in the real schedule, on the night's clock (minutes
+// from the window start). Start is when the attempt took its pool slots (the
+// claim), Finish when it gave them back.
+type Entry struct {
+	JobID     string  `json:"job_id"`
+	Attempt   int     `json:"attempt"`
+	Start     float64 `json:"start_minute"`
+	Finish    float64 `json:"finish_minute"`
+	Workers   int     `json:"workers"`
+	Exclusive bool    `json:"exclusive"`
+	WorkerIDs []int   `json:"worker_ids"`
+	Worker    string  `json:"-"` // the worker process that held it
+	Outcome   string  `json:"-"` // SUCCESS, RETRIABLE_FAILURE, FATAL_FAILURE, LEASE_EXPIRED; "" while running
+}
+
+// MarshalJSON writes the entry with minutes rounded to 0.001.
+func (e Entry) MarshalJSON() ([]byte, error) {
+	type plain Entry
+	p := plain(e)
+	p.Start, p.Finish = round3(e.Start), round3(e.Finish)
+	if p.WorkerIDs == nil {
+		p.WorkerIDs = []int{}
+	}
+	return json.Marshal(p)
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// Report is what a run did, read back from DynamoDB, beside the forecast.
+type Report struct {
+	BatchDate   string
+	Workers     int
+	Policy      sim.Policy
+	MinuteMS    float64
+	Realised    sim.Result // metrics and schedule computed from the attempts
+	Forecast    sim.Result // the simulator, same night, pool and policy
+	Won, Lost   int        // claims, over every worker process (a killed process's last second of counts is lost with it)
+	Retries     int        // sum of current_retry over the jobs
+	DeadLetters []DeadLetter
+	Schedule    []Entry        // every attempt, in start order
+	Statuses    map[string]int // jobs per execution_status
+	Elapsed     time.Duration  // wall time from minute 0 to the last finish
+}
+
+// nightState is every item of a night's execution state.
+type nightState struct {
+	pool     poolItem
+	havePool bool
+	jobs     []jobItem
+	attempts []attemptItem
+	dead     []DeadLetter
+	workers  []workerItem
+}
+
+func (e *Executor) state(ctx context.Context, date string) (nightState, error) {
+	items, err := e.nightItems(ctx, date, "")
+	if err != nil {
+		return nightState{}, err
+	}
+	var s nightState
+	for _, it := range items {
+		sk, _ := it[attrSK].(*types.AttributeValueMemberS)
+		if sk == nil {
+			continue
+		}
+		var err error
+		switch k := sk.Value; {
+		case k == skPool:
+			s.havePool = true
+			err = attributevalue.UnmarshalMap(it, &s.pool)
+		case strings.HasPrefix(k, prefixJob):
+			var j jobItem
+			err = attributevalue.UnmarshalMap(it, &j)
+			s.jobs = append(s.jobs, j)
+		case strings.HasPrefix(k, prefixAttempt):
+			var a attemptItem
+			err = attributevalue.UnmarshalMap(it, &a)
+			s.attempts = append(s.attempts, a)
+		case strings.HasPrefix(k, prefixDLQ):
+			var d DeadLetter
+			err = attributevalue.UnmarshalMap(it, &d)
+			s.dead = append(s.dead, d)
+		case strings.HasPrefix(k, prefixWorker):
+			var w workerItem
+			err = attributevalue.UnmarshalMap(it, &w)
+			s.workers = append(s.workers, w)
+		}
+		if err != nil {
+			return nightState{}, fmt.Errorf("decode item %s of night %s: %w", sk.Value, date, err)
+		}
+	}
+	return s, nil
+}
+
+// schedule turns attempt items into entries on the night's clock; an
+// attempt still running ends at now.
+func (s nightState) schedule(now time.Time) []Entry {
+	out := make([]Entry, 0, len(s.attempts))
+	minute := func(ms int64) float64 { return float64(ms-s.pool.T0) / s.pool.MinuteMS }
+	for _, a := range s.attempts {
+		fin := a.FinishedMS
+		if fin == 0 {
+			fin = now.UnixMilli()
+		}
+		out = append(out, Entry{JobID: a.JobID, Attempt: a.Attempt, Start: minute(a.ClaimedMS), Finish: minute(fin),
+			Workers: len(a.Slots), Exclusive: a.Exclusive, WorkerIDs: a.Slots, Worker: a.Worker, Outcome: a.Outcome})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Start != out[j].Start {
+			return out[i].Start < out[j].Start
+		}
+		return out[i].JobID < out[j].JobID
+	})
+	return out
+}
+
+// Report reads a night's execution state back with one Query and computes
+// the realised metrics beside the simulator's forecast for pool size c.
+func (e *Executor) Report(ctx context.Context, n queuekit.Night, c int) (Report, error) {
+	s, err := e.state(ctx, n.BatchDate)
+	if err != nil {
+		return Report{}, err
+	}
+	if !s.havePool {
+		return Report{}, &NoRunError{BatchDate: n.BatchDate}
+	}
+	pol := sim.Policy(s.pool.Policy)
+	r := Report{BatchDate: n.BatchDate, Workers: c, Policy: pol, MinuteMS: s.pool.MinuteMS,
+		DeadLetters: s.dead, Statuses: map[string]int{}}
+	for _, j := range s.jobs {
+		r.Statuses[j.Status]++
+		r.Retries += j.CurrentRetry
+	}
+	for _, w := range s.workers {
+		r.Won += w.Won
+		r.Lost += w.Lost
+	}
+	r.Schedule = s.schedule(e.now())
+	r.Realised = Realise(n, r.Schedule, c, pol)
+	r.Forecast, err = sim.Run(n, sim.Config{Workers: c, Policy: pol})
+	if err != nil {
+		return Report{}, err
+	}
+	var last int64
+	for _, a := range s.attempts {
+		last = max(last, a.FinishedMS)
+	}
+	if last > 0 {
+		r.Elapsed = time.Duration(last-s.pool.T0) * time.Millisecond
+	}
+	sort.Slice(r.DeadLetters, func(i, j int) bool { return r.DeadLetters[i].JobID < r.DeadLetters[j].JobID })
+	return r, nil
+}
+
+// Realise computes a night's metrics, as sim defines them, from a real
+// schedule of attempts on a pool of c: a job waits from its arrival to its
+// first start, and again between a failed attempt and the next; its wait is
+// first start − arrival; it finishes when its last attempt does. The result
+// has the same Metrics, Schedule (one Slot per attempt), QueueLength and
+// BusyWorkers as a sim.Result, so charts draw it like a forecast.
+func Realise(n queuekit.Night, attempts []Entry, c int, policy sim.Policy) sim.Result {
+	cutoff := float64(n.Window.Minutes())
+	res := sim.Result{Metrics: sim.Metrics{Policy: policy, Workers: c, Jobs: len(n.Jobs), CutoffMinute: cutoff}}
+	byID := map[string]queuekit.Job{}
+	for _, j := range n.Jobs {
+		byID[j.JobID] = j
+	}
+	last := map[string]int{}      // job -> its last attempt number
+	first := map[string]float64{} // job -> first start
+	final := map[string]float64{} // job -> last finish
+	for _, a := range attempts {
+		last[a.JobID] = max(last[a.JobID], a.Attempt)
+		if s, ok := first[a.JobID]; !ok || a.Start < s {
+			first[a.JobID] = a.Start
+		}
+		final[a.JobID] = math.Max(final[a.JobID], a.Finish)
+	}
+	type event struct {
+		t            float64
+		kind         int // 0 finish, 1 arrival, 2 start (sim's order at one time)
+		dBusy, dWait int
+	}
+	var ev []event
+	for _, j := range n.Jobs {
+		ev = append(ev, event{t: float64(j.ArrivalMinute(n.Window)), kind: 1, dWait: 1})
+	}
+	for _, a := range attempts {
+		j := byID[a.JobID]
+		arr := float64(j.ArrivalMinute(n.Window))
+		res.Schedule = append(res.Schedule, sim.Slot{ID: a.JobID, Class: j.WorkloadClass, Priority: j.Priority,
+			Exclusive: a.Exclusive, Arrival: arr, Start: a.Start, Finish: a.Finish, Wait: a.Start - arr, Workers: a.WorkerIDs})
+		ev = append(ev, event{t: a.Start, kind: 2, dBusy: a.Workers, dWait: -1})
+		back := 0
+		if a.Attempt < last[a.JobID] {
+			back = 1 // a failed attempt: the job waits again
+		}
+		ev = append(ev, event{t: a.Finish, kind: 0, dBusy: -a.Workers, dWait: back})
+		if a.Exclusive {
+			res.LockHeldWorkerMinutes += float64(a.Workers-1) * (a.Finish - a.Start)
+		}
+	}
+	sort.SliceStable(ev, func(i, j int) bool {
+		if ev[i].t != ev[j].t {
+			return ev[i].t < ev[j].t
+		}
+		return ev[i].kind < ev[j].kind
+	})
+	var busy, waiting int
+	var prev, queueArea, busyArea float64
+	res.QueueLength = []sim.Step{{T: 0, N: 0}}
+	res.BusyWorkers = []sim.Step{{T: 0, N: 0}}
+	for i := 0; i < len(ev); {
+		now := ev[i].t
+		if dt := math.Min(now, cutoff) - math.Min(prev, cutoff); dt > 0 {
+			queueArea += float64(waiting) * dt
+			busyArea += float64(busy) * dt
+		}
+		if waiting > 0 {
+			res.BlockedWorkerMinutes += float64(max(c-busy, 0)) * (now - prev)
+		}
+		prev = now
+		for ; i < len(ev) && ev[i].t == now; i++ {
+			busy += ev[i].dBusy
+			waiting += ev[i].dWait
+		}
+		res.MaxQueueLength = max(res.MaxQueueLength, waiting)
+		if k := len(res.QueueLength) - 1; res.QueueLength[k].T == now {
+			res.QueueLength[k].N, res.BusyWorkers[k].N = waiting, busy
+		} else {
+			res.QueueLength = append(res.QueueLength, sim.Step{T: now, N: waiting})
+			res.BusyWorkers = append(res.BusyWorkers, sim.Step{T: now, N: busy})
+		}
+	}
+	var waits []float64
+	for _, j := range n.Jobs {
+		s, ok := first[j.JobID]
+		if !ok {
+			continue
+		}
+		waits = append(waits, s-float64(j.ArrivalMinute(n.Window)))
+		if final[j.JobID] > cutoff {
+			res.OverflowJobs++
+		}
+		res.DrainedMinute = math.Max(res.DrainedMinute, final[j.JobID])
+	}
+	if len(waits) > 0 {
+		sort.Float64s(waits)
+		sum := 0.0
+		for _, w := range waits {
+			sum += w
+		}
+		res.AverageWait = sum / float64(len(waits))
+		res.P95Wait = waits[int(math.Ceil(0.95*float64(len(waits))))-1]
+		res.OverflowFraction = float64(res.OverflowJobs) / float64(len(n.Jobs))
+	}
+	res.AverageQueueLength = queueArea / cutoff
+	res.Utilization = busyArea / (float64(c) * cutoff)
+	return res
+}
+
+// Status is a night's execution state at a glance.
+type Status struct {
+	BatchDate   string         `json:"batch_date"`
+	State       string         `json:"state"` // WAITING, RUNNING, DONE, or "" when never run
+	Jobs        int            `json:"jobs"`
+	Ended       int            `json:"ended"`
+	Statuses    map[string]int `json:"statuses"`
+	Retries     int            `json:"retries"`
+	ClaimsWon   int            `json:"claims_won"`
+	ClaimsLost  int            `json:"claims_lost"`
+	DeadLetters []DeadLetter   `json:"dead_letters"`
+}
+
+// Status reads a night's execution state with one Query.
+func (e *Executor) Status(ctx context.Context, date string) (Status, error) {
+	s, err := e.state(ctx, date)
+	var missing *catalog.TableMissingError
+	if errors.As(err, &missing) { // never run against this catalog
+		err = nil
+	}
+	if err != nil {
+		return Status{}, err
+	}
+	st := Status{BatchDate: date, Statuses: map[string]int{}, DeadLetters: s.dead}
+	if st.DeadLetters == nil {
+		st.DeadLetters = []DeadLetter{}
+	}
+	for _, k := range States {
+		st.Statuses[k] = 0
+	}
+	if s.havePool {
+		st.State, st.Jobs, st.Ended = s.pool.State, s.pool.Jobs, s.pool.Ended
+	}
+	for _, j := range s.jobs {
+		st.Statuses[j.Status]++
+		st.Retries += j.CurrentRetry
+	}
+	for _, w := range s.workers {
+		st.ClaimsWon += w.Won
+		st.ClaimsLost += w.Lost
+	}
+	return st, nil
+}

@@ -1,0 +1,175 @@
+package lease_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nightqueue/workshop/queuekit/lease"
+	"github.com/nightqueue/workshop/queuekit/sim"
+)
+
+// Random nights (half of them heavy, with exclusive jobs) run for real
+// under both policies; the recorded schedules obey every pool rule, and
+// every job ends SUCCESS exactly once.
+func TestRandomNightsKeepThePoolRules(t *testing.T) {
+	nights := randomNights(t, 11, 4)
+	for i, n := range nights {
+		pol := sim.Policies[i%2]
+		c := 2 + i%3
+		t.Run(fmt.Sprintf("%s_%s_c%d", n.BatchDate, pol, c), func(t *testing.T) {
+			ex, _ := setup(t, n.Jobs)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			rep, err := ex.Run(ctx, n, lease.Config{Workers: c, Policy: pol, Minute: 10 * time.Millisecond}, c, nil, nil)
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			if err := lease.CheckSchedule(n, rep.Schedule, c, pol); err != nil {
+				t.Fatalf("pool rules broken:\n%v", err)
+			}
+			if rep.Statuses[lease.Success] != len(n.Jobs) || len(rep.Schedule) != len(n.Jobs) || rep.Won != len(n.Jobs) {
+				t.Fatalf("statuses %v, %d attempts, %d claims won; want %d jobs each SUCCESS after one attempt",
+					rep.Statuses, len(rep.Schedule), rep.Won, len(n.Jobs))
+			}
+		})
+	}
+}
+
+// A job whose work always fails is retried max_retry times with backoff,
+// then ends FATAL_FAILURE with a dead-letter record; the others succeed.
+func TestFailingJobIsDeadLettered(t *testing.T) {
+	n := sample(t, "2026-05-13")
+	ex, _ := setup(t, n.Jobs)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const bad = "JOB-20260513-006"
+	const maxRetry = 2
+	rep, err := ex.Run(ctx, n, lease.Config{Workers: 3, Minute: 10 * time.Millisecond, MaxRetry: maxRetry}, 3,
+		lease.FailJobs([]string{bad}, nil), nil)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if rep.Statuses[lease.FatalFailure] != 1 || rep.Statuses[lease.Success] != len(n.Jobs)-1 {
+		t.Fatalf("statuses %v: want 1 FATAL_FAILURE and %d SUCCESS", rep.Statuses, len(n.Jobs)-1)
+	}
+	// 1 + max_retry attempts, retries counted max_retry times.
+	if len(rep.DeadLetters) != 1 || rep.DeadLetters[0].JobID != bad || rep.DeadLetters[0].Attempts != 1+maxRetry {
+		t.Fatalf("dead letters %+v: want %s after %d attempts", rep.DeadLetters, bad, 1+maxRetry)
+	}
+	if rep.Retries != maxRetry {
+		t.Fatalf("retries = %d, want %d", rep.Retries, maxRetry)
+	}
+	st, err := ex.Status(ctx, n.BatchDate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.DeadLetters) != 1 || st.DeadLetters[0].LastError == "" || st.Statuses[lease.FatalFailure] != 1 {
+		t.Fatalf("status %+v: want the dead letter with its last error", st)
+	}
+	// Backoff: attempt k+1 is due DefaultBackoff * 2^(k-1) job-minutes after attempt k failed.
+	var prevFinish float64
+	for _, e := range rep.Schedule {
+		if e.JobID != bad {
+			continue
+		}
+		if e.Attempt > 1 {
+			want := lease.DefaultBackoff * math.Pow(2, float64(e.Attempt-2))
+			if e.Start < prevFinish+want-0.05 {
+				t.Fatalf("attempt %d started at %.3f, before %.3f + backoff %.1f", e.Attempt, e.Start, prevFinish, want)
+			}
+		}
+		prevFinish = e.Finish
+	}
+}
+
+// Model versus reality: the stable night with 3 workers at the default
+// clock is claimed in the simulator's order, on the simulator's slots counts,
+// and each job starts within a tolerance of its simulated start.
+//
+// Tolerance. A real start lags the simulated one for three reasons, each
+// bounded per "hop": an idle worker notices a due job within one poll
+// interval P; the claim (pool read, index Query, transaction) and the start
+// and end writes take a latency L, bounded here by 100 ms on this shared
+// machine; the clock's granularity (1 ms) is below both. A job started by
+// the finish of a job that itself started late inherits that lag, so a job
+// at depth d of such a chain (d = 0 when it started at its arrival) may lag
+// by (d+1)(P + L). In job-minutes: (d+1)(P + L) / minute. A start can never
+// be early: the rules forbid it, so the lower bound is -0.01 minutes.
+func TestStableNightMatchesTheSimulator(t *testing.T) {
+	n := sample(t, "2026-05-13")
+	ex, _ := setup(t, n.Jobs)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg := lease.Config{Workers: 3, Policy: sim.Barrier}.WithDefaults()
+	rep, err := ex.Run(ctx, n, cfg, 3, nil, nil)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	const L = 100 * time.Millisecond
+	perHop := float64(cfg.Poll+L) / float64(cfg.Minute)
+	fc := rep.Forecast.Schedule
+	if len(rep.Schedule) != len(fc) {
+		t.Fatalf("%d real attempts, %d simulated jobs", len(rep.Schedule), len(fc))
+	}
+	depth := map[string]int{}
+	for _, s := range fc {
+		d := 0
+		if s.Start > s.Arrival {
+			for _, o := range fc {
+				if o.Finish == s.Start {
+					d = max(d, depth[o.ID]+1)
+				}
+			}
+		}
+		depth[s.ID] = d
+	}
+	for i, s := range fc {
+		r := rep.Schedule[i]
+		if r.JobID != s.ID || r.Workers != len(s.Workers) {
+			t.Fatalf("start %d: real %s on %d slots, simulated %s on %d", i+1, r.JobID, r.Workers, s.ID, len(s.Workers))
+		}
+		tol := float64(depth[s.ID]+1) * perHop
+		if lag := r.Start - s.Start; lag < -0.01 || lag > tol {
+			t.Errorf("%s: real start %.3f, simulated %.0f: lag %.3f outside [-0.01, %.3f] (depth %d)", s.ID, r.Start, s.Start, lag, tol, depth[s.ID])
+		}
+	}
+	t.Logf("stable night: %.1f s of wall time; drained at %.2f (simulated %.0f)", rep.Elapsed.Seconds(), rep.Realised.DrainedMinute, rep.Forecast.DrainedMinute)
+}
+
+// Two workers decide from the same pool version and claim the head of the
+// queue at the same moment: one wins, the other's transaction is cancelled
+// (a lost race, not an error) on the conditions of all three items.
+func TestRaceForOneJobHasOneWinner(t *testing.T) {
+	n := sample(t, "2026-05-13")
+	ex, _ := setup(t, n.Jobs)
+	ctx := context.Background()
+	shown, err := ex.RaceForOneJob(ctx, n, lease.Config{Workers: 3}, []string{"A", "B"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	won := 0
+	for _, s := range shown {
+		// The head of the stable night at minute 0: 003, the priority-3 exclusive job.
+		if s.JobID != "JOB-20260513-003" || !strings.Contains(s.PoolCondition, "version = 0") || !strings.Contains(s.JobCondition, "attempt = 0") {
+			t.Fatalf("claim %+v: want JOB-20260513-003 on pool version 0, attempt 0", s)
+		}
+		if s.Won {
+			won++
+		} else if len(s.Reasons) != 3 || s.Reasons[0] != "ConditionalCheckFailed" || s.Reasons[1] != "ConditionalCheckFailed" {
+			// The job is no longer claimable, the pool moved past version 0,
+			// and the winner wrote attempt 1 already.
+			t.Fatalf("loser's reasons %v: want ConditionalCheckFailed on the job and the pool", s.Reasons)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d winners, want exactly 1: %+v", won, shown)
+	}
+	// The night is left DONE: a run may follow at once.
+	if _, err := ex.Run(ctx, n, lease.Config{Workers: 3, Minute: 5 * time.Millisecond}, 3, nil, nil); err != nil {
+		t.Fatalf("run after the race: %v", err)
+	}
+}

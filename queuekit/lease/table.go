@@ -1,0 +1,274 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/nightqueue/workshop/queuekit/catalog"
+)
+
+// The execution states of seed 003.
+const (
+	NotStarted       = "NOT_STARTED"
+	Claimed          = "CLAIMED"
+	Processing       = "PROCESSING"
+	Success          = "SUCCESS"
+	RetriableFailure = "RETRIABLE_FAILURE"
+	FatalFailure     = "FATAL_FAILURE"
+	// LeaseExpired is the outcome of an attempt whose worker stopped
+	// heartbeating (an attempt outcome, not a job state).
+	LeaseExpired = "LEASE_EXPIRED"
+)
+
+// States lists the job states in the order of the state machine.
+var States = []string{NotStarted, Claimed, Processing, Success, RetriableFailure, FatalFailure}
+
+// Pool states.
+const (
+	poolWaiting = "WAITING" // prepared; waiting for slots to join
+	poolRunning = "RUNNING"
+	poolDone    = "DONE"
+)
+
+// Table layout: attribute and index names of the companion table.
+const (
+	TableSuffix   = "_exec" // companion table: <catalog table>_exec
+	attrDate      = "batch_date"
+	attrSK        = "sk"
+	attrShard     = "claim_shard"
+	attrDue       = "due_key"
+	attrLeaseSh   = "lease_shard"
+	attrLeaseTil  = "lease_until"
+	IndexClaim    = "claimable"
+	IndexLeases   = "leases"
+	skPool        = "POOL"
+	prefixJob     = "JOB#"
+	prefixAttempt = "ATTEMPT#"
+	prefixDLQ     = "DLQ#"
+	prefixWorker  = "WORKER#"
+)
+
+// jobItem is JOB#<job_id>.
+type jobItem struct {
+	BatchDate    string  `dynamodbav:"batch_date"`
+	SK           string  `dynamodbav:"sk"`
+	JobID        string  `dynamodbav:"job_id"`
+	Class        string  `dynamodbav:"workload_class"`
+	Priority     int     `dynamodbav:"priority"`
+	Arrival      float64 `dynamodbav:"arrival_minute"`
+	Estimate     float64 `dynamodbav:"estimated_runtime_minutes"`
+	Exclusive    bool    `dynamodbav:"requires_exclusive_lock"`
+	Status       string  `dynamodbav:"execution_status"`
+	CurrentRetry int     `dynamodbav:"current_retry"`
+	MaxRetry     int     `dynamodbav:"max_retry"`
+	Attempt      int     `dynamodbav:"attempt"`
+	Worker       string  `dynamodbav:"worker,omitempty"`
+	Slots        []int   `dynamodbav:"worker_ids,omitempty"`
+	LeaseUntil   int64   `dynamodbav:"lease_until,omitempty"`
+	HeartbeatAt  int64   `dynamodbav:"heartbeat_at,omitempty"`
+	StartedMS    int64   `dynamodbav:"started_ms,omitempty"`
+	ClaimShard   string  `dynamodbav:"claim_shard,omitempty"`
+	DueKey       string  `dynamodbav:"due_key,omitempty"`
+	LeaseShard   string  `dynamodbav:"lease_shard,omitempty"`
+	LastError    string  `dynamodbav:"last_error,omitempty"`
+}
+
+// poolItem is POOL.
+type poolItem struct {
+	BatchDate  string             `dynamodbav:"batch_date"`
+	SK         string             `dynamodbav:"sk"`
+	RunID      string             `dynamodbav:"run_id"`
+	State      string             `dynamodbav:"state"`
+	Capacity   int                `dynamodbav:"capacity"`
+	Joined     int                `dynamodbav:"joined"`
+	Policy     string             `dynamodbav:"policy"`
+	MinuteMS   float64            `dynamodbav:"minute_ms"`
+	PollMS     int64              `dynamodbav:"poll_ms"`
+	LeaseMS    int64              `dynamodbav:"lease_ms"`
+	MaxRetry   int                `dynamodbav:"max_retry"`
+	Backoff    float64            `dynamodbav:"backoff_minutes"`
+	Shards     int                `dynamodbav:"shards"`
+	T0         int64              `dynamodbav:"t0_ms"`
+	Version    int64              `dynamodbav:"version"`
+	Busy       int                `dynamodbav:"busy"`
+	Exclusive  string             `dynamodbav:"exclusive"`
+	Slots      []string           `dynamodbav:"slots"`
+	Running    map[string]float64 `dynamodbav:"running"` // job id -> estimated finish minute
+	Jobs       int                `dynamodbav:"jobs"`
+	Ended      int                `dynamodbav:"ended"`
+	XPriority  []int              `dynamodbav:"exclusive_priorities"` // descending
+	OPriority  []int              `dynamodbav:"ordinary_priorities"`  // descending
+	SeenMS     int64              `dynamodbav:"run_seen_ms"`
+	CutoffMin  float64            `dynamodbav:"cutoff_minute"`
+	WindowFrom int                `dynamodbav:"window_start"`
+}
+
+// attemptItem is ATTEMPT#<job_id>#<n>.
+type attemptItem struct {
+	BatchDate  string  `dynamodbav:"batch_date"`
+	SK         string  `dynamodbav:"sk"`
+	JobID      string  `dynamodbav:"job_id"`
+	Attempt    int     `dynamodbav:"attempt"`
+	Worker     string  `dynamodbav:"worker"`
+	Slots      []int   `dynamodbav:"worker_ids"`
+	Exclusive  bool    `dynamodbav:"requires_exclusive_lock"`
+	ClaimedMS  int64   `dynamodbav:"claimed_ms"`
+	StartedMS  int64   `dynamodbav:"started_ms,omitempty"`
+	FinishedMS int64   `dynamodbav:"finished_ms,omitempty"`
+	Outcome    string  `dynamodbav:"outcome,omitempty"`
+	Error      string  `dynamodbav:"error,omitempty"`
+	Estimate   float64 `dynamodbav:"estimated_runtime_minutes"`
+}
+
+// DeadLetter is a job that ended FATAL_FAILURE: DLQ#<job_id>.
+type DeadLetter struct {
+	JobID     string `dynamodbav:"job_id" json:"job_id"`
+	Attempts  int    `dynamodbav:"attempts" json:"attempts"`
+	LastError string `dynamodbav:"last_error" json:"last_error"`
+	AtMS      int64  `dynamodbav:"at_ms" json:"-"`
+}
+
+// workerItem is WORKER#<name>: a process's claim counters.
+type workerItem struct {
+	Name     string `dynamodbav:"worker"`
+	Won      int    `dynamodbav:"won"`
+	Lost     int    `dynamodbav:"lost"`
+	Finished int    `dynamodbav:"finished"`
+	Slots    int    `dynamodbav:"slots"`
+	SeenMS   int64  `dynamodbav:"seen_ms"`
+}
+
+func jobSK(id string) string                  { return prefixJob + id }
+func attemptSK(id string, n int) string       { return fmt.Sprintf("%s%s#%03d", prefixAttempt, id, n) }
+func dueKey(minute float64, id string) string { return fmt.Sprintf("%012.3f#%s", max(minute, 0), id) }
+
+// dueBound is the largest due_key due at minute now ('~' sorts after every
+// job id character).
+func dueBound(now float64) string { return fmt.Sprintf("%012.3f#~", max(now, 0)) }
+
+// shardOf is the claim_shard of a job: its kind and priority, and a hash of
+// its id spreading one priority over shards partitions.
+func shardOf(date string, exclusive bool, priority int, id string, shards int) string {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return shardName(date, exclusive, priority, int(h.Sum32()%uint32(max(shards, 1))))
+}
+
+// shardName is <date>#x#<priority>#<k> (exclusive) or <date>#o#<priority>#<k>.
+func shardName(date string, exclusive bool, priority, k int) string {
+	kind := "o"
+	if exclusive {
+		kind = "x"
+	}
+	return fmt.Sprintf("%s#%s#%d#%d", date, kind, priority, k)
+}
+
+// key is the primary key of an item of the night.
+func key(date, sk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		attrDate: &types.AttributeValueMemberS{Value: date},
+		attrSK:   &types.AttributeValueMemberS{Value: sk},
+	}
+}
+
+// createTable creates the companion table with its two sparse indexes.
+func (e *Executor) createTable(ctx context.Context) error {
+	s := func(n string) types.AttributeDefinition {
+		return types.AttributeDefinition{AttributeName: aws.String(n), AttributeType: types.ScalarAttributeTypeS}
+	}
+	ks := func(h, r string) []types.KeySchemaElement {
+		return []types.KeySchemaElement{{AttributeName: aws.String(h), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String(r), KeyType: types.KeyTypeRange}}
+	}
+	all := &types.Projection{ProjectionType: types.ProjectionTypeAll}
+	return e.db.CreateTableFrom(ctx, &dynamodb.CreateTableInput{
+		BillingMode: types.BillingModePayPerRequest,
+		AttributeDefinitions: []types.AttributeDefinition{s(attrDate), s(attrSK), s(attrShard), s(attrDue), s(attrLeaseSh),
+			{AttributeName: aws.String(attrLeaseTil), AttributeType: types.ScalarAttributeTypeN}},
+		KeySchema: ks(attrDate, attrSK),
+		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{
+			{IndexName: aws.String(IndexClaim), KeySchema: ks(attrShard, attrDue), Projection: all},
+			{IndexName: aws.String(IndexLeases), KeySchema: ks(attrLeaseSh, attrLeaseTil), Projection: all},
+		},
+	})
+}
+
+// nightItems reads every item of a night with one paginated Query on the
+// partition key, optionally narrowed to a sort key prefix.
+func (e *Executor) nightItems(ctx context.Context, date, prefix string) ([]map[string]types.AttributeValue, error) {
+	k := expression.Key(attrDate).Equal(expression.Value(date))
+	if prefix != "" {
+		k = k.And(expression.Key(attrSK).BeginsWith(prefix))
+	}
+	expr, err := expression.NewBuilder().WithKeyCondition(k).Build()
+	if err != nil {
+		return nil, fmt.Errorf("build key condition: %w", err)
+	}
+	p := dynamodb.NewQueryPaginator(e.db.Client(), &dynamodb.QueryInput{
+		TableName:                 aws.String(e.db.Table()),
+		KeyConditionExpression:    expr.KeyCondition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+		ConsistentRead:            aws.Bool(true),
+	})
+	var items []map[string]types.AttributeValue
+	for p.HasMorePages() {
+		out, err := catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.QueryOutput, error) { return p.NextPage(ctx) })
+		if err != nil {
+			return nil, fmt.Errorf("query night %s in %s: %w", date, e.db.Table(), err)
+		}
+		items = append(items, out.Items...)
+	}
+	return items, nil
+}
+
+// readPool reads the pool item with a strongly consistent read; ok is false
+// when the night has none.
+func (e *Executor) readPool(ctx context.Context, date string) (poolItem, bool, error) {
+	out, err := catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
+		return e.db.Client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(e.db.Table()),
+			Key: key(date, skPool), ConsistentRead: aws.Bool(true)})
+	})
+	if err != nil {
+		return poolItem{}, false, fmt.Errorf("read pool of night %s: %w", date, err)
+	}
+	if out.Item == nil {
+		return poolItem{}, false, nil
+	}
+	var p poolItem
+	if err := attributevalue.UnmarshalMap(out.Item, &p); err != nil {
+		return poolItem{}, false, fmt.Errorf("decode pool of night %s: %w", date, err)
+	}
+	return p, true, nil
+}
+
+// lostRace reports whether err is a lost race: a failed condition, alone or
+// inside a cancelled transaction.
+func lostRace(err error) bool {
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return true
+	}
+	var tce *types.TransactionCanceledException
+	if errors.As(err, &tce) {
+		for _, r := range tce.CancellationReasons {
+			c := aws.ToString(r.Code)
+			if c == "ConditionalCheckFailed" || c == "TransactionConflict" {
+				return true
+			}
+		}
+		// Reasons missing: a conflict with another transaction.
+		return len(tce.CancellationReasons) == 0 || strings.Contains(tce.ErrorMessage(), "ConditionalCheckFailed")
+	}
+	var tcx *types.TransactionConflictException
+	return errors.As(err, &tcx)
+}

@@ -1,0 +1,601 @@
+package lease
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/sim"
+)
+
+// Job is what a work function is given: one attempt of one job.
+type Job struct {
+	ID        string
+	Class     string
+	Priority  int
+	Exclusive bool
+	Estimate  float64 // estimated runtime, job-minutes
+	Attempt   int     // 1 for the first attempt
+	Slots     []int   // pool slots held (all of them for an exclusive job)
+	Worker    string  // the worker process's name
+}
+
+// WorkFunc does one attempt of a job. d is the job's estimated runtime on
+// the night's clock. It must return when ctx ends (the lease was lost). A
+// nil error is SUCCESS; an error wrapped with Fatal ends the job
+// FATAL_FAILURE at once; any other error is retried with backoff while
+// retries remain.
+type WorkFunc func(ctx context.Context, j Job, d time.Duration) error
+
+// Sleep is the default WorkFunc: it sleeps for d.
+func Sleep(ctx context.Context, _ Job, d time.Duration) error { return sleep(ctx, d) }
+
+type fatalError struct{ err error }
+
+func (f fatalError) Error() string { return f.err.Error() }
+func (f fatalError) Unwrap() error { return f.err }
+
+// Fatal marks a work error as not worth retrying.
+func Fatal(err error) error { return fatalError{err} }
+
+// IsFatal reports whether err was marked with Fatal.
+func IsFatal(err error) bool { return errors.As(err, &fatalError{}) }
+
+// WorkerConfig configures one worker process's part of a run.
+type WorkerConfig struct {
+	Slots int      // jobs this process runs at once, at least 1
+	Name  string   // the worker's name in the table (default host-pid-random)
+	Work  WorkFunc // default Sleep
+	// Wait is how long to wait for a run of the night to be prepared (default
+	// 0: it must exist already).
+	Wait time.Duration
+	// Minute, when not zero, must equal the run's job-minute.
+	Minute time.Duration
+	// Progress, if not nil, gets this process's counters about once a second.
+	Progress func(WorkerStats)
+}
+
+// WorkerStats counts what one worker process did.
+type WorkerStats struct {
+	Name     string `json:"worker"`
+	Won      int    `json:"claims_won"`         // jobs claimed
+	Batches  int    `json:"claim_transactions"` // claim transactions that won (one may claim several jobs)
+	Lost     int    `json:"claims_lost"`        // claim transactions that lost a race: counted, never errors
+	Finished int    `json:"jobs_succeeded"`
+	Failed   int    `json:"attempts_failed"`
+	Dropped  int    `json:"leases_lost"` // attempts abandoned because the lease could not be kept
+	Reaped   int    `json:"leases_reaped"`
+}
+
+// NoRunError says that no run of the night is prepared or running.
+type NoRunError struct{ BatchDate string }
+
+func (e *NoRunError) Error() string {
+	return fmt.Sprintf("no run of night %s is waiting for workers: start one with `queuekit run --batch-date %s --workers N --slots K`",
+		e.BatchDate, e.BatchDate)
+}
+
+// worker is one process's part of a run.
+type worker struct {
+	e        *Executor
+	date     string
+	run      string
+	name     string
+	p        poolItem // configuration part of the pool, as joined
+	work     WorkFunc
+	mu       sync.Mutex
+	stats    WorkerStats
+	synced   WorkerStats // counters already added to WORKER#<name>
+	progress func(WorkerStats)
+}
+
+// Join joins the night's run with wc.Slots slots from this process and works
+// until the night is done. It returns this process's counters.
+func (e *Executor) Join(ctx context.Context, date string, wc WorkerConfig) (WorkerStats, error) {
+	if wc.Slots < 1 {
+		return WorkerStats{}, fmt.Errorf("slots = %d: a worker needs at least 1 slot", wc.Slots)
+	}
+	if wc.Work == nil {
+		wc.Work = Sleep
+	}
+	if wc.Name == "" {
+		host, _ := os.Hostname()
+		var b [2]byte
+		_, _ = crand.Read(b[:])
+		wc.Name = host + "-" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b[:])
+	}
+	deadline := time.Now().Add(wc.Wait)
+	var p poolItem
+	for {
+		q, ok, err := e.readPool(ctx, date)
+		var missing *catalog.TableMissingError
+		if errors.As(err, &missing) { // no run has created the table yet
+			ok, err = false, nil
+		}
+		if err != nil {
+			return WorkerStats{}, err
+		}
+		if ok && q.State != poolDone {
+			p = q
+			break
+		}
+		if time.Now().After(deadline) {
+			return WorkerStats{}, &NoRunError{BatchDate: date}
+		}
+		if err := sleep(ctx, 50*time.Millisecond); err != nil {
+			return WorkerStats{}, err
+		}
+	}
+	if wc.Minute != 0 && math.Abs(float64(wc.Minute)/float64(time.Millisecond)-p.MinuteMS) > 1e-9 {
+		return WorkerStats{}, fmt.Errorf("minute = %s, but the run of night %s uses %g ms per job-minute: pass the run's value or leave it out",
+			wc.Minute, date, p.MinuteMS)
+	}
+	w := &worker{e: e, date: date, run: p.RunID, name: wc.Name, p: p, work: wc.Work, progress: wc.Progress}
+	w.stats.Name = wc.Name
+	expr, err := expression.NewBuilder().
+		WithCondition(expression.Name("run_id").Equal(expression.Value(p.RunID))).
+		WithUpdate(expression.Add(expression.Name("joined"), expression.Value(wc.Slots))).Build()
+	if err != nil {
+		return WorkerStats{}, fmt.Errorf("build join: %w", err)
+	}
+	if err := e.update(ctx, date, skPool, expr); err != nil {
+		if lostRace(err) {
+			return WorkerStats{}, &NoRunError{BatchDate: date}
+		}
+		return WorkerStats{}, fmt.Errorf("join night %s: %w", date, err)
+	}
+	err = w.loop(ctx, wc.Slots)
+	if ferr := w.flush(context.WithoutCancel(ctx), wc.Slots); err == nil {
+		err = ferr
+	}
+	return w.snapshot(), err
+}
+
+func (w *worker) snapshot() WorkerStats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stats
+}
+
+func (w *worker) count(fn func(s *WorkerStats)) {
+	w.mu.Lock()
+	fn(&w.stats)
+	w.mu.Unlock()
+}
+
+// flush adds this process's new counts to WORKER#<name>.
+func (w *worker) flush(ctx context.Context, slots int) error {
+	s := w.snapshot()
+	d := s
+	d.Won -= w.synced.Won
+	d.Lost -= w.synced.Lost
+	d.Finished -= w.synced.Finished
+	expr, err := expression.NewBuilder().WithUpdate(
+		expression.Add(expression.Name("won"), expression.Value(d.Won)).
+			Add(expression.Name("lost"), expression.Value(d.Lost)).
+			Add(expression.Name("finished"), expression.Value(d.Finished)).
+			Set(expression.Name("worker"), expression.Value(w.name)).
+			Set(expression.Name("slots"), expression.Value(slots)).
+			Set(expression.Name("seen_ms"), expression.Value(time.Now().UnixMilli()))).Build()
+	if err != nil {
+		return fmt.Errorf("build worker counters: %w", err)
+	}
+	if err := w.e.update(ctx, w.date, prefixWorker+w.name, expr); err != nil {
+		return fmt.Errorf("write worker counters: %w", err)
+	}
+	w.synced = s
+	if w.progress != nil {
+		w.progress(s)
+	}
+	return nil
+}
+
+func (w *worker) minute() float64 { return w.minuteAt(time.Now().UnixMilli()) }
+
+// minuteAt is the night's clock at a Unix time in milliseconds.
+func (w *worker) minuteAt(ms int64) float64 { return float64(ms-w.p.T0) / w.p.MinuteMS }
+
+// claimed is a job this process won.
+type claimed struct {
+	job   jobItem
+	slots []int
+}
+
+// loop is the claimer: it reads the pool and the claimable index, claims for
+// free slots, hands claimed jobs to the slot goroutines, and reaps expired
+// leases.
+func (w *worker) loop(ctx context.Context, slots int) error {
+	g, gctx := errgroup.WithContext(ctx)
+	jobs := make(chan claimed)
+	finished := make(chan struct{}, slots)
+	for range slots {
+		g.Go(func() error {
+			for c := range jobs {
+				if err := w.execute(gctx, c); err != nil {
+					return err
+				}
+				finished <- struct{}{}
+			}
+			return nil
+		})
+	}
+	g.Go(func() error {
+		defer close(jobs)
+		return w.claimLoop(gctx, slots, jobs, finished)
+	})
+	return g.Wait()
+}
+
+func (w *worker) claimLoop(ctx context.Context, free int, jobs chan<- claimed, finished <-chan struct{}) error {
+	poll := time.Duration(w.p.PollMS) * time.Millisecond
+	lease := time.Duration(w.p.LeaseMS) * time.Millisecond
+	reapEvery := max(poll, lease/8)
+	var lastReap, lastFlush time.Time
+	idle := func() error {
+		t := time.NewTimer(poll)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-finished:
+			free++
+		case <-t.C:
+		}
+		return nil
+	}
+	for {
+		for drained := false; !drained; {
+			select {
+			case <-finished:
+				free++
+			default:
+				drained = true
+			}
+		}
+		if time.Since(lastFlush) > time.Second {
+			if err := w.flush(ctx, cap(finished)); err != nil {
+				return err
+			}
+			lastFlush = time.Now()
+		}
+		p, ok, err := w.e.readPool(ctx, w.date)
+		if err != nil {
+			return err
+		}
+		if !ok || p.RunID != w.run || p.State == poolDone {
+			return nil
+		}
+		if p.State == poolWaiting {
+			if err := idle(); err != nil {
+				return err
+			}
+			continue
+		}
+		if w.p.T0 != p.T0 { // set once, before any job is handed to a slot
+			w.p.T0 = p.T0
+		}
+		if time.Since(lastReap) >= reapEvery {
+			if err := w.reap(ctx); err != nil {
+				return err
+			}
+			lastReap = time.Now()
+		}
+		if free == 0 {
+			if err := idle(); err != nil {
+				return err
+			}
+			continue
+		}
+		// The decision's instant: after the pool read, so every release the
+		// read saw finished before it; the attempt records it as its start.
+		nowMS := time.Now().UnixMilli()
+		now := w.minuteAt(nowMS)
+		picks, err := w.plan(ctx, p, now, free)
+		if err != nil {
+			return err
+		}
+		if len(picks) == 0 {
+			if err := idle(); err != nil {
+				return err
+			}
+			continue
+		}
+		cs, won, err := w.claim(ctx, p, picks, nowMS)
+		if err != nil {
+			return err
+		}
+		if !won {
+			w.count(func(s *WorkerStats) { s.Lost++ })
+			// Someone else moved the pool: step aside for a random part of
+			// a poll so the racers spread out instead of colliding again.
+			if err := sleep(ctx, rand.N(poll/2+1)); err != nil {
+				return err
+			}
+			continue
+		}
+		w.count(func(s *WorkerStats) { s.Won += len(cs); s.Batches++ })
+		free -= len(cs)
+		for _, c := range cs {
+			select {
+			case jobs <- c:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	}
+}
+
+// maxBatch bounds the jobs one claim transaction takes: two items each plus
+// the pool item, within TransactWriteItems' 100.
+const maxBatch = 32
+
+// plan decides, as sim's dispatch loop does at one instant, up to free jobs
+// to start now: each decision is made on the pool as the previous ones
+// leave it, so one transaction can claim them all.
+func (w *worker) plan(ctx context.Context, p poolItem, now float64, free int) ([]pick, error) {
+	q := p
+	q.Running = make(map[string]float64, len(p.Running)+free)
+	for k, v := range p.Running {
+		q.Running[k] = v
+	}
+	q.Slots = append([]string(nil), p.Slots...)
+	skip := map[string]bool{}
+	var picks []pick
+	for len(picks) < min(free, maxBatch) {
+		pk, err := w.decide(ctx, q, now, skip)
+		if err != nil || pk == nil {
+			return picks, err
+		}
+		for i, s := range q.Slots {
+			if s == "" && len(pk.ids) < pk.workers {
+				pk.ids = append(pk.ids, i)
+				q.Slots[i] = pk.job.JobID
+			}
+		}
+		if len(pk.ids) < pk.workers { // the slot table disagrees with busy: read again
+			return picks, nil
+		}
+		q.Busy += pk.workers
+		q.Running[pk.job.JobID] = now + pk.job.Estimate
+		if pk.job.Exclusive {
+			q.Exclusive = pk.job.JobID
+		}
+		skip[pk.job.JobID] = true
+		picks = append(picks, *pk)
+	}
+	return picks, nil
+}
+
+// pick is a dispatch decision: a job and how many slots it takes.
+type pick struct {
+	job     jobItem
+	workers int
+	ids     []int // the slots it takes
+}
+
+// decide applies the policy's rules, as sim does, to the pool at one version
+// and the claimable index at minute now.
+func (w *worker) decide(ctx context.Context, p poolItem, now float64, skip map[string]bool) (*pick, error) {
+	if p.Exclusive != "" || p.Busy >= p.Capacity {
+		return nil, nil
+	}
+	ex, err := w.first(ctx, true, p.XPriority, now, nil, skip)
+	if err != nil {
+		return nil, err
+	}
+	if ex == nil {
+		o, err := w.first(ctx, false, p.OPriority, now, nil, skip)
+		if err != nil || o == nil {
+			return nil, err
+		}
+		return &pick{job: *o, workers: 1}, nil
+	}
+	if p.Busy == 0 {
+		return &pick{job: *ex, workers: p.Capacity}, nil
+	}
+	if sim.Policy(p.Policy) == sim.Barrier {
+		return nil, nil
+	}
+	// Backfill around ex's reservation at the shadow time.
+	shadow := now
+	for _, f := range p.Running {
+		shadow = math.Max(shadow, f)
+	}
+	o, err := w.first(ctx, false, p.OPriority, now, func(j jobItem) bool { return now+j.Estimate <= shadow }, skip)
+	if err != nil || o == nil {
+		return nil, err
+	}
+	return &pick{job: *o, workers: 1}, nil
+}
+
+// first returns the first due job of a kind in dispatch order (priority
+// descending, then due minute, then job id) that satisfies fit (nil: any)
+// and is not in skip (jobs already planned at this instant).
+func (w *worker) first(ctx context.Context, exclusive bool, priorities []int, now float64, fit func(jobItem) bool, skip map[string]bool) (*jobItem, error) {
+	for _, prio := range priorities {
+		var due []jobItem
+		for k := range w.p.Shards {
+			limit := 0 // all
+			if fit == nil {
+				limit = 1 + len(skip) // the planned jobs head their shards
+			}
+			items, err := w.queryDue(ctx, shardName(w.date, exclusive, prio, k), now, limit)
+			if err != nil {
+				return nil, err
+			}
+			due = append(due, items...)
+		}
+		sort.Slice(due, func(a, b int) bool { return due[a].DueKey < due[b].DueKey })
+		for i := range due {
+			if !skip[due[i].JobID] && (fit == nil || fit(due[i])) {
+				return &due[i], nil
+			}
+		}
+	}
+	return nil, nil
+}
+
+// queryDue reads the due jobs of one shard of the claimable index: the first
+// limit of them, or all of them (limit 0).
+func (w *worker) queryDue(ctx context.Context, shard string, now float64, limit int) ([]jobItem, error) {
+	expr, err := expression.NewBuilder().WithKeyCondition(
+		expression.Key(attrShard).Equal(expression.Value(shard)).
+			And(expression.Key(attrDue).LessThanEqual(expression.Value(dueBound(now))))).Build()
+	if err != nil {
+		return nil, fmt.Errorf("build due query: %w", err)
+	}
+	in := &dynamodb.QueryInput{TableName: aws.String(w.e.db.Table()), IndexName: aws.String(IndexClaim),
+		KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(),
+		ExpressionAttributeValues: expr.Values()}
+	if limit > 0 {
+		in.Limit = aws.Int32(int32(limit))
+	}
+	var out []jobItem
+	pg := dynamodb.NewQueryPaginator(w.e.db.Client(), in)
+	for pg.HasMorePages() {
+		page, err := catalog.Call(ctx, w.e.db, func(ctx context.Context) (*dynamodb.QueryOutput, error) { return pg.NextPage(ctx) })
+		if err != nil {
+			return nil, fmt.Errorf("query claimable jobs of %s: %w", shard, err)
+		}
+		var items []jobItem
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
+			return nil, fmt.Errorf("decode claimable jobs: %w", err)
+		}
+		out = append(out, items...)
+		if limit > 0 && len(out) >= limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+func token() string {
+	var b [16]byte
+	_, _ = crand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// claim tries to take the planned jobs in one transaction: each job and a
+// new attempt item for it, and the pool at the version read. won is false on
+// a lost race.
+func (w *worker) claim(ctx context.Context, p poolItem, picks []pick, nowMS int64) ([]claimed, bool, error) {
+	in, cs, err := w.claimInput(p, picks, nowMS)
+	if err != nil {
+		return nil, false, err
+	}
+	_, err = catalog.Call(ctx, w.e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
+		return w.e.db.Client().TransactWriteItems(ctx, in)
+	})
+	if err != nil {
+		if lostRace(err) {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("claim job %s: %w", picks[0].job.JobID, err)
+	}
+	return cs, true, nil
+}
+
+// update is one Update of a transaction from a built expression.
+func txUpdate(table *string, k map[string]types.AttributeValue, e expression.Expression) types.TransactWriteItem {
+	return types.TransactWriteItem{Update: &types.Update{TableName: table, Key: k,
+		ConditionExpression: e.Condition(), UpdateExpression: e.Update(),
+		ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values()}}
+}
+
+// claimInput builds the claim transaction of picks (slots chosen by plan)
+// on pool p at nowMS: the pool item first, then each job and its attempt.
+func (w *worker) claimInput(p poolItem, picks []pick, nowMS int64) (*dynamodb.TransactWriteItemsInput, []claimed, error) {
+	lease := time.Duration(w.p.LeaseMS) * time.Millisecond
+	table := aws.String(w.e.db.Table())
+	total := 0
+	up := expression.Add(expression.Name("version"), expression.Value(1))
+	var items []types.TransactWriteItem
+	var cs []claimed
+	for _, pk := range picks {
+		j := pk.job
+		attempt := j.Attempt + 1
+		total += pk.workers
+		jobExpr, err := expression.NewBuilder().
+			WithCondition(expression.Name(attrShard).Equal(expression.Value(j.ClaimShard)).
+				And(expression.Name("attempt").Equal(expression.Value(j.Attempt)))).
+			WithUpdate(expression.Set(expression.Name("execution_status"), expression.Value(Claimed)).
+				Set(expression.Name("attempt"), expression.Value(attempt)).
+				Set(expression.Name("worker"), expression.Value(w.name)).
+				Set(expression.Name("worker_ids"), expression.Value(pk.ids)).
+				Set(expression.Name(attrLeaseSh), expression.Value(w.date)).
+				Set(expression.Name(attrLeaseTil), expression.Value(nowMS+lease.Milliseconds())).
+				Set(expression.Name("heartbeat_at"), expression.Value(nowMS)).
+				Remove(expression.Name(attrShard)).Remove(expression.Name(attrDue))).Build()
+		if err != nil {
+			return nil, nil, fmt.Errorf("build claim: %w", err)
+		}
+		att, err := attributevalue.MarshalMap(attemptItem{BatchDate: w.date, SK: attemptSK(j.JobID, attempt), JobID: j.JobID,
+			Attempt: attempt, Worker: w.name, Slots: pk.ids, Exclusive: j.Exclusive, ClaimedMS: nowMS, Estimate: j.Estimate})
+		if err != nil {
+			return nil, nil, fmt.Errorf("marshal attempt: %w", err)
+		}
+		items = append(items, txUpdate(table, key(w.date, jobSK(j.JobID)), jobExpr),
+			types.TransactWriteItem{Put: &types.Put{TableName: table, Item: att, ConditionExpression: aws.String("attribute_not_exists(sk)")}})
+		up = up.Set(expression.Name("running."+j.JobID), expression.Value(w.minuteAt(nowMS)+j.Estimate))
+		for _, i := range pk.ids {
+			up = up.Set(expression.Name(fmt.Sprintf("slots[%d]", i)), expression.Value(j.JobID))
+		}
+		if j.Exclusive {
+			up = up.Set(expression.Name("exclusive"), expression.Value(j.JobID))
+		}
+		j.Attempt, j.Worker, j.Slots = attempt, w.name, pk.ids
+		cs = append(cs, claimed{job: j, slots: pk.ids})
+	}
+	up = up.Add(expression.Name("busy"), expression.Value(total))
+	cond := expression.Name("run_id").Equal(expression.Value(w.run)).
+		And(expression.Name("version").Equal(expression.Value(p.Version))).
+		And(expression.Name("state").Equal(expression.Value(poolRunning)))
+	if len(picks) == 1 && picks[0].workers == p.Capacity {
+		cond = cond.And(expression.Name("busy").Equal(expression.Value(0)))
+	} else {
+		cond = cond.And(expression.Name("busy").LessThanEqual(expression.Value(p.Capacity - total))).
+			And(expression.Name("exclusive").Equal(expression.Value("")))
+	}
+	poolExpr, err := expression.NewBuilder().WithCondition(cond).WithUpdate(up).Build()
+	if err != nil {
+		return nil, nil, fmt.Errorf("build claim: %w", err)
+	}
+	items = append([]types.TransactWriteItem{txUpdate(table, key(w.date, skPool), poolExpr)}, items...)
+	return &dynamodb.TransactWriteItemsInput{ClientRequestToken: aws.String(token()), TransactItems: items}, cs, nil
+}
+
+// FailJobs wraps work so that the listed jobs always fail (a retriable
+// error after their runtime): for demonstrations and tests of retries and
+// dead letters.
+func FailJobs(ids []string, work WorkFunc) WorkFunc {
+	if work == nil {
+		work = Sleep
+	}
+	fail := map[string]bool{}
+	for _, id := range ids {
+		fail[id] = true
+	}
+	return func(ctx context.Context, j Job, d time.Duration) error {
+		if err := work(ctx, j, d); err != nil || !fail[j.ID] {
+			return err
+		}
+		return fmt.Errorf("job %s attempt %d: injected failure", j.ID, j.Attempt)
+	}
+}
