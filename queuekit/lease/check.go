@@ -30,7 +30,12 @@ const Eps = 1e-6
 //     else starts;
 //   - backfill: an ordinary job started while an exclusive job waits ends,
 //     by its estimate, no later than the reservation T (the running jobs'
-//     latest estimated finish, never before the start).
+//     latest estimated finish, never before the start);
+//   - conservative: a job (of either kind) starts at t only if t is its
+//     earliest reservation behind every job before it in the order that
+//     was waiting at t, which is to say it delays none of their earliest
+//     starts (the barrier and easy order rules do not apply; see
+//     conservativeAt for the derivation).
 //
 // The start of an attempt is the instant its claim was decided, and the
 // finish is taken before its release is written, so causally ordered events
@@ -136,6 +141,15 @@ func CheckSchedule(n queuekit.Night, entries []Entry, c int, policy sim.Policy) 
 				shadow = math.Max(shadow, r.Start+float64(jobs[r.JobID].RuntimeMinutes))
 			}
 		}
+		if policy == sim.Conservative {
+			if j.RequiresExclusiveLock && running > 0 {
+				bad("exclusive job %s started at %.3f with %d slots busy", j.JobID, t, running)
+			}
+			if err := conservativeAt(j, t, waitingAt(t), entries, jobs, c, before); err != nil {
+				bad("conservative: %v", err)
+			}
+			continue
+		}
 		if j.RequiresExclusiveLock {
 			if running > 0 {
 				bad("exclusive job %s started at %.3f with %d slots busy", j.JobID, t, running)
@@ -170,4 +184,82 @@ func CheckSchedule(n queuekit.Night, entries []Entry, c int, policy sim.Policy) 
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// conservativeAt checks conservative backfilling's rule at the start t of
+// job j (c slots; waiting, the jobs arrived and not started at t, in the
+// dispatch order given by before).
+//
+// Derivation. The decision that started j was taken at t (an attempt's start
+// is the instant its claim was decided) on a pool at one version. Its
+// free-slot profile held every job claimed before it, each until its
+// estimated finish start + estimate, or not at all once that is past: a job
+// released before the read had finished, and a job cannot finish before
+// start + estimate, so the profile is the same whether the decider saw the
+// release or not. The recorded schedule gives exactly these jobs: the other
+// attempts started by t, until min(finish, start + estimate) (a job whose
+// work ended early is taken as released at its finish). Jobs claimed at the
+// same instant are included too: one claimed after j in the same plan was
+// fitted around j's reservation, so holding it first moves neither j's nor
+// an earlier job's earliest fit (a smaller profile cannot give an earlier
+// fit, and every placement still fits in the profile holding them all).
+// Then each job before j in the order that waited at t reserves at its
+// earliest fit, in order, and j's own earliest fit must be t.
+//
+// That is the rule "j delays none of the jobs before it": if j's earliest
+// fit behind them is t, their reservations were made without j and j fits
+// around them, so none of them moves; conversely if reserving j at t first
+// moves none of them, the profile holding all of them is never negative, so
+// j fits at t behind them. When the rule is broken, the message names the
+// first job that j's start pushes back and by how much, by estimates.
+func conservativeAt(j queuekit.Job, t float64, waiting []queuekit.Job, entries []Entry,
+	jobs map[string]queuekit.Job, c int, before func(a, b queuekit.Job) bool) error {
+	est := func(id string) float64 { return float64(jobs[id].RuntimeMinutes) }
+	need := func(x queuekit.Job) int {
+		if x.RequiresExclusiveLock {
+			return c
+		}
+		return 1
+	}
+	var earlier []queuekit.Job
+	for _, w := range waiting {
+		if w.JobID != j.JobID && before(w, j) {
+			earlier = append(earlier, w)
+		}
+	}
+	// plan builds the profile at t and reserves the earlier jobs in order,
+	// after j at t when jFirst; it returns their reservations and j's fit.
+	var p sim.Profile
+	plan := func(jFirst bool) ([]float64, float64) {
+		p.Reset(t, c)
+		for _, r := range entries {
+			if r.JobID == j.JobID || r.Start > t+Eps {
+				continue
+			}
+			if end := math.Min(r.Finish, r.Start+est(r.JobID)); end > t+Eps {
+				p.Reserve(t, end, r.Workers)
+			}
+		}
+		if jFirst {
+			p.Reserve(t, t+est(j.JobID), need(j))
+		}
+		at := make([]float64, len(earlier))
+		for i, w := range earlier {
+			at[i] = p.EarliestFit(est(w.JobID), need(w))
+			p.Reserve(at[i], at[i]+est(w.JobID), need(w))
+		}
+		return at, p.EarliestFit(est(j.JobID), need(j))
+	}
+	at, fit := plan(false)
+	if fit <= t+Eps {
+		return nil
+	}
+	moved, _ := plan(true)
+	for i, w := range earlier {
+		if moved[i] > at[i]+Eps {
+			return fmt.Errorf("%s started at %.3f, but its earliest reservation was %.3f: it pushes %s, earlier in order, from %.3f to %.3f",
+				j.JobID, t, fit, w.JobID, at[i], moved[i])
+		}
+	}
+	return fmt.Errorf("%s started at %.3f, but its earliest reservation was %.3f", j.JobID, t, fit)
 }

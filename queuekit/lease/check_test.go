@@ -117,3 +117,34 @@ func TestCheckerCatchesBrokenRules(t *testing.T) {
 		t.Errorf("backfill past the reservation: got %v", err)
 	}
 }
+
+// Conservative's rule, on the night where the three policies part ways
+// (R 001 runs 0-30 on one of c = 2 slots; at 1 arrive A 002 p5 40 min, X 003
+// p3 exclusive 10 min, B 004 p1 20 min). The easy schedule starts B at 1.
+// Under conservative B comes last in the order: A reserves the free slot at
+// 1 (to 41), X both slots at 41 (to 51), so B's earliest reservation is 51;
+// started at 1 it takes A's slot, pushing A from 1 to 21 (B's end). And the
+// conservative schedule breaks easy's rule: A, started at 1 while X waits,
+// ends by estimate at 41, after X's reservation at 30 (R's end).
+func TestCheckerCatchesConservativeBreaches(t *testing.T) {
+	n := partWays(t)
+	run := func(p sim.Policy) []lease.Entry {
+		r, err := sim.Run(n, sim.Config{Workers: 2, Policy: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fromSim(r)
+	}
+	cons, easy := run(sim.Conservative), run(sim.Easy)
+	if err := lease.CheckSchedule(n, cons, 2, sim.Conservative); err != nil {
+		t.Fatalf("the simulator's conservative schedule: %v", err)
+	}
+	err := lease.CheckSchedule(n, easy, 2, sim.Conservative)
+	want := "JOB-20270301-004 started at 1.000, but its earliest reservation was 51.000: it pushes JOB-20270301-002, earlier in order, from 1.000 to 21.000"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("easy's schedule checked as conservative: got %v, want %q", err, want)
+	}
+	if err := lease.CheckSchedule(n, cons, 2, sim.Easy); err == nil || !strings.Contains(err.Error(), "JOB-20270301-002 started at 1.000 ends by estimate at 41.000, after the reservation of JOB-20270301-003 at 30.000") {
+		t.Errorf("conservative's schedule checked as easy: got %v", err)
+	}
+}

@@ -45,10 +45,14 @@
 // ordinary ones (k < Shards spreads a big night over partitions); due_key is
 // the due minute, zero-padded, then "#"+job_id, so Query(claim_shard = s,
 // due_key <= now) returns due jobs already in the dispatch order within one
-// priority. A retried job rejoins the queue at its retry time (its due
-// minute), behind the jobs of its priority that were due before it. A held
-// job carries lease_shard and lease_until, indexed by the
-// sparse GSI "leases": expired leases are one Query(lease_until < now) away.
+// priority. Barrier reads the heads of these queries (easy, when it
+// backfills, every due ordinary job); conservative reads every due job, of
+// all shards, priorities and kinds, merged in dispatch order, since every
+// waiting job holds a reservation. A retried job rejoins the queue at its
+// retry time (its due minute), behind the jobs of its priority that were
+// due before it. A held job carries lease_shard and lease_until, indexed by
+// the sparse GSI "leases": expired leases are one Query(lease_until < now)
+// away.
 //
 // # Claiming: one transaction, checked by DynamoDB
 //
@@ -81,11 +85,18 @@
 //     whoever sends it, from whatever machine. Releases subtract exactly what
 //     the claim added, in the transaction that ends the attempt.
 //   - The dispatch policy and its order (priority, then arrival, then job id;
-//     barrier: while an exclusive job waits nothing else starts; backfill:
-//     an ordinary job starts only if now + its estimate <= the reservation
-//     time T, when the running jobs are estimated to drain): a worker decides
-//     from a consistent read of the pool at version v and the claimable index,
-//     with the same rules as sim, and its claim commits only if the version is
+//     barrier: while an exclusive job waits nothing else starts; easy
+//     (backfill): an ordinary job starts only if now + its estimate <= the
+//     reservation time T, when the running jobs are estimated to drain;
+//     conservative: every due job, in that order and whatever its kind,
+//     reserves its slots (one, or all c) at the earliest start of
+//     sim.Profile, the free-slot profile built from the pool's running
+//     estimated finishes (an overdue job counts as finishing now) and the
+//     reservations before it, and a job starts only if its reservation is
+//     now and its slots are free, so by estimates it delays no job before
+//     it): a worker decides from a consistent read of the pool at version v
+//     and the claimable index, with the same rules as sim (conservative on
+//     the same Profile code), and its claim commits only if the version is
 //     still v. Every claim and every release bumps the version, so a decision
 //     made on a state that changed fails and is made again: claims are
 //     serialised through the pool item, each taken on a complete snapshot.
@@ -119,7 +130,9 @@
 // accepts at most 1,000 write units a second; a claim and a release are two
 // transactional writes of 2 units each, so one pool tops out near 250 jobs a
 // second when each claim takes one job, and approaches 500 (the releases
-// alone) as claims take several. A bigger fleet splits its work over several pools (one night per
+// alone) as claims take several. Conservative backfilling also reads
+// every due job at each decision, not the heads of the queues, so its reads
+// grow with the queue's length. A bigger fleet splits its work over several pools (one night per
 // shard of machines, say), each with its own c and rules.
 //
 // # Time

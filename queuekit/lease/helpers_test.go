@@ -2,6 +2,7 @@ package lease_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -40,6 +41,32 @@ func setup(t testing.TB, jobs []queuekit.Job, opts ...catalog.Option) (*lease.Ex
 func sample(t *testing.T, date string) queuekit.Night {
 	t.Helper()
 	n, err := queuekit.SampleNight(date)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// partWays is the hand-built night of sim's TestThreePoliciesPartWays, as a
+// catalog night (window 01:00-05:00, c = 2): R (p1, 30 min) requested at
+// 01:00, then at 01:01 A (p5, 40 min), X (p3, exclusive, 10 min) and B (p1,
+// 20 min). The simulator starts them R 0, A 1, X 41, B 51 under
+// conservative, R 0, B 1, X 30, A 40 under easy.
+func partWays(t *testing.T) queuekit.Night {
+	t.Helper()
+	const date = "2027-03-01"
+	mk := func(seq int, window string, runtime, prio int, excl bool) queuekit.Job {
+		id := fmt.Sprintf("JOB-20270301-%03d", seq)
+		return queuekit.Job{BatchDate: date, WindowJobID: queuekit.SortKey(window, id), JobID: id, RequestedWindow: window,
+			SubmittedAt: "2027-03-01T00:00:00Z", WorkloadClass: queuekit.WorkloadClasses[0], RuntimeMinutes: runtime,
+			Priority: prio, RequiresExclusiveLock: excl, Status: "queued"}
+	}
+	n, err := queuekit.NewNight(date, queuekit.DefaultWindow, []queuekit.Job{
+		mk(1, "01:00", 30, 1, false), // R
+		mk(2, "01:01", 40, 5, false), // A
+		mk(3, "01:01", 10, 3, true),  // X
+		mk(4, "01:01", 20, 1, false), // B
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"cmp"
 	"context"
 	crand "crypto/rand"
 	"encoding/hex"
@@ -9,8 +10,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -104,6 +107,7 @@ type worker struct {
 	stats    WorkerStats
 	synced   WorkerStats // counters already added to WORKER#<name>
 	progress func(WorkerStats)
+	profile  sim.Profile // conservative's free-slot profile, reused by the claimer loop
 }
 
 // Join joins the night's run with wc.Slots slots from this process and works
@@ -357,9 +361,10 @@ func (w *worker) plan(ctx context.Context, p poolItem, now float64, free int) ([
 	}
 	q.Slots = append([]string(nil), p.Slots...)
 	skip := map[string]bool{}
+	var due dueSnapshot
 	var picks []pick
 	for len(picks) < min(free, maxBatch) {
-		pk, err := w.decide(ctx, q, now, skip)
+		pk, err := w.decide(ctx, q, now, skip, &due)
 		if err != nil || pk == nil {
 			return picks, err
 		}
@@ -391,10 +396,14 @@ type pick struct {
 }
 
 // decide applies the policy's rules, as sim does, to the pool at one version
-// and the claimable index at minute now.
-func (w *worker) decide(ctx context.Context, p poolItem, now float64, skip map[string]bool) (*pick, error) {
+// and the claimable index at minute now. due caches, for conservative, the
+// index read once per plan.
+func (w *worker) decide(ctx context.Context, p poolItem, now float64, skip map[string]bool, due *dueSnapshot) (*pick, error) {
 	if p.Exclusive != "" || p.Busy >= p.Capacity {
 		return nil, nil
+	}
+	if sim.Policy(p.Policy) == sim.Conservative {
+		return w.conservative(ctx, p, now, skip, due)
 	}
 	ex, err := w.first(ctx, true, p.XPriority, now, nil, skip)
 	if err != nil {
@@ -423,6 +432,96 @@ func (w *worker) decide(ctx context.Context, p poolItem, now float64, skip map[s
 		return nil, err
 	}
 	return &pick{job: *o, workers: 1}, nil
+}
+
+// dueSnapshot is every job due at one instant, in dispatch order, read
+// from the claimable index once per plan.
+type dueSnapshot struct {
+	jobs []jobItem
+	read bool
+}
+
+// conservative decides by conservative backfilling, with sim's Profile: the
+// free-slot profile starts with every slot free from now on, each running
+// job takes its slots out until its estimated finish (an overdue job, whose
+// estimate has passed, counts as finishing now, as in sim), then every due
+// job, in dispatch order (priority descending, due minute, job id, whatever
+// its kind), reserves its slots (one, or all c for an exclusive job) at the
+// earliest start where they are free for its whole estimate. The first job
+// whose reservation is now and whose slots are free now (busy counts the
+// overdue jobs still holding theirs) is the pick. Planned jobs (skip) are
+// already in p.Running and p.Busy, so a plan's successive picks are the
+// jobs sim starts at one instant, in its order.
+func (w *worker) conservative(ctx context.Context, p poolItem, now float64, skip map[string]bool, due *dueSnapshot) (*pick, error) {
+	if !due.read {
+		jobs, err := w.allDue(ctx, p, now)
+		if err != nil {
+			return nil, err
+		}
+		due.jobs, due.read = jobs, true
+	}
+	c := p.Capacity
+	w.profile.Reset(now, c)
+	for id, f := range p.Running {
+		if f > now {
+			w.profile.Reserve(now, f, held(p.Slots, id))
+		}
+	}
+	free := c - p.Busy
+	for i := range due.jobs {
+		j := &due.jobs[i]
+		if skip[j.JobID] {
+			continue
+		}
+		need := 1
+		if j.Exclusive {
+			need = c
+		}
+		at := w.profile.EarliestFit(j.Estimate, need)
+		if at == now && need <= free {
+			return &pick{job: *j, workers: need}, nil
+		}
+		w.profile.Reserve(at, at+j.Estimate, need)
+	}
+	return nil, nil
+}
+
+// held is the number of slots job id holds in the slot table (at least 1).
+func held(slots []string, id string) int {
+	n := 0
+	for _, s := range slots {
+		if s == id {
+			n++
+		}
+	}
+	return max(n, 1)
+}
+
+// allDue reads every due job of the night, of every priority and kind, in
+// dispatch order: priority descending, then due_key (due minute, job id).
+func (w *worker) allDue(ctx context.Context, p poolItem, now float64) ([]jobItem, error) {
+	prios := slices.Concat(p.XPriority, p.OPriority)
+	slices.SortFunc(prios, func(a, b int) int { return cmp.Compare(b, a) })
+	prios = slices.Compact(prios)
+	var out []jobItem
+	for _, prio := range prios {
+		var same []jobItem
+		for _, exclusive := range []bool{true, false} {
+			if !slices.Contains(p.XPriority, prio) && exclusive || !slices.Contains(p.OPriority, prio) && !exclusive {
+				continue
+			}
+			for k := range w.p.Shards {
+				items, err := w.queryDue(ctx, shardName(w.date, exclusive, prio, k), now, 0)
+				if err != nil {
+					return nil, err
+				}
+				same = append(same, items...)
+			}
+		}
+		slices.SortFunc(same, func(a, b jobItem) int { return strings.Compare(a.DueKey, b.DueKey) })
+		out = append(out, same...)
+	}
+	return out, nil
 }
 
 // first returns the first due job of a kind in dispatch order (priority

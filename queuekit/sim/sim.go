@@ -54,6 +54,8 @@
 // their estimates, no job is delayed by a job behind it in the order.
 // Reservations are recomputed at every event, so a job that arrives with a
 // higher priority takes its place in the order ahead of those waiting.
+// The profile is a Profile, exported so that the lease executor plans on
+// the same code when it runs a night for real.
 //
 // # Metrics
 //
@@ -221,8 +223,8 @@ type Engine struct {
 	freeIDs []bool
 	waits   []float64
 	res     Result
-	free    []freeStep // conservative: the free-worker profile
-	pending []int      // conservative: waiting jobs in reservation order
+	free    Profile // conservative: the free-worker profile
+	pending []int   // conservative: waiting jobs in reservation order
 	// Tests only: reserve exclusive jobs first in conservative, and watch
 	// every reservation it makes.
 	exclusiveFirst bool
@@ -535,11 +537,76 @@ func (e *Engine) enqueue(ti int) {
 	e.waiting[k] = ti
 }
 
+// Profile is a pool's free-worker profile, the plan conservative
+// backfilling reserves on: a step function giving, from a start instant on,
+// how many of the pool's c workers are free. Reset starts it with all c free
+// from now on; each running job and each reservation then takes its workers
+// out over [from, to). Every reservation ends, so from the last step on
+// every worker is free again and EarliestFit always finds a start.
+//
+// The simulator and the lease executor both plan with it, so a night run
+// for real reserves exactly as the simulator does. The zero value is empty
+// (call Reset first); a Profile reuses its memory from one Reset to the
+// next, and is not safe for concurrent use.
+type Profile struct {
+	steps []freeStep
+}
+
 // freeStep is a step of the free-worker profile: from T until the next
 // step's T (for ever, for the last), Free workers are free.
 type freeStep struct {
 	T    float64
 	Free int
+}
+
+// Reset empties the profile and starts it at now with c workers free.
+func (p *Profile) Reset(now float64, c int) {
+	p.steps = append(p.steps[:0], freeStep{T: now, Free: c})
+}
+
+// EarliestFit is the earliest time, at or after the profile's start, from
+// which need workers are free for dur minutes. The profile's last step frees
+// every reserved worker, so a fit always exists when need <= c.
+func (p *Profile) EarliestFit(dur float64, need int) float64 {
+	for i := range p.steps {
+		at := p.steps[i].T
+		ok := true
+		for j := i; j < len(p.steps) && p.steps[j].T < at+dur; j++ {
+			if p.steps[j].Free < need {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return at
+		}
+	}
+	return p.steps[len(p.steps)-1].T // unreachable for need <= c: the last step has every worker free
+}
+
+// Reserve takes need workers out of the profile over [from, to); from must
+// be at or after the profile's start.
+func (p *Profile) Reserve(from, to float64, need int) {
+	p.split(from)
+	p.split(to)
+	for i := range p.steps {
+		if p.steps[i].T >= from && p.steps[i].T < to {
+			p.steps[i].Free -= need
+		}
+	}
+}
+
+// split makes sure a step begins at t (t at or after the profile's start).
+func (p *Profile) split(t float64) {
+	i := len(p.steps)
+	for i > 0 && p.steps[i-1].T > t {
+		i--
+	}
+	if i > 0 && p.steps[i-1].T == t {
+		return
+	}
+	// i > 0 here: the first step is at the start <= t.
+	p.steps = slices.Insert(p.steps, i, freeStep{T: t, Free: p.steps[i-1].Free})
 }
 
 // conservative dispatches by conservative backfilling (see the package doc):
@@ -554,10 +621,10 @@ func (e *Engine) conservative(now float64, c, busy int, exclusiveActive bool,
 	// The profile starts with every worker free from now on, then each running
 	// job is taken out until its estimated finish (an overdue job, whose
 	// estimate has passed, until now: it is assumed about to finish).
-	e.free = append(e.free[:0], freeStep{T: now, Free: c})
+	e.free.Reset(now, c)
 	for _, r := range e.running {
 		if r.estFinish > now {
-			e.reserve(now, r.estFinish, r.workers)
+			e.free.Reserve(now, r.estFinish, r.workers)
 		}
 	}
 	actual := c - busy
@@ -583,8 +650,8 @@ func (e *Engine) conservative(now float64, c, busy int, exclusiveActive bool,
 		if t.Exclusive {
 			need = c
 		}
-		at := e.earliestFit(t.Estimate, need)
-		e.reserve(at, at+t.Estimate, need)
+		at := e.free.EarliestFit(t.Estimate, need)
+		e.free.Reserve(at, at+t.Estimate, need)
 		if e.onReserve != nil {
 			e.onReserve(ti, at)
 		}
@@ -598,48 +665,4 @@ func (e *Engine) conservative(now float64, c, busy int, exclusiveActive bool,
 			first, firstAt = t.ID, at
 		}
 	}
-}
-
-// earliestFit is the earliest time in the profile from which need workers
-// are free for dur minutes. The profile's last step frees every reserved
-// worker, so a fit always exists.
-func (e *Engine) earliestFit(dur float64, need int) float64 {
-	for i := range e.free {
-		at := e.free[i].T
-		ok := true
-		for j := i; j < len(e.free) && e.free[j].T < at+dur; j++ {
-			if e.free[j].Free < need {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return at
-		}
-	}
-	return e.free[len(e.free)-1].T // unreachable: the last step has every worker free
-}
-
-// reserve takes need workers out of the profile over [from, to).
-func (e *Engine) reserve(from, to float64, need int) {
-	e.split(from)
-	e.split(to)
-	for i := range e.free {
-		if e.free[i].T >= from && e.free[i].T < to {
-			e.free[i].Free -= need
-		}
-	}
-}
-
-// split makes sure a step begins at t (t at or after the profile's start).
-func (e *Engine) split(t float64) {
-	i := len(e.free)
-	for i > 0 && e.free[i-1].T > t {
-		i--
-	}
-	if i > 0 && e.free[i-1].T == t {
-		return
-	}
-	// i > 0 here: the first step is at now <= t.
-	e.free = slices.Insert(e.free, i, freeStep{T: t, Free: e.free[i-1].Free})
 }

@@ -542,3 +542,26 @@ func TestConservativeWithExclusivesFirstIsEasy(t *testing.T) {
 	}
 	t.Logf("strict-order conservative differs from easy on %d of 1000 random nights", differ)
 }
+
+// The part-ways night at minute 1 (c = 2), planned by hand on a Profile: R
+// holds one worker until 30; A (40 minutes, one worker) fits now; X (10
+// minutes, both workers) first finds both free at 41, when A ends; B (20
+// minutes, one worker) has one worker over 30-41 only, then none until 51.
+func ExampleProfile() {
+	var p Profile
+	p.Reset(1, 2)
+	p.Reserve(1, 30, 1) // R, running
+	for _, j := range []struct {
+		id   string
+		dur  float64
+		need int
+	}{{"A", 40, 1}, {"X", 10, 2}, {"B", 20, 1}} {
+		at := p.EarliestFit(j.dur, j.need)
+		p.Reserve(at, at+j.dur, j.need)
+		fmt.Printf("%s reserved at %g\n", j.id, at)
+	}
+	// Output:
+	// A reserved at 1
+	// X reserved at 41
+	// B reserved at 51
+}

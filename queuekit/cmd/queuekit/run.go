@@ -33,15 +33,12 @@ type claimsJSON struct {
 }
 
 // parsePolicy accepts the simulator's policy names: barrier, easy (EASY
-// backfilling) with backfill as its alias. Conservative backfilling is
-// simulated only; the executor refuses it rather than run something else.
+// backfilling) with backfill as its alias, and conservative (conservative
+// backfilling); the executor enforces each of them through DynamoDB.
 func parsePolicy(s string) (sim.Policy, error) {
 	p, err := sim.ParsePolicy(s)
 	if err != nil {
-		return "", usagef("--policy %q: use barrier or easy (backfill is an alias of easy)", s)
-	}
-	if p == sim.Conservative {
-		return "", usagef("--policy conservative: the executor runs barrier and easy; simulate conservative with queuekit simulate")
+		return "", usagef("--policy %q: use barrier, easy or conservative (backfill is an alias of easy)", s)
 	}
 	return p, nil
 }
@@ -51,7 +48,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	date := fs.String("batch-date", "", "the night to run (YYYY-MM-DD), e.g. 2026-05-13 (required)")
 	workers := fs.Int("workers", 0, "slots in the pool, N (required)")
 	slots := fs.Int("slots", 0, "slots this process provides, 0..N (default: all N); queuekit worker processes provide the rest")
-	policy := fs.String("policy", "barrier", "dispatch policy: barrier or easy (EASY backfilling; backfill is an alias)")
+	policy := fs.String("policy", "barrier", "dispatch policy: barrier, easy (EASY backfilling; backfill is an alias) or conservative (conservative backfilling)")
 	minute := addMinuteFlag(fs, lease.DefaultMinute.Seconds()*1000)
 	pollMS := fs.Int("poll-ms", 0, "how often an idle worker reads the pool, ms (default minute/4, 10..1000)")
 	leaseMS := fs.Int("lease-ms", 0, "lease of a claimed job, ms (default 2000, at least 8 polls); heartbeats every quarter")

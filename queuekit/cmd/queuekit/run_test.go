@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"reflect"
 	"sort"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
 	"github.com/nightqueue/workshop/queuekit/lease"
+	"github.com/nightqueue/workshop/queuekit/sim"
 )
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -134,7 +136,9 @@ func TestRunBadInputWritesNothing(t *testing.T) {
 		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--slots", "-2"}, "--slots -2"},
 		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--minute-ms", "0"}, "--minute-ms 0"},
 		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--minute-ms", "-5"}, "--minute-ms -5"},
-		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--policy", "fifo"}, `--policy "fifo"`},
+		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--policy", "fifo"}, `--policy "fifo": use barrier, easy or conservative`},
+		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--policy", "Conservative"}, `--policy "Conservative"`},
+		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--policy", ""}, `--policy ""`},
 		{[]string{"worker", "--batch-date", "2026-05-13", "--slots", "0"}, "--slots 0"},
 		{[]string{"worker", "--batch-date", "2026-05-13", "--slots", "1", "--wait", "0s"}, "no run of night 2026-05-13"},
 		{[]string{"status"}, "--batch-date is required"},
@@ -177,5 +181,54 @@ func TestRunRefusesANightAlreadyRunning(t *testing.T) {
 	after, err := ex.Status(ctx, "2026-05-13")
 	if err != nil || !reflect.DeepEqual(before, after) {
 		t.Fatalf("the running night changed: %+v -> %+v (%v)", before, after, err)
+	}
+}
+
+// --policy takes exactly barrier, easy and conservative, with backfill an
+// alias of easy (issue 10); anything else is one usage line.
+func TestRunPolicyNames(t *testing.T) {
+	for in, want := range map[string]sim.Policy{"barrier": sim.Barrier, "easy": sim.Easy, "backfill": sim.Easy, "conservative": sim.Conservative} {
+		got, err := parsePolicy(in)
+		if err != nil || got != want {
+			t.Errorf("parsePolicy(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"fifo", "EASY", "conservative-backfill", ""} {
+		if _, err := parsePolicy(in); err == nil {
+			t.Errorf("parsePolicy(%q): no error", in)
+		}
+	}
+}
+
+// run --policy conservative runs the night for real and names the policy;
+// its forecast is the simulator's conservative run.
+func TestRunConservative(t *testing.T) {
+	ep, table, _ := seededForRun(t)
+	out, errOut, code := runDynamoCLI(t, "run", "--batch-date", "2026-05-13", "--workers", "3", "--policy", "conservative",
+		"--minute-ms", "5", "--json", "--endpoint", ep, "--table", table)
+	if code != 0 {
+		t.Fatalf("run: exit %d, %s", code, errOut)
+	}
+	var got struct {
+		Policy   string `json:"policy"`
+		Forecast struct {
+			AverageWait float64 `json:"average_wait_minutes"`
+		} `json:"forecast"`
+		Schedule []json.RawMessage `json:"schedule"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("run --json: %v in %s", err, out)
+	}
+	n, err := queuekit.SampleNight("2026-05-13")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := sim.Run(n, sim.Config{Workers: 3, Policy: sim.Conservative})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Policy != "conservative" || len(got.Schedule) != len(n.Jobs) || math.Abs(got.Forecast.AverageWait-r.AverageWait) > 0.01 {
+		t.Fatalf("policy %q, %d attempts, forecast average wait %v; want conservative, %d, %v",
+			got.Policy, len(got.Schedule), got.Forecast.AverageWait, len(n.Jobs), r.AverageWait)
 	}
 }
