@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"math"
@@ -64,4 +65,19 @@ func asUsage(err error) error {
 		return badInput(err)
 	}
 	return err
+}
+
+// openExecutor opens the catalog the flags name and the executor on its
+// companion table; a bad table name is bad input, a failure to load the AWS
+// configuration a runtime failure.
+func openExecutor(ctx context.Context, df *dynamoFlags) (*lease.Executor, error) {
+	cat, err := df.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ex, err := lease.New(cat)
+	if err != nil {
+		return nil, badInput(err)
+	}
+	return ex, nil
 }

@@ -97,13 +97,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := cfg.WithDefaults().Validate(); err != nil {
 		return usagef("%v", err)
 	}
-	cat, err := df.open(ctx)
+	ex, err := openExecutor(ctx, df)
 	if err != nil {
 		return err
-	}
-	ex, err := lease.New(cat)
-	if err != nil {
-		return usagef("%v", err)
 	}
 	n, err := ex.Night(ctx, *date)
 	if err != nil {

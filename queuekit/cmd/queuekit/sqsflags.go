@@ -22,7 +22,7 @@ func openQueues(ctx context.Context, endpoint string) (*queue.Client, error) {
 	}
 	q, err := queue.New(ctx, opts...)
 	if err != nil {
-		return nil, usagef("%v", err)
+		return nil, badInput(err)
 	}
 	return q, nil
 }
@@ -35,7 +35,7 @@ func unreachableAsUsage(err error) error {
 	var s *queue.UnreachableError
 	var m *catalog.TableMissingError
 	if errors.As(err, &d) || errors.As(err, &s) || errors.As(err, &m) {
-		return usagef("%v", err)
+		return badInput(err)
 	}
 	return err
 }

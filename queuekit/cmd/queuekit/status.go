@@ -23,13 +23,9 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := checkDate(*date); err != nil {
 		return err
 	}
-	cat, err := df.open(ctx)
+	ex, err := openExecutor(ctx, df)
 	if err != nil {
 		return err
-	}
-	ex, err := lease.New(cat)
-	if err != nil {
-		return usagef("%v", err)
 	}
 	st, err := ex.Status(ctx, *date)
 	if err != nil {

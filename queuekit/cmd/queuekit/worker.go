@@ -49,13 +49,9 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if isSet(fs, "minute-ms") && m <= 0 {
 		return usagef("--minute-ms %v: must be a number of milliseconds > 0", minute.ms)
 	}
-	cat, err := df.open(ctx)
+	ex, err := openExecutor(ctx, df)
 	if err != nil {
 		return err
-	}
-	ex, err := lease.New(cat)
-	if err != nil {
-		return usagef("%v", err)
 	}
 	work := lease.FailJobs(fail, nil)
 	if *crash > 0 {
