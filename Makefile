@@ -79,9 +79,11 @@ test-notebooks: ## execute every notebooks/NN-*.ipynb in the GoNB kernel (expect
 	$(PY) tests/notebooks/run_notebooks.py --again $(NOTEBOOK_ARGS)
 
 test-browser: ## headless Chromium: JupyterLab as first seen (ui.test.mjs), then runs $(NOTEBOOK): charts draw, tables render, no math
-	source scripts/env.sh && cd tests/browser && node --test --test-reporter=spec ui.test.mjs && for nb in $(NOTEBOOK); do \
+	source scripts/env.sh && cd tests/browser && fail=0; node --test --test-reporter=spec ui.test.mjs || fail=1; \
+	  for nb in $(NOTEBOOK); do \
 	  charts=0; if grep -q '"chart"' "../../notebooks/$$nb"; then charts=1; fi; \
-	  NOTEBOOK="$$nb" MIN_CHARTS="$${MIN_CHARTS:-$$charts}" node --test --test-reporter=spec lab.test.mjs || exit 1; done
+	  NOTEBOOK="$$nb" MIN_CHARTS="$${MIN_CHARTS:-$$charts}" node --test --test-reporter=spec lab.test.mjs || fail=1; done; \
+	  exit $$fail
 
 test-security: ## servers on 127.0.0.1 only, unreachable from a network namespace, no CORS (expects servers)
 	tests/security/loopback.sh
