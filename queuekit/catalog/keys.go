@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -87,34 +86,16 @@ func (c *Catalog) createItemTable(ctx context.Context) error {
 			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
 		})
 	}
-	_, err := call(ctx, c, func(ctx context.Context) (*dynamodb.CreateTableOutput, error) {
-		return c.client.CreateTable(ctx, &dynamodb.CreateTableInput{
-			TableName:              aws.String(c.opts.Table),
-			BillingMode:            types.BillingModePayPerRequest,
-			AttributeDefinitions:   defs,
-			KeySchema:              k.elements(),
-			GlobalSecondaryIndexes: gsis,
-		})
+	t, err := c.createAndWait(ctx, &dynamodb.CreateTableInput{
+		BillingMode:            types.BillingModePayPerRequest,
+		AttributeDefinitions:   defs,
+		KeySchema:              k.elements(),
+		GlobalSecondaryIndexes: gsis,
 	})
-	var inUse *types.ResourceInUseException
-	if err != nil && !errors.As(err, &inUse) {
-		return fmt.Errorf("create table %s at %s: %w", c.opts.Table, c.where(), err)
-	}
-	out, err := c.waitActive(ctx)
 	if err != nil {
-		return fmt.Errorf("create table %s at %s: %w", c.opts.Table, c.where(), err)
+		return err
 	}
-	want := map[string]types.KeyType{}
-	for _, e := range k.elements() {
-		want[aws.ToString(e.AttributeName)] = e.KeyType
-	}
-	ok := out.Table != nil && len(out.Table.KeySchema) == len(want)
-	if ok {
-		for _, e := range out.Table.KeySchema {
-			ok = ok && want[aws.ToString(e.AttributeName)] == e.KeyType
-		}
-	}
-	if !ok {
+	if !sameKeys(t, k.elements()) {
 		return fmt.Errorf("table %s at %s exists with another key schema; want %s: drop it or choose another table name", c.opts.Table, c.where(), k)
 	}
 	return nil

@@ -20,27 +20,40 @@ func (c *Catalog) CreateTable(ctx context.Context) error {
 	if c.opts.ItemKeys != nil {
 		return c.createItemTable(ctx)
 	}
+	t, err := c.createAndWait(ctx, &dynamodb.CreateTableInput{
+		BillingMode:            types.BillingModePayPerRequest,
+		AttributeDefinitions:   c.definitions(),
+		KeySchema:              c.opts.Key.elements(),
+		GlobalSecondaryIndexes: c.indexes(),
+	})
+	if err != nil {
+		return err
+	}
+	if err := c.checkKeys(t); err != nil {
+		return err
+	}
+	return c.checkIndex(t)
+}
+
+// createAndWait creates the catalog's table as in describes it (its
+// TableName is replaced by the catalog's), accepts a table that already
+// exists, and waits with the SDK's TableExistsWaiter until it is active.
+// It returns the table's description for the caller's schema checks.
+func (c *Catalog) createAndWait(ctx context.Context, in *dynamodb.CreateTableInput) (*types.TableDescription, error) {
+	req := *in
+	req.TableName = aws.String(c.opts.Table)
 	_, err := call(ctx, c, func(ctx context.Context) (*dynamodb.CreateTableOutput, error) {
-		return c.client.CreateTable(ctx, &dynamodb.CreateTableInput{
-			TableName:              aws.String(c.opts.Table),
-			BillingMode:            types.BillingModePayPerRequest,
-			AttributeDefinitions:   c.definitions(),
-			KeySchema:              c.opts.Key.elements(),
-			GlobalSecondaryIndexes: c.indexes(),
-		})
+		return c.client.CreateTable(ctx, &req)
 	})
 	var inUse *types.ResourceInUseException
 	if err != nil && !errors.As(err, &inUse) {
-		return fmt.Errorf("create table %s at %s: %w", c.opts.Table, c.where(), err)
+		return nil, fmt.Errorf("create table %s at %s: %w", c.opts.Table, c.where(), err)
 	}
 	out, err := c.waitActive(ctx)
 	if err != nil {
-		return fmt.Errorf("create table %s at %s: %w", c.opts.Table, c.where(), err)
+		return nil, fmt.Errorf("create table %s at %s: %w", c.opts.Table, c.where(), err)
 	}
-	if err := c.checkKeys(out.Table); err != nil {
-		return err
-	}
-	return c.checkIndex(out.Table)
+	return out.Table, nil
 }
 
 func (c *Catalog) waitActive(ctx context.Context) (*dynamodb.DescribeTableOutput, error) {
@@ -59,22 +72,29 @@ func (c *Catalog) waitActive(ctx context.Context) (*dynamodb.DescribeTableOutput
 }
 
 func (c *Catalog) checkKeys(t *types.TableDescription) error {
-	want := c.opts.Key.elements()
-	ok := t != nil && len(t.KeySchema) == len(want)
-	if ok {
-		for _, w := range want {
-			found := false
-			for _, k := range t.KeySchema {
-				found = found || (aws.ToString(k.AttributeName) == aws.ToString(w.AttributeName) && k.KeyType == w.KeyType)
-			}
-			ok = ok && found
-		}
-	}
-	if !ok {
+	if !sameKeys(t, c.opts.Key.elements()) {
 		return fmt.Errorf("table %s at %s exists with another key schema; want %s: drop it with `go run ./queuekit/cmd/queuekit reset --table %s` or choose another --table",
 			c.opts.Table, c.where(), c.opts.Key, c.opts.Table)
 	}
 	return nil
+}
+
+// sameKeys reports whether the table t is keyed exactly by want (the same
+// attributes as HASH and RANGE, in any order).
+func sameKeys(t *types.TableDescription, want []types.KeySchemaElement) bool {
+	if t == nil || len(t.KeySchema) != len(want) {
+		return false
+	}
+	for _, w := range want {
+		found := false
+		for _, k := range t.KeySchema {
+			found = found || (aws.ToString(k.AttributeName) == aws.ToString(w.AttributeName) && k.KeyType == w.KeyType)
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 // DeleteTable deletes the catalog table and waits until it is gone. A table
@@ -141,17 +161,6 @@ func (c *Catalog) CountItems(ctx context.Context) (int, error) {
 // waits until it is active. A table that already exists is fine; the caller
 // checks its schema if it cares. For companion tables opened with Sibling.
 func (c *Catalog) CreateTableFrom(ctx context.Context, in *dynamodb.CreateTableInput) error {
-	req := *in
-	req.TableName = aws.String(c.opts.Table)
-	_, err := call(ctx, c, func(ctx context.Context) (*dynamodb.CreateTableOutput, error) {
-		return c.client.CreateTable(ctx, &req)
-	})
-	var inUse *types.ResourceInUseException
-	if err != nil && !errors.As(err, &inUse) {
-		return fmt.Errorf("create table %s at %s: %w", c.opts.Table, c.where(), err)
-	}
-	if _, err := c.waitActive(ctx); err != nil {
-		return fmt.Errorf("create table %s at %s: %w", c.opts.Table, c.where(), err)
-	}
-	return nil
+	_, err := c.createAndWait(ctx, in)
+	return err
 }
