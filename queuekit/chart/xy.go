@@ -83,13 +83,11 @@ func Lines(title, xName, yName string, series []Series, set ...Setting) (*Chart,
 		}
 		t.Headers = append(t.Headers, s.Name)
 	}
+	labels := make([]string, len(xs))
 	for i, x := range xs {
-		row := []string{format.Num(x)}
-		for _, s := range series {
-			row = append(row, format.Num(s.Y[i]))
-		}
-		t.Rows = append(t.Rows, row)
+		labels[i] = format.Num(x)
 	}
+	t.Rows = seriesRows(labels, series)
 	l := charts.NewLine()
 	l.SetGlobalOptions(
 		charts.WithInitializationOpts(initOpts(o)),
@@ -142,13 +140,7 @@ func Bars(title, yName string, categories []string, series []Series, set ...Sett
 		}
 		t.Headers = append(t.Headers, s.Name)
 	}
-	for i, c := range categories {
-		row := []string{c}
-		for _, s := range series {
-			row = append(row, format.Num(s.Y[i]))
-		}
-		t.Rows = append(t.Rows, row)
-	}
+	t.Rows = seriesRows(categories, series)
 	b := charts.NewBar()
 	b.SetGlobalOptions(
 		charts.WithInitializationOpts(initOpts(o)),
@@ -187,4 +179,18 @@ func rotation(categories []string) float64 {
 		}
 	}
 	return 0
+}
+
+// seriesRows is the table of a chart's numbers: one row per label, the
+// label then each series' value at that index.
+func seriesRows(labels []string, series []Series) [][]string {
+	rows := make([][]string, len(labels))
+	for i, l := range labels {
+		row := []string{l}
+		for _, s := range series {
+			row = append(row, format.Num(s.Y[i]))
+		}
+		rows[i] = row
+	}
+	return rows
 }
