@@ -17,33 +17,30 @@ type Private struct {
 	cmd      *exec.Cmd
 }
 
-// StartPrivate starts DynamoDB Local (the jar scripts/dynamodb-local.sh
-// installs) in memory on port and stops it when the test ends. The port must
-// be free; the test fails with what to do otherwise.
+// StartPrivate starts DynamoDB Local in memory on port, on 127.0.0.1 only,
+// through `scripts/dynamodb-local.sh run` (which installs it if needed and
+// execs the loopback launcher, so the process is the server itself), and
+// stops it when the test ends. The port must be free; the test fails with
+// what to do otherwise.
 func StartPrivate(t testing.TB, port string) *Private {
 	t.Helper()
-	ep := "http://localhost:" + port
+	ep := "http://127.0.0.1:" + port
 	if answers(ep) {
 		t.Fatalf("port %s is in use; a private DynamoDB Local needs a free port (set the test's port variable to another)", port)
 	}
-	Endpoint(t) // installs DynamoDB Local through the script if needed
 	root, err := repoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	jars, _ := filepath.Glob(filepath.Join(root, ".cache", "dynamodb-local", "*", "DynamoDBLocal.jar"))
-	if len(jars) == 0 {
-		t.Fatalf("no DynamoDBLocal.jar under .cache/dynamodb-local: run `scripts/dynamodb-local.sh start` once to install it")
-	}
-	cmd := exec.Command("java", "-Xmx256m", "-jar", "DynamoDBLocal.jar", "-inMemory", "-port", port, "-disableTelemetry")
-	cmd.Dir = filepath.Dir(jars[0])
+	cmd := exec.Command("bash", filepath.Join(root, "scripts", "dynamodb-local.sh"), "run")
+	cmd.Env = append(os.Environ(), "DYNAMODB_PORT="+port)
 	log, err := os.CreateTemp(t.TempDir(), "dynamodb-local-*.log")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("start DynamoDB Local on %s: %v (Java 17+ must be on PATH)", port, err)
+		t.Fatalf("start DynamoDB Local on %s: %v (a JDK 17+ must be on PATH)", port, err)
 	}
 	p := &Private{Endpoint: ep, cmd: cmd}
 	t.Cleanup(func() {
