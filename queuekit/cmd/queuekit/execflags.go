@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/lease"
 )
 
@@ -52,19 +51,18 @@ func (f *failFlag) Set(s string) error {
 }
 
 // asUsage turns the errors a person fixes by changing the command or
-// starting a server into usage errors (one line, exit status 2).
+// starting a server into usage errors (one line, exit status 2): those of
+// unreachableAsUsage, and a night that is busy, missing or not running.
 func asUsage(err error) error {
 	var (
-		un   *catalog.UnreachableError
-		miss *catalog.TableMissingError
 		busy *lease.BusyError
 		none *lease.NoNightError
 		norn *lease.NoRunError
 	)
-	if errors.As(err, &un) || errors.As(err, &miss) || errors.As(err, &busy) || errors.As(err, &none) || errors.As(err, &norn) {
+	if errors.As(err, &busy) || errors.As(err, &none) || errors.As(err, &norn) {
 		return badInput(err)
 	}
-	return err
+	return unreachableAsUsage(err)
 }
 
 // openExecutor opens the catalog the flags name and the executor on its

@@ -95,7 +95,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		cfg.MaxRetry = -1 // Config's 0 means the default; negative means none
 	}
 	if err := cfg.WithDefaults().Validate(); err != nil {
-		return usagef("%v", err)
+		return badInput(err)
 	}
 	ex, err := openExecutor(ctx, df)
 	if err != nil {
