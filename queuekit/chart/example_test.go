@@ -60,9 +60,9 @@ func ExampleHistogram() {
 	//
 	// | p95 wait (minutes) | count | share |
 	// |---|---|---|
-	// | [30, 40) | 3 | 42.9% |
-	// | [40, 50) | 3 | 42.9% |
-	// | [50, 60) | 1 | 14.3% |
+	// | \[30, 40) | 3 | 42.9% |
+	// | \[40, 50) | 3 | 42.9% |
+	// | \[50, 60) | 1 | 14.3% |
 }
 
 // A sweep over the worker count, converted with FromSweep, drawn with its

@@ -52,7 +52,7 @@ func TestBars(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if md := c.Markdown(); !strings.Contains(md, "| batch_date | 4629.63 |") {
+	if md := c.Markdown(); !strings.Contains(md, "| batch\\_date | 4629.63 |") {
 		t.Errorf("table:\n%s", md)
 	}
 	if !strings.Contains(c.Option(), "limit 1000") {

@@ -4,9 +4,12 @@
 // queuekit, so every presentation package (chart, report, lab, the CLI) can
 // use it and no domain package needs to.
 //
-// Markdown output is safe to display in JupyterLab: a "|" in a cell is
-// escaped so it stays in its column, a newline becomes a space, and "$" is
-// written `\\$` because JupyterLab typesets text between two dollar signs as
+// Markdown output is safe to display in JupyterLab: every character that
+// Markdown would act on inside a table cell is escaped with a backslash, so
+// the rendered cell shows exactly the text it was given ("24*60*60" stays
+// "24*60*60", not "24" + an italic "60"; "<none>" is not swallowed as
+// HTML; "[3 17]" is not a link label); a "|" is escaped so it stays in its
+// column, a newline becomes a space, and "$" is written `\\$` because JupyterLab typesets text between two dollar signs as
 // mathematics. One backslash is not enough: the Markdown renderer turns
 // `\$` into a bare "$" before MathJax scans the page, so two escaped dollars
 // in one cell or paragraph still become a formula. With two, the page holds
@@ -117,11 +120,28 @@ func isNumber(s string) bool {
 	return err == nil
 }
 
-var markdownEscaper = strings.NewReplacer("|", `\|`, "$", `\\$`, "\r\n", " ", "\n", " ")
+// markdownActive are the characters that Markdown (CommonMark with GitHub's
+// tables, as JupyterLab renders it) acts on inside a line: the backslash
+// itself, code spans, emphasis and strike-through, links and images, raw
+// HTML and autolinks, entity references, and the table's column separator
+// ("!" acts only before "[", which is escaped). It is for text inside a line:
+// block marks at a line's start ("# ", "- ") are not escaped.
+// Each is written with a backslash, which CommonMark defines for every ASCII
+// punctuation character, so the escaped text renders as the character.
+const markdownActive = "\\`*_~[]<>&|"
+
+var markdownEscaper = func() *strings.Replacer {
+	pairs := []string{"$", `\\$`, "\r\n", " ", "\n", " ", "\r", " "}
+	for _, c := range markdownActive {
+		pairs = append(pairs, string(c), `\`+string(c))
+	}
+	return strings.NewReplacer(pairs...)
+}()
 
 // EscapeMarkdown makes text safe inside a Markdown table cell or a line
-// displayed by JupyterLab: "|" is escaped as `\|`, "$" as `\\$` (see the
-// package doc), newlines become spaces.
+// displayed by JupyterLab, so it renders as exactly the characters given:
+// each of \ ` * _ ~ [ ] < > & | gets a backslash, "$" is written `\\$`
+// (two backslashes: see the package doc), and newlines become spaces.
 func EscapeMarkdown(s string) string { return markdownEscaper.Replace(s) }
 
 // Num formats a number compactly: integers without decimals, others with at
