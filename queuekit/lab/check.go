@@ -61,7 +61,11 @@ func Check(name string, got, want, tol float64, hint string) bool {
 
 // CheckEqual checks that got equals want; like CheckNear it never prints want.
 func CheckEqual[T comparable](name string, got, want T, hint string) bool {
-	return report(got == want, name, fmt.Sprintf("got %v", got), hint)
+	detail := fmt.Sprintf("got %v", got)
+	if fmt.Sprint(got) == "" {
+		detail = "no answer written yet"
+	}
+	return report(got == want, name, detail, hint)
 }
 
 // CheckTrue checks a condition the exercise states in name.
