@@ -204,3 +204,54 @@ func Millis(ms float64) string {
 	}
 	return strconv.FormatFloat(ms, 'f', 1, 64)
 }
+
+// Sig formats a number with at most digits significant digits, never in
+// exponent form, and groups the integer part in thousands: 18.078125 →
+// "18.0781", 11570 → "11,570", 1.5e10 → "15,000,000,000", 0.106771 →
+// "0.106771" (digits 6). Trailing zeros after the point are dropped. NaN and
+// infinities print as "–".
+func Sig(v float64, digits int) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "–"
+	}
+	if v == 0 {
+		return "0"
+	}
+	digits = max(digits, 1)
+	mag := int(math.Floor(math.Log10(math.Abs(v)))) + 1 // digits before the point
+	decimals := max(digits-mag, 0)
+	s := strconv.FormatFloat(v, 'f', decimals, 64)
+	if decimals > 0 {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	if s == "-0" {
+		return "0"
+	}
+	return Group(s)
+}
+
+// Int formats a whole number with thousands separators: 347222 → "347,222".
+func Int[T ~int | ~int64 | ~int32 | ~uint64](n T) string {
+	return Group(strconv.FormatInt(int64(n), 10))
+}
+
+// Group puts thousands separators into the integer part of a decimal number
+// written without exponent: "1157.4" → "1,157.4", "-12345" → "-12,345".
+func Group(s string) string {
+	sign := ""
+	if strings.HasPrefix(s, "-") {
+		sign, s = "-", s[1:]
+	}
+	whole, frac, hasFrac := strings.Cut(s, ".")
+	var b strings.Builder
+	for i, r := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if hasFrac {
+		return sign + b.String() + "." + frac
+	}
+	return sign + b.String()
+}

@@ -82,3 +82,27 @@ func TestPercentNeverRoundsToCertainty(t *testing.T) {
 		}
 	}
 }
+
+func TestSigGroupsAndNeverUsesExponents(t *testing.T) {
+	for _, c := range []struct {
+		v      float64
+		digits int
+		want   string
+	}{
+		{18.078125, 6, "18.0781"}, {11570, 6, "11,570"}, {1.5e10, 6, "15,000,000,000"}, {0.1067708, 6, "0.106771"},
+		{1157.407407, 5, "1,157.4"}, {347222.2, 6, "347,222"}, {-12345.6, 4, "-12,346"}, {0, 6, "0"},
+		{1e9, 3, "1,000,000,000"}, {2.5, 6, "2.5"}, {math.NaN(), 6, "–"}, {math.Inf(-1), 6, "–"},
+	} {
+		if got := format.Sig(c.v, c.digits); got != c.want {
+			t.Errorf("Sig(%v, %d) = %q, want %q", c.v, c.digits, got, c.want)
+		}
+	}
+	for _, c := range []struct{ got, want string }{
+		{format.Int(347222), "347,222"}, {format.Int(999), "999"}, {format.Int(-1000), "-1,000"}, {format.Int(int64(100000000)), "100,000,000"},
+		{format.Group("1157.4"), "1,157.4"}, {format.Group("123456"), "123,456"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
