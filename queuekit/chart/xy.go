@@ -85,7 +85,7 @@ func Lines(title, xName, yName string, series []Series, set ...Setting) (*Chart,
 	}
 	labels := make([]string, len(xs))
 	for i, x := range xs {
-		labels[i] = format.Num(x)
+		labels[i] = format.Figure(x)
 	}
 	t.Rows = seriesRows(labels, series)
 	l := charts.NewLine()
@@ -188,7 +188,7 @@ func seriesRows(labels []string, series []Series) [][]string {
 	for i, l := range labels {
 		row := []string{l}
 		for _, s := range series {
-			row = append(row, format.Num(s.Y[i]))
+			row = append(row, format.Figure(s.Y[i]))
 		}
 		rows[i] = row
 	}

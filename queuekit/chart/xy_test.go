@@ -15,7 +15,7 @@ func TestLinesTableAndOption(t *testing.T) {
 		t.Fatal(err)
 	}
 	md := c.Markdown()
-	for _, want := range []string{"| jobs/day | on demand | provisioned |", "| 100000000 | 383 | 110.64 |"} {
+	for _, want := range []string{"| jobs/day | on demand | provisioned |", "| 100,000,000 | 383 | 110.64 |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("table lacks %q:\n%s", want, md)
 		}

@@ -255,3 +255,15 @@ func Group(s string) string {
 	}
 	return sign + b.String()
 }
+
+// Figure is Num for tables of figures that may be large: numbers of 10,000
+// or more get thousands separators ("100,000,000", "17,362.5"), smaller ones
+// print as Num does ("1157", "0.33"), so four-digit figures keep their
+// familiar look.
+func Figure(v float64) string {
+	s := Num(v)
+	if math.Abs(v) >= 10000 && s != "–" {
+		return Group(s)
+	}
+	return s
+}
