@@ -51,6 +51,27 @@ import (
 type Truth struct {
 	Bias  map[string]float64
 	Sigma float64
+	// LoadExponent, when not 0, makes every runtime of a night grow with the
+	// night's load: a job runs (W / LoadReference)^LoadExponent times as
+	// long, W being the night's estimated minutes per worker (contention for
+	// the database the jobs share). A per-class factor cannot express it:
+	// it is a world the fitted simulator does not match.
+	LoadExponent, LoadReference float64
+}
+
+// LoadTruth is DefaultTruth with runtimes that grow with the night's load:
+// exponent 0.3 around 100 estimated minutes per worker, so a night with four
+// times that load runs its jobs 4^0.3 ≈ 1.52 times as long, and a light
+// night of 25 minutes per worker in 0.25^0.3 ≈ 0.66 of the time.
+var LoadTruth = Truth{Bias: DefaultTruth.Bias, Sigma: DefaultTruth.Sigma, LoadExponent: 0.3, LoadReference: 100}
+
+// loadFactor is the runtime multiplier of a night on c workers under t.
+func (t Truth) loadFactor(n queuekit.Night, c int) float64 {
+	if t.LoadExponent == 0 || !(t.LoadReference > 0) || c < 1 {
+		return 1
+	}
+	w := float64(n.Summarize().TotalRuntimeMinutes) / float64(c)
+	return math.Pow(w/t.LoadReference, t.LoadExponent)
 }
 
 // DefaultTruth: ETL 25 % longer than estimated, refreshes 10 % shorter,
@@ -75,6 +96,7 @@ type Record struct {
 // Realise runs a night with runtimes drawn from truth.
 func Realise(n queuekit.Night, workers int, truth Truth, rng *rand.Rand) (Record, error) {
 	eps := distuv.LogNormal{Mu: 0, Sigma: truth.Sigma, Src: rng}
+	load := truth.loadFactor(n, workers)
 	tasks := sim.Tasks(n)
 	rts := make([]float64, len(tasks))
 	for i := range tasks {
@@ -82,7 +104,7 @@ func Realise(n queuekit.Night, workers int, truth Truth, rng *rand.Rand) (Record
 		if !ok {
 			return Record{}, fmt.Errorf("realise night %s: no runtime bias for class %q", n.BatchDate, tasks[i].Class)
 		}
-		rts[i] = math.Max(1, tasks[i].Estimate*b*eps.Rand())
+		rts[i] = math.Max(1, tasks[i].Estimate*b*load*eps.Rand())
 		tasks[i].Runtime = rts[i]
 	}
 	res, err := run(tasks, n, workers)
@@ -239,6 +261,9 @@ type Row struct {
 	Regression   float64
 	SimEstimates float64
 	SimFitted    float64
+	Oracle       float64 // the noise floor's forecast (AddOracle); NaN until then
+
+	night *queuekit.Night // the night, for AddOracle
 }
 
 // Evaluation is the forecasters judged on held-out nights.
@@ -248,6 +273,7 @@ type Evaluation struct {
 	Model   Regression
 	// Mean absolute errors of the drain minute over Rows, minutes.
 	MAERegression, MAESimEstimates, MAESimFitted float64
+	MAEOracle                                    float64 // NaN until AddOracle
 }
 
 // Evaluate fits on train and judges on test.
@@ -260,7 +286,7 @@ func Evaluate(train, test []Record) (Evaluation, error) {
 	if err != nil {
 		return Evaluation{}, err
 	}
-	ev := Evaluation{Runtime: rts, Model: reg}
+	ev := Evaluation{Runtime: rts, Model: reg, MAEOracle: math.NaN()}
 	for _, r := range test {
 		est, err := Runtimes{}.Simulate(r.Night, r.Workers)
 		if err != nil {
@@ -271,7 +297,8 @@ func Evaluate(train, test []Record) (Evaluation, error) {
 			return Evaluation{}, err
 		}
 		row := Row{BatchDate: r.Night.BatchDate, Workers: r.Workers, Heavy: len(r.Night.Jobs) > workload.MaxJobs,
-			Realised: r.Drain, Regression: reg.Predict(r.Night, r.Workers), SimEstimates: est, SimFitted: fit}
+			Realised: r.Drain, Regression: reg.Predict(r.Night, r.Workers), SimEstimates: est, SimFitted: fit,
+			Oracle: math.NaN(), night: &r.Night}
 		ev.Rows = append(ev.Rows, row)
 		ev.MAERegression += math.Abs(row.Regression - row.Realised)
 		ev.MAESimEstimates += math.Abs(row.SimEstimates - row.Realised)
