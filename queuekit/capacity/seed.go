@@ -41,7 +41,7 @@ func CheckSeed003() []SeedLine {
 		{
 			Line: "100,000,000/24*60*60 = 1157 QPS", Quantity: "average arrival rate", Unit: "jobs/s",
 			Claimed: 1157, AsWritten: 100_000_000.0 / 24 * 60 * 60, Correct: lambda, Right: true,
-			Verdict: "right value (1,157.4 jobs/s), but the expression needs parentheses, 100,000,000/(24*60*60): as written it is 1.5e10; and these are job submissions per second, not queries (each job costs several DynamoDB requests)",
+			Verdict: "right value (1,157.4 jobs/s), but the expression needs parentheses, 100,000,000/(24*60*60): as written it is 15,000,000,000 (10⁸ / 24 × 3,600); and these are job submissions per second, not queries (each job costs several DynamoDB requests)",
 		},
 		{
 			Line: "16 core machine = 16 *2 32 threads", Quantity: "worker threads per machine", Unit: "threads",

@@ -53,7 +53,7 @@ async function waitHTTP(url, ms, proc) {
 
 // startLab starts JupyterLab on root. settings: { 'plugin-dir/plugin-file': {...} }
 // user settings (e.g. '@jupyterlab/docmanager-extension/plugin': { autosave: false }).
-async function startLab(root, name, settings) {
+async function startLab(root, name, settings, exposeApp) {
   const venv = join(ROOT, '.venv');
   const jupyter = join(venv, 'bin', 'jupyter');
   if (!existsSync(jupyter)) throw new Error(`${jupyter} is missing: run scripts/setup.sh first`);
@@ -92,6 +92,9 @@ async function startLab(root, name, settings) {
     'lab', '--no-browser',
     '--ServerApp.ip=127.0.0.1', `--ServerApp.port=${port}`, '--ServerApp.port_retries=0',
     `--ServerApp.root_dir=${root}`,
+    // window.jupyterapp, for a test that reads the notebook's model (the
+    // Markdown source of each output) beside what the page shows.
+    ...(exposeApp ? ['--LabApp.expose_app_in_browser=True'] : []),
     ...(process.getuid?.() === 0 ? ['--allow-root'] : []), // CI runs as root
   ], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   proc.stdout.pipe(log);
@@ -124,13 +127,13 @@ export function isLocal(url) {
 }
 
 // openLab starts (or joins, with LAB_URL) JupyterLab on root and opens Chromium.
-export async function openLab({ root, name, settings = {} }) {
+export async function openLab({ root, name, settings = {}, exposeApp = false }) {
   let lab;
   if (process.env.LAB_URL) {
     const u = new URL(process.env.LAB_URL);
     lab = { base: new URL('/', u), token: u.searchParams.get('token') || '' };
   } else {
-    lab = await startLab(root, name, settings);
+    lab = await startLab(root, name, settings, exposeApp);
   }
   const external = []; // requests the browser tried to send off this machine
   const userDataDir = mkdtempSync(join(tmpdir(), 'workshop-chromium-'));

@@ -36,6 +36,7 @@ before(async () => {
   h = await openLab({
     root: NOTEBOOK_ROOT,
     name: basename(NOTEBOOK, '.ipynb'),
+    exposeApp: true,
     settings: {
       // Every cell kept in the DOM (no windowing), so the test sees every chart,
       // not only those scrolled into view.
@@ -187,4 +188,80 @@ async function checkTablesAndMath(page) {
   assert.ok(report.tables >= MIN_TABLES, `found ${report.tables} rendered tables, want at least ${MIN_TABLES}`);
   assert.deepEqual(report.problems, [], 'tables that do not render as tables');
   assert.deepEqual(report.math, [], 'Markdown typeset as math (write a dollar as two backslashes and $ in Markdown, as queuekit/format does)');
+  await checkCellTexts(page);
+}
+
+// Every table cell of every Markdown output must show exactly the text its
+// source holds: the test reads each output's Markdown from the notebook's
+// model (window.jupyterapp), splits its tables into cells, undoes the escapes
+// queuekit/format writes (a backslash before ASCII punctuation; a dollar as
+// two backslashes, which MathJax shows as "$"), and compares each with the
+// rendered cell's text. A character the renderer eats (an unescaped "*"
+// turning "24*60*60" into an italic 60, a "<b>" swallowed as HTML) fails it.
+async function checkCellTexts(page) {
+  const report = await page.evaluate(() => {
+    const app = window.jupyterapp;
+    const panel = app && app.shell && app.shell.currentWidget;
+    if (!panel || !panel.content || !panel.content.widgets) return { error: 'window.jupyterapp or its notebook panel is missing (is expose_app_in_browser set?)' };
+    const norm = (t) => t.replace(/\s+/g, ' ').trim();
+    // Split one table row into raw cells: "|" ends a cell unless escaped.
+    const splitRow = (line) => {
+      const cells = [];
+      let cur = '';
+      let s = line.trim();
+      if (s.startsWith('|')) s = s.slice(1);
+      for (let i = 0; i < s.length; i++) {
+        const ch = s[i];
+        if (ch === '\\' && i + 1 < s.length) { cur += ch + s[i + 1]; i++; continue; }
+        if (ch === '|') { cells.push(cur); cur = ''; continue; }
+        cur += ch;
+      }
+      if (cur.trim() !== '') cells.push(cur);
+      return cells;
+    };
+    const unescape = (raw) => norm(raw.replace(/\\([!-\/:-@\[-`{-~])/g, '$1').replace(/\\\$/g, '$'));
+    const tablesOf = (md) => {
+      const out = [];
+      let block = [];
+      for (const line of (md + '\n').split('\n')) {
+        if (line.trim().startsWith('|')) { block.push(line); continue; }
+        if (block.length >= 2) out.push(block);
+        block = [];
+      }
+      return out.map((b) => [b[0], ...b.slice(2)].map((l) => splitRow(l).map(unescape)));
+    };
+    const problems = [];
+    let compared = 0;
+    panel.content.widgets.forEach((cell, ci) => {
+      if (cell.model.type !== 'code' || !cell.outputArea) return;
+      const area = cell.outputArea;
+      for (let oi = 0; oi < area.model.length; oi++) {
+        const data = area.model.get(oi).data || {};
+        let md = data['text/markdown'];
+        if (md === undefined) continue;
+        if (Array.isArray(md)) md = md.join('');
+        const want = tablesOf(String(md));
+        const child = area.widgets[oi];
+        const got = child ? [...child.node.querySelectorAll('table')] : [];
+        if (want.length !== got.length) {
+          problems.push(`cell ${ci + 1} output ${oi + 1}: ${want.length} tables in the Markdown, ${got.length} rendered`);
+          continue;
+        }
+        want.forEach((rows, ti) => {
+          const shown = [...got[ti].rows].map((r) => [...r.cells].map((c) => norm(c.textContent)));
+          rows.forEach((cells, ri) => {
+            cells.forEach((text, k) => {
+              compared++;
+              const seen = shown[ri] ? shown[ri][k] : undefined;
+              if (seen !== text) problems.push(`cell ${ci + 1} table ${ti + 1} row ${ri + 1} column ${k + 1}: source "${text}", rendered "${seen}"`);
+            });
+          });
+        });
+      }
+    });
+    return { compared, problems };
+  });
+  assert.equal(report.error, undefined, report.error);
+  console.log(`table cells compared with their source: ${report.compared}`);
+  assert.deepEqual(report.problems.slice(0, 20), [], `rendered table cells that differ from their source (${report.problems.length})`);
 }
