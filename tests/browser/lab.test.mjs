@@ -12,6 +12,7 @@
 //   MIN_TABLES      fail if fewer rendered tables are found (default 1); every table must
 //                   have its header and cells, and no Markdown may be typeset as math
 //   RUN_TIMEOUT_MS  time allowed for Run All (default 600000)
+//   TABLE_SHOTS     set to 1 to save a screenshot of every output table in ARTIFACTS
 //   LAB_URL, CHROMIUM, ARTIFACTS: see harness.mjs
 // The kernel needs DynamoDB: run it through `make test`/`make browser`, or export
 // AWS_ENDPOINT_URL_DYNAMODB yourself.
@@ -151,6 +152,20 @@ async function runAndCheck(page, { assetResponses, consoleErrors }) {
   const blank = found.charts.filter((c) => !c.drawn).map((c) => c.id);
   assert.deepEqual(blank, [], `charts with no canvas or svg (ECharts did not draw): ${blank.join(', ')}`);
   await checkTablesAndMath(page);
+  if (process.env.TABLE_SHOTS) await shootTables(page);
+}
+
+// TABLE_SHOTS=1: a screenshot of every rendered output table, for reading
+// them by eye (tests/artifacts/tables-<notebook>-<n>.png).
+async function shootTables(page) {
+  const tables = page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output table');
+  const n = await tables.count();
+  for (let i = 0; i < n; i++) {
+    const t = tables.nth(i);
+    await t.scrollIntoViewIfNeeded().catch(() => {});
+    await t.screenshot({ path: join(ARTIFACTS, `tables-${basename(NOTEBOOK, '.ipynb')}-${i + 1}.png`) }).catch(() => {});
+  }
+  console.log(`table screenshots: ${n} in ${ARTIFACTS}`);
 }
 
 // Every table the notebook renders (Markdown cells and outputs) must be a
