@@ -62,7 +62,8 @@ func Check(name string, got, want, tol float64, hint string) bool {
 // CheckEqual checks that got equals want; like CheckNear it never prints want.
 func CheckEqual[T comparable](name string, got, want T, hint string) bool {
 	detail := fmt.Sprintf("got %v", got)
-	if fmt.Sprint(got) == "" {
+	// "" and NoPrediction (-1) are the placeholders the exercises start with.
+	if s := fmt.Sprint(got); s == "" || s == fmt.Sprint(NoPrediction) {
 		detail = "no answer written yet"
 	}
 	return report(got == want, name, detail, hint)

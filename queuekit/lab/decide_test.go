@@ -129,6 +129,14 @@ func TestCheckEqualSaysWhenNothingWasWritten(t *testing.T) {
 	if strings.Contains(out, "got .") || !strings.Contains(out, "no answer written yet") || strings.Contains(out, "threads") {
 		t.Errorf("output %q", out)
 	}
+	out = captureStdout(t, func() { CheckEqual("late jobs", -1, 9, "simulate") })
+	if !strings.Contains(out, "no answer written yet") || strings.Contains(out, "9") {
+		t.Errorf("placeholder -1: output %q", out)
+	}
+	out = captureStdout(t, func() { CheckEqual("late jobs", 7, 9, "simulate") })
+	if !strings.Contains(out, "got 7") || strings.Contains(out, "9") {
+		t.Errorf("a wrong answer: output %q", out)
+	}
 }
 
 // captureStdout returns what f prints to os.Stdout.
