@@ -1,6 +1,7 @@
 package forecast
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -148,4 +149,22 @@ func TestVerdictNamesAWinnerOnlyWhenEverySeedAgrees(t *testing.T) {
 	if w, _ := Verdict(nil, false); w != "" {
 		t.Errorf("no seeds: %q", w)
 	}
+}
+
+// Two forecasters judged on the same three nights: the regression's errors
+// are 2, 4 and 6 minutes, the fitted simulator's 1, 2 and 3, so the paired
+// difference is 2 minutes a night on average, with a t interval.
+func ExampleEvaluation_Paired() {
+	ev := Evaluation{Rows: []Row{
+		{Realised: 10, Regression: 12, SimFitted: 11},
+		{Realised: 10, Regression: 6, SimFitted: 8},
+		{Realised: 10, Regression: 16, SimFitted: 13},
+	}}
+	p, err := ev.Paired(NameRegression, NameSimFitted, false)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%.2f [%.2f, %.2f]\n", p.Mean, p.Low, p.High)
+	// Output: 2.00 [-0.48, 4.48]
 }
