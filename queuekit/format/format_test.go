@@ -111,7 +111,7 @@ func TestFigureGroupsLargeNumbersOnly(t *testing.T) {
 	for _, c := range []struct {
 		v    float64
 		want string
-	}{{1e8, "100,000,000"}, {1e9, "1,000,000,000"}, {17362.5, "17,362.5"}, {9999, "9999"}, {4629.63, "4629.63"}, {-25000, "-25,000"}, {0.125, "0.13"}, {math.NaN(), "–"}} {
+	}{{1e8, "100,000,000"}, {1e9, "1,000,000,000"}, {17362.5, "17,362.5"}, {9999, "9999"}, {4629.63, "4629.63"}, {-25000, "-25,000"}, {1.0 / 3, "0.33"}, {math.NaN(), "–"}} {
 		if got := format.Figure(c.v); got != c.want {
 			t.Errorf("Figure(%v) = %q, want %q", c.v, got, c.want)
 		}
