@@ -13,7 +13,8 @@ STATICCHECK_VERSION := v0.8.2
 STATICCHECK := go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 PY := .venv/bin/python
 # The notebooks the browser test opens (paths under notebooks/): every one
-# that draws charts or tables. Each must render its tables with no math typeset;
+# that draws charts or tables. Each must render its tables with no math typeset,
+# every output table cell showing exactly its source text;
 # those with cells tagged "chart" must also draw at least one chart.
 NOTEBOOK ?= 00-welcome.ipynb 01-schema-design.ipynb 02-query-vs-scan.ipynb 03-queueing-parameters.ipynb 04-simulation.ipynb \
 	05-run-the-night.ipynb 06-timers-ttl-streams.ipynb 07-fan-out-with-sqs.ipynb 08-capacity-and-cost.ipynb 09-when-ml-helps.ipynb
