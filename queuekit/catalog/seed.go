@@ -252,6 +252,32 @@ func (c *Catalog) PutEach(ctx context.Context, jobs []queuekit.Job, opts ...Seed
 	return rep, nil
 }
 
+// CheckSeed validates jobs exactly as Seed does before its first write
+// (every job's fields, duplicate job ids, each item within DynamoDB's
+// 400 KB and key limits with the options' padding), without contacting
+// DynamoDB: a command calls it before creating the table, so bad input
+// leaves nothing created and nothing written.
+func (c *Catalog) CheckSeed(jobs []queuekit.Job, opts ...SeedOption) error {
+	_, _, err := c.prepare(jobs, opts)
+	return err
+}
+
+// checkItemSize refuses an item over DynamoDB's item or key size limits,
+// naming the largest attribute.
+func checkItemSize(loc string, it map[string]types.AttributeValue) error {
+	if k, ok := it[queuekit.AttrWindowJobID].(*types.AttributeValueMemberS); ok && len(k.Value) > MaxSortKeyBytes {
+		return &queuekit.FieldError{Location: loc, Field: queuekit.AttrWindowJobID, Value: fmt.Sprintf("%d bytes", len(k.Value)),
+			Problem: fmt.Sprintf("a sort key is at most %d bytes in DynamoDB", MaxSortKeyBytes), Fix: "shorten job_id"}
+	}
+	if n := ItemSize(it); n > MaxItemBytes {
+		name, size := biggestAttribute(it)
+		return &queuekit.FieldError{Location: loc, Field: name, Value: fmt.Sprintf("%d bytes", size),
+			Problem: fmt.Sprintf("the item is %d bytes, over DynamoDB's item limit of %d bytes (400 KB)", n, MaxItemBytes),
+			Fix:     "shorten the attribute (or lower --pad-bytes)"}
+	}
+	return nil
+}
+
 // prepare validates every job and marshals it; duplicate keys are refused
 // because one BatchWriteItem request may not carry the same key twice.
 func (c *Catalog) prepare(jobs []queuekit.Job, opts []SeedOption) (seedOptions, []map[string]types.AttributeValue, error) {
@@ -289,7 +315,11 @@ func (c *Catalog) prepare(jobs []queuekit.Job, opts []SeedOption) (seedOptions, 
 				if pad != nil {
 					it[AttrPadding] = pad
 				}
-				items = append(items, it)
+				if err := checkItemSize(loc, it); err != nil {
+					errs = append(errs, err)
+				} else {
+					items = append(items, it)
+				}
 			}
 		}
 		if len(errs) >= queuekit.MaxReportedErrors {

@@ -39,7 +39,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -102,31 +101,20 @@ func NewResults(c *catalog.Catalog) *Results {
 func (r *Results) Table() string { return r.table }
 
 // Create creates the table (on-demand) unless it exists, and waits until it
-// is active.
+// is active, through the catalog's create-and-wait (so under its
+// Options.WaitTimeout, with its typed errors).
 func (r *Results) Create(ctx context.Context) error {
-	_, err := catalog.Call(ctx, r.cat, func(ctx context.Context) (*dynamodb.CreateTableOutput, error) {
-		return r.ddb.CreateTable(ctx, &dynamodb.CreateTableInput{
-			TableName:   aws.String(r.table),
-			BillingMode: types.BillingModePayPerRequest,
-			AttributeDefinitions: []types.AttributeDefinition{
-				{AttributeName: aws.String(attrRun), AttributeType: types.ScalarAttributeTypeS},
-				{AttributeName: aws.String(attrSlice), AttributeType: types.ScalarAttributeTypeN}},
-			KeySchema: []types.KeySchemaElement{
-				{AttributeName: aws.String(attrRun), KeyType: types.KeyTypeHash},
-				{AttributeName: aws.String(attrSlice), KeyType: types.KeyTypeRange}},
-		})
+	err := r.cat.CreateTableFrom(ctx, &dynamodb.CreateTableInput{
+		BillingMode: types.BillingModePayPerRequest,
+		AttributeDefinitions: []types.AttributeDefinition{
+			{AttributeName: aws.String(attrRun), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String(attrSlice), AttributeType: types.ScalarAttributeTypeN}},
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String(attrRun), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String(attrSlice), KeyType: types.KeyTypeRange}},
 	})
-	var inUse *types.ResourceInUseException
-	if err != nil && !errors.As(err, &inUse) {
-		return fmt.Errorf("create results table %s: %w", r.table, err)
-	}
-	w := dynamodb.NewTableExistsWaiter(r.ddb, func(o *dynamodb.TableExistsWaiterOptions) {
-		if r.cat.Local() {
-			o.MinDelay, o.MaxDelay = 100*time.Millisecond, time.Second
-		}
-	})
-	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(r.table)}, 2*time.Minute); err != nil {
-		return fmt.Errorf("create results table %s: %w", r.table, err)
+	if err != nil {
+		return fmt.Errorf("results table: %w", err)
 	}
 	return nil
 }

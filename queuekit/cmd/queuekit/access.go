@@ -36,8 +36,8 @@ func runAccess(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := checkWindow(*window); err != nil {
 		return err
 	}
-	if *segments < 1 {
-		return usagef("--segments %d: need at least 1", *segments)
+	if *segments < 1 || *segments > maxSegments {
+		return usagef("--segments %d: want 1 to %d parallel Scan segments", *segments, maxSegments)
 	}
 	c, err := df.open(ctx)
 	if err != nil {

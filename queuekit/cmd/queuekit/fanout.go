@@ -35,6 +35,13 @@ type fanoutResult struct {
 
 var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,40}$`)
 
+// Limits of fanout's count flags, checked before anything starts.
+const (
+	maxFanoutWorkers = 1000    // processors' slices in flight
+	maxSimWorkers    = 10_000  // workers of each night's simulation
+	maxSourceRate    = 1000000 // requests a second of the token bucket
+)
+
 func runFanout(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("fanout")
 	slices := fs.Int("slices", 0, "how many slices (nights from --start), at least 1 (required)")
@@ -60,27 +67,35 @@ func runFanout(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	wholeSeconds := func(d time.Duration) bool { return d%time.Second == 0 }
 	switch {
-	case *slices < 1:
-		return usagef("--slices %d: need at least 1 slice", *slices)
-	case *workers < 1:
-		return usagef("--workers %d: need at least 1 processor", *workers)
-	case *maxReceives < 1:
-		return usagef("--max-receives %d: SQS needs maxReceiveCount >= 1", *maxReceives)
-	case *simWorkers < 1:
-		return usagef("--sim-workers %d: need at least 1", *simWorkers)
-	case *visibility < time.Second || *visibility > 12*time.Hour:
-		return usagef("--visibility %s: SQS allows 1 s to 12 h", *visibility)
-	case *poll < 0 || *poll > 20*time.Second:
-		return usagef("--poll %s: SQS long polls 0 to 20 s", *poll)
-	case *retryAfter < 0 || *sliceTime < 0 || *sourceRate < 0:
-		return usagef("--retry-after, --slice-time and --source-rate must be >= 0")
+	case *slices < 1 || *slices > fanout.MaxSlices:
+		return usagef("--slices %d: want 1 to %d slices (one night each)", *slices, fanout.MaxSlices)
+	case *workers < 1 || *workers > maxFanoutWorkers:
+		return usagef("--workers %d: want 1 to %d processors", *workers, maxFanoutWorkers)
+	case *maxReceives < 1 || *maxReceives > 1000:
+		return usagef("--max-receives %d: SQS allows a maxReceiveCount of 1 to 1000", *maxReceives)
+	case *simWorkers < 1 || *simWorkers > maxSimWorkers:
+		return usagef("--sim-workers %d: want 1 to %d", *simWorkers, maxSimWorkers)
+	case *visibility < time.Second || *visibility > 12*time.Hour || !wholeSeconds(*visibility):
+		return usagef("--visibility %s: SQS takes whole seconds from 1 s to 12 h, e.g. 30s", *visibility)
+	case *poll < 0 || *poll > 20*time.Second || !wholeSeconds(*poll):
+		return usagef("--poll %s: SQS long polls whole seconds from 0 to 20 s, e.g. 2s", *poll)
+	case *retryAfter < 0 || *retryAfter > 12*time.Hour || !wholeSeconds(*retryAfter):
+		return usagef("--retry-after %s: SQS takes a visibility of whole seconds from 0 to 12 h, e.g. 5s", *retryAfter)
+	case *sliceTime < 0 || *sliceTime > 12*time.Hour:
+		return usagef("--slice-time %s: want 0 to 12h", *sliceTime)
+	case !(*sourceRate >= 0) || *sourceRate > maxSourceRate:
+		return usagef("--source-rate %v: want a number of requests a second from 0 (no limit) to %d", *sourceRate, maxSourceRate)
 	case *redrive && !*resume:
 		return usagef("--redrive needs --resume --run <id>: it redrives a run that has dead letters")
 	case *resume && *runID == "":
 		return usagef("--resume needs --run <id> of the run to continue")
 	case *runID != "" && !runIDPattern.MatchString(*runID):
 		return usagef("--run %q: use 1 to 40 letters, digits, '-' or '_'", *runID)
+	}
+	if err := checkSQSEndpoint(*sqsEndpoint); err != nil {
+		return err
 	}
 	fail := map[int]bool{}
 	if *failList != "" {
@@ -113,10 +128,10 @@ func runFanout(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	for _, k := range []string{keys[0], keys[len(keys)-1]} { // the trigger's count of slices must be real nights
 		n, _, err := src.QueryNight(ctx, k, "")
 		if err != nil {
-			return unreachableAsUsage(err)
+			return err
 		}
-		if len(n.Jobs) == 0 {
-			return usagef("night %s has no jobs in %s: seed the nights with `go run ./queuekit/cmd/queuekit seed --generate-nights %d --start %s --table %s` or lower --slices",
+		if len(n.Jobs) == 0 { // the catalog's state, not the command line: exit 1
+			return fmt.Errorf("night %s has no jobs in %s: seed the nights with `go run ./queuekit/cmd/queuekit seed --generate-nights %d --start %s --table %s` or lower --slices",
 				k, describeTarget(src), *slices, *start, src.Table())
 		}
 	}
@@ -125,7 +140,14 @@ func runFanout(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if err := q.Ping(ctx); err != nil {
-		return unreachableAsUsage(err)
+		return err
+	}
+	if *resume { // refuse an unknown run before anything is created
+		for _, name := range []string{fanout.QueueName(*runID), fanout.QueueName(*runID) + "-dlq"} {
+			if _, err := q.Open(ctx, name); err != nil {
+				return resumeError(*runID, err)
+			}
+		}
 	}
 	resCat, err := openCatalog(ctx, df.endpoint, *resultsTable)
 	if err != nil {
@@ -133,7 +155,7 @@ func runFanout(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	results := fanout.NewResults(resCat)
 	if err := results.Create(ctx); err != nil {
-		return unreachableAsUsage(err)
+		return err
 	}
 	source := fanout.NightSource(src, *simWorkers, sim.Barrier)
 	if *sliceTime > 0 {
@@ -158,12 +180,8 @@ func runFanout(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			}
 		},
 	})
-	var missing *queue.MissingError
-	if errors.As(err, &missing) {
-		return usagef("--run %s: %v; it finished (its queues are deleted when no dead letters remain) or never started: drop --resume to start a run", *runID, err)
-	}
 	if err != nil {
-		return unreachableAsUsage(err)
+		return resumeError(*runID, err)
 	}
 	if len(out.DeadLettered) > 0 {
 		step("after a fix: queuekit fanout --slices %d --run %s --resume --redrive", *slices, *runID)
@@ -185,4 +203,14 @@ func runFanout(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fmt.Fprintf(stdout, "capacity with %d workers: %d nights, %d jobs; %d of the nights overflow (%d jobs late); mean utilization %.1f%%; worst night %s drained at minute %.0f\n",
 		*simWorkers, cap.Nights, cap.Jobs, cap.OverflowNights, cap.OverflowJobs, 100*cap.MeanUtilization, cap.WorstNight, cap.WorstDrained)
 	return nil
+}
+
+// resumeError explains a run whose queues are missing (it finished or never
+// started); other errors pass unchanged. It is the server's answer, so exit 1.
+func resumeError(run string, err error) error {
+	var missing *queue.MissingError
+	if errors.As(err, &missing) {
+		return fmt.Errorf("--run %s: %w; it finished (its queues are deleted when no dead letters remain) or never started: drop --resume to start a run", run, err)
+	}
+	return err
 }

@@ -40,8 +40,8 @@ func runMMC(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Simulated *simulated  `json:"simulated,omitempty"`
 	}{Analytic: m}
 	if *simulate {
-		if *customers < 30 {
-			return usagef("--customers %d: need at least 30 (30 batches)", *customers)
+		if *customers < 30 || *customers > maxCustomers {
+			return usagef("--customers %d: want 30 (30 batches) to %d", *customers, maxCustomers)
 		}
 		fmt.Fprintf(stderr, "simulating M/M/%d: %d customers after a warm-up...\n", *c, *customers)
 		r, err := sim.SteadyState(ctx, sim.SteadyConfig{Lambda: *lambda, Mu: *mu, Workers: *c, Customers: *customers, Seed: *seed})

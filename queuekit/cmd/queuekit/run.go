@@ -66,8 +66,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := checkDate(*date); err != nil {
 		return err
 	}
-	if *workers < 1 {
-		return usagef("--workers %d: need at least 1 worker", *workers)
+	if *workers < 1 || *workers > maxPoolWorkers {
+		return usagef("--workers %d: want 1 to %d workers", *workers, maxPoolWorkers)
 	}
 	if !isSet(fs, "slots") {
 		*slots = *workers
@@ -86,6 +86,12 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if m <= 0 {
 		return usagef("--minute-ms %v: must be a number of milliseconds > 0", minute.ms)
 	}
+	if *maxRetry > maxRetries {
+		return usagef("--max-retry %d: want 0 to %d retries", *maxRetry, maxRetries)
+	}
+	if *pollMS > 60_000 || *leaseMS > 3_600_000 {
+		return usagef("--poll-ms %d, --lease-ms %d: want a poll of at most 60000 ms and a lease of at most 3600000 ms (an hour)", *pollMS, *leaseMS)
+	}
 	if *pollMS < 0 || *leaseMS < 0 || *maxRetry < 0 {
 		return usagef("--poll-ms %d, --lease-ms %d, --max-retry %d: each must be >= 0 (0: the default)", *pollMS, *leaseMS, *maxRetry)
 	}
@@ -103,7 +109,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	n, err := ex.Night(ctx, *date)
 	if err != nil {
-		return asUsage(err)
+		return err
 	}
 	began := time.Now()
 	var last time.Time
@@ -120,7 +126,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("interrupted: night %s stopped unfinished; run it again to start over (`queuekit status --batch-date %s` shows where it stopped)", *date, *date)
 	}
 	if err != nil {
-		return asUsage(err)
+		return err
 	}
 	if *asJSON {
 		return writeJSON(stdout, runJSON{BatchDate: rep.BatchDate, Workers: rep.Workers, Policy: string(rep.Policy),

@@ -33,8 +33,8 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := checkDate(*date); err != nil {
 		return err
 	}
-	if *slots < 1 {
-		return usagef("--slots %d: a worker needs at least 1 slot", *slots)
+	if *slots < 1 || *slots > maxPoolWorkers {
+		return usagef("--slots %d: a worker runs 1 to %d jobs at once", *slots, maxPoolWorkers)
 	}
 	if *crash < 0 {
 		return usagef("--crash-after-jobs %d: use 0 (never) or the job to crash in", *crash)
@@ -69,7 +69,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	st, err := ex.Join(ctx, *date, lease.WorkerConfig{Slots: *slots, Name: *name, Work: work, Wait: *wait, Minute: m, Progress: progress})
 	if err != nil {
-		return asUsage(err)
+		return err
 	}
 	if *asJSON {
 		return writeJSON(stdout, st)
