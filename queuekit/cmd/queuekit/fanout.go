@@ -29,6 +29,7 @@ type fanoutResult struct {
 	Duplicates   int             `json:"duplicates"`
 	Throttled    int             `json:"throttled"`
 	Extended     int             `json:"visibility_extensions"`
+	LastErrors   map[int]string  `json:"last_errors,omitempty"` // each dead-lettered slice's last cause
 	Elapsed      float64         `json:"elapsed_seconds"`
 	Result       json.RawMessage `json:"result"`
 }
@@ -183,12 +184,15 @@ func runFanout(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return resumeError(*runID, err)
 	}
+	for _, i := range out.DeadLettered {
+		step("slice %d (night %s) dead-lettered; its last attempt failed with: %s", i, keys[i], out.LastErrors[i])
+	}
 	if len(out.DeadLettered) > 0 {
 		step("after a fix: queuekit fanout --slices %d --run %s --resume --redrive", *slices, *runID)
 	}
 	res := fanoutResult{Run: *runID, Slices: out.Slices, Processed: out.Processed, DeadLettered: out.DeadLettered,
 		Redelivered: out.Stats.Redelivered, Duplicates: out.Stats.Duplicates, Throttled: out.Stats.Throttled, Extended: out.Stats.Extended,
-		Elapsed: float64(out.Elapsed.Milliseconds()) / 1000, Result: out.Result}
+		LastErrors: out.LastErrors, Elapsed: float64(out.Elapsed.Milliseconds()) / 1000, Result: out.Result}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

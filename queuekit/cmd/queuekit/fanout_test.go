@@ -67,6 +67,11 @@ func TestFanoutDeadLettersExactlyTheFailingSlicesAndRedriveCompletes(t *testing.
 	if r.Slices != 12 || r.Processed != 10 || fmt.Sprint(r.DeadLettered) != "[2 7]" || r.Redelivered != 2 || r.Duplicates != 0 {
 		t.Fatalf("fanout = %s; want 12 slices, 10 processed, [2 7] dead-lettered, 2 redelivered", out)
 	}
+	for _, sl := range []int{2, 7} {
+		if want := fmt.Sprintf("slice %d fails (--fail-slices)", sl); r.LastErrors[sl] != want {
+			t.Errorf("last_errors[%d] = %q, want %q (the cause its last attempt recorded)", sl, r.LastErrors[sl], want)
+		}
+	}
 	c := capacityOf(t, r)
 	if c.Nights != 10 || fmt.Sprint(c.MissingNights) != "[2025-05-13 2025-05-18]" {
 		t.Fatalf("capacity = %+v; want 10 nights, missing slices 2 and 7 (2025-05-13, 2025-05-18)", c)
