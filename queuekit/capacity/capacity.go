@@ -79,8 +79,8 @@
 //
 //	requests per job = (2·⌈b · payload KB / 64⌉ + 1) / b.
 //
-// Prices live in one dated table, Prices2026, with its sources; nothing else
-// in the package holds a price.
+// Prices live in the module's one dated table, prices.Table2026 (here
+// Prices2026), with its sources; nothing else in the module holds a price.
 package capacity
 
 import (

@@ -15,6 +15,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/nightqueue/workshop/queuekit"
+	"github.com/nightqueue/workshop/queuekit/measure"
+	"github.com/nightqueue/workshop/queuekit/prices"
 )
 
 // BatchSize is the most items one BatchWriteItem request may carry.
@@ -43,28 +45,16 @@ func WithProgress(fn func(done, total int)) SeedOption {
 // capacity to show the effect of item size.
 func WithPadding(n int) SeedOption { return func(o *seedOptions) { o.padding = n } }
 
-// SeedReport describes a finished seed.
-type SeedReport struct {
-	Items    int           // items written
-	Requests int           // write requests sent, retries included
-	Retried  int           // items sent again because DynamoDB returned them unprocessed
-	Elapsed  time.Duration // wall time of the writes
-	// WriteUnits are the write capacity units DynamoDB reported consumed,
-	// table and indexes together (on demand: write request units); a write
-	// of an item up to 1 KB is one unit, whether it goes in a
-	// BatchWriteItem or a PutItem of its own.
-	WriteUnits float64
-	// IndexWriteUnits is the part of WriteUnits spent on global secondary
-	// indexes: every index holding the item is written too.
-	IndexWriteUnits float64
-}
+// SeedReport describes a finished seed: measure.SeedReport, under the name
+// this package always had.
+type SeedReport = measure.SeedReport
 
 // PricePerMillionWrites is the on-demand price of one million write request
-// units in us-east-1 (since 2024-11-01), in dollars.
-const PricePerMillionWrites = 0.625
-
-// Cost is the on-demand price of the seed's writes in dollars.
-func (r SeedReport) Cost() float64 { return r.WriteUnits * PricePerMillionWrites / 1e6 }
+// units, in dollars, from the module's one price table.
+//
+// Deprecated: use prices.Table2026.OnDemandPerMillionWrites (or
+// SeedReport.Cost); this name is kept for code written against it.
+var PricePerMillionWrites = prices.Table2026.OnDemandPerMillionWrites
 
 // writeUnits sums consumed capacity: total, and the part spent on indexes.
 func writeUnits(ccs ...types.ConsumedCapacity) (total, index float64) {
@@ -75,14 +65,6 @@ func writeUnits(ccs ...types.ConsumedCapacity) (total, index float64) {
 		}
 	}
 	return total, index
-}
-
-// ItemsPerSecond is the write rate of the seed.
-func (r SeedReport) ItemsPerSecond() float64 {
-	if r.Elapsed <= 0 {
-		return 0
-	}
-	return float64(r.Items) / r.Elapsed.Seconds()
 }
 
 // Seed writes jobs into the table with BatchWriteItem: 25 items a request,
