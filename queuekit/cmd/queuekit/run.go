@@ -46,13 +46,13 @@ func parsePolicy(s string) (sim.Policy, error) {
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("run")
 	date := fs.String("batch-date", "", "the night to run (YYYY-MM-DD), e.g. 2026-05-13 (required)")
-	workers := fs.Int("workers", 0, "slots in the pool, N (required)")
+	workers := fs.Int("workers", 0, fmt.Sprintf("slots in the pool, N, 1 to %d (required)", maxPoolWorkers))
 	slots := fs.Int("slots", 0, "slots this process provides, 0..N (default: all N); queuekit worker processes provide the rest")
 	policy := fs.String("policy", "barrier", "dispatch policy: barrier, easy (EASY backfilling; backfill is an alias) or conservative (conservative backfilling)")
 	minute := addMinuteFlag(fs, lease.DefaultMinute.Seconds()*1000)
 	pollMS := fs.Int("poll-ms", 0, "how often an idle worker reads the pool, ms (default minute/4, 10..1000)")
 	leaseMS := fs.Int("lease-ms", 0, "lease of a claimed job, ms (default 2000, at least 8 polls); heartbeats every quarter")
-	maxRetry := fs.Int("max-retry", lease.DefaultMaxRetry, "retries after the first attempt before FATAL_FAILURE")
+	maxRetry := fs.Int("max-retry", lease.DefaultMaxRetry, fmt.Sprintf("retries after the first attempt before FATAL_FAILURE, 0 to %d", maxRetries))
 	var fail failFlag
 	fs.Var(&fail, "fail-job", "job id(s) whose work always fails, comma separated (demonstrates retries and dead letters)")
 	asJSON := fs.Bool("json", false, `print {"batch_date", "workers", "policy", "realised", "forecast", "claims", "retries", "dead_lettered", "schedule"}`)

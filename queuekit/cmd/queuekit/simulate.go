@@ -17,7 +17,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs := newFlags("simulate")
 	date := fs.String("batch-date", "", "the night (YYYY-MM-DD): a sample night, or the night to pick from --file")
 	file := fs.String("file", "", "a JSON Lines file of job items (see data/sample_nights.jsonl)")
-	workers := fs.Int("workers", 0, "workers in the pool (required)")
+	workers := fs.Int("workers", 0, fmt.Sprintf("workers in the pool, 1 to %d (required)", maxPoolWorkers))
 	policy := fs.String("policy", "barrier", "dispatch policy: barrier, easy (EASY backfilling; alias backfill) or conservative (conservative backfilling)")
 	reps := fs.Int("replications", 0, "Monte Carlo replications (default 0: one deterministic run; 1000 with --runtime-cv)")
 	cv := fs.Float64("runtime-cv", 0, "coefficient of variation of lognormal runtimes around the estimates (0: exact estimates)")

@@ -15,7 +15,7 @@ import (
 func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("worker")
 	date := fs.String("batch-date", "", "the night whose run to join (YYYY-MM-DD) (required)")
-	slots := fs.Int("slots", 0, "jobs this process runs at once, K >= 1 (required)")
+	slots := fs.Int("slots", 0, fmt.Sprintf("jobs this process runs at once, K, 1 to %d (required)", maxPoolWorkers))
 	minute := addMinuteFlag(fs, 0)
 	crash := fs.Int("crash-after-jobs", 0, "exit abruptly (SIGKILL, as kill -9) in the middle of this process's J-th job")
 	wait := fs.Duration("wait", 30*time.Second, "how long to wait for a run (queuekit run) to prepare the night")
