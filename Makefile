@@ -42,9 +42,11 @@ help: ## list the targets
 
 # Ctrl-C is how the workshop stops: workshop.sh cleans up and exits 130, which
 # this recipe reads as a normal stop (no "make: *** ... Error 130"); any other
-# failure keeps its status.
+# failure keeps its status. The recipe's shell traps the signals (its child
+# gets them with default handling) so that it outlives them and reads the
+# status, instead of dying with them ("make: *** ... Terminated").
 workshop: ## start the workshop: setup, DynamoDB Local + ElasticMQ, seed, JupyterLab on 127.0.0.1 (Ctrl-C stops)
-	@scripts/workshop.sh || { status=$$?; if [[ $$status == 130 ]]; then echo "workshop: stopped (Ctrl-C)" >&2; exit 0; fi; exit $$status; }
+	@trap : INT TERM HUP; scripts/workshop.sh || { status=$$?; if [[ $$status == 130 ]]; then echo "workshop: stopped (Ctrl-C)" >&2; exit 0; fi; exit $$status; }
 
 setup: ## install the venv, GoNB, the echarts asset and warm the build cache (quick when done)
 	scripts/setup.sh
