@@ -29,7 +29,7 @@ func TestHelpListsTheCommandTable(t *testing.T) {
 		}
 		at = i
 	}
-	if !strings.Contains(out, "Exit status: 0 done, 1 failed while running, 2 bad usage or input.") {
+	if !strings.Contains(out, "Exit status: 0 done; 1 a server or the run failed") || !strings.Contains(out, "2 bad usage or input (flags, limits, input files), checked before any server is contacted.") {
 		t.Errorf("help does not document the exit status:\n%s", out)
 	}
 }

@@ -238,5 +238,6 @@ func usage(w io.Writer) {
 	for _, c := range commands {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nExit status: 0 done, 1 failed while running, 2 bad usage or input.")
+	fmt.Fprintln(w, "\nExit status: 0 done; 1 a server or the run failed (unreachable, wrong server, missing table, night or run);")
+	fmt.Fprintln(w, "2 bad usage or input (flags, limits, input files), checked before any server is contacted.")
 }
