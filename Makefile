@@ -24,7 +24,8 @@ NOTEBOOK_ARGS ?=
 SHELL_SCRIPTS := scripts/setup.sh scripts/workshop.sh scripts/env.sh scripts/with-servers.sh scripts/dynamodb-local.sh .ci/run \
 	scripts/elasticmq.sh scripts/local-server.sh scripts/servers.sh scripts/progress.sh \
 	scripts/test-stages.sh tests/lib/check.sh tests/security/loopback.sh \
-	tests/runtime/shared-servers.sh tests/runtime/signals.sh tests/runtime/home.sh scripts/workspace.sh
+	tests/runtime/shared-servers.sh tests/runtime/signals.sh tests/runtime/home.sh scripts/workspace.sh \
+	tests/runtime/kernel-processes.sh tests/runtime/lint-shell.sh
 # The tests' servers: their own ports, so a test run never shares a workshop's
 # in-memory tables (set DYNAMODB_PORT / SQS_PORT to choose).
 TEST_DYNAMODB_PORT := $(or $(DYNAMODB_PORT),8001)
@@ -33,15 +34,20 @@ WITH_TEST_SERVERS := DYNAMODB_PORT=$(TEST_DYNAMODB_PORT) SQS_PORT=$(TEST_SQS_POR
 # What `make test` runs after lint and setup, with the test servers up, in order.
 TEST_STAGES := test-go test-deploy test-notebooks test-browser test-security test-runtime
 
-.PHONY: help workshop setup dynamodb sqs lint test test-go test-deploy test-notebooks test-browser \
+.PHONY: help workshop setup dynamodb sqs lint lint-shell test test-go test-deploy test-notebooks test-browser \
 	test-security test-runtime notebooks browser security browser-deps bench bench-dynamodb bench-sqs clean \
 	reset-notebooks
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
 
+# Ctrl-C is how the workshop stops: workshop.sh cleans up and exits 130, which
+# this recipe reads as a normal stop (no "make: *** ... Error 130"); any other
+# failure keeps its status. The recipe's shell traps the signals (its child
+# gets them with default handling) so that it outlives them and reads the
+# status, instead of dying with them ("make: *** ... Terminated").
 workshop: ## start the workshop: setup, DynamoDB Local + ElasticMQ, seed, JupyterLab on 127.0.0.1 (Ctrl-C stops)
-	scripts/workshop.sh
+	@trap : INT TERM HUP; scripts/workshop.sh || { status=$$?; if [[ $$status == 130 ]]; then echo "workshop: stopped (Ctrl-C)" >&2; exit 0; fi; exit $$status; }
 
 setup: ## install the venv, GoNB, the echarts asset and warm the build cache (quick when done)
 	scripts/setup.sh
@@ -55,7 +61,7 @@ sqs: ## start ElasticMQ (SQS) in the background (stop: scripts/elasticmq.sh stop
 reset-notebooks: ## instructors: fresh copies in workspace/ (the old ones go to workspace/.previous/)
 	scripts/workspace.sh reset
 
-lint: ## gofmt, go vet, staticcheck (pinned) on both Go modules; shellcheck
+lint: lint-shell ## shellcheck (it must be installed: lint fails without it), then gofmt, go vet, staticcheck (pinned) on both Go modules
 	@files="$$(git ls-files -co --exclude-standard -- '*.go')"; \
 	  bad="$$(gofmt -l $$files)"; \
 	  if [[ -n "$$bad" ]]; then echo "gofmt -l lists files that need gofmt -w:"; echo "$$bad"; exit 1; fi; \
@@ -64,8 +70,12 @@ lint: ## gofmt, go vet, staticcheck (pinned) on both Go modules; shellcheck
 	cd deploy && go vet ./...
 	$(STATICCHECK) ./...
 	cd deploy && $(STATICCHECK) ./...
-	@if command -v shellcheck >/dev/null; then shellcheck $(SHELL_SCRIPTS) && echo "shellcheck: clean"; \
-	  else echo "shellcheck not installed (Debian: apt-get install shellcheck); skipped"; fi
+
+# A check that cannot run fails: no shellcheck, no lint.
+lint-shell: ## shellcheck on every script (fails when shellcheck is not installed)
+	@command -v shellcheck >/dev/null || { echo "lint: shellcheck is not installed, so the scripts cannot be checked: apt-get install shellcheck (Debian/Ubuntu) or brew install shellcheck, then rerun" >&2; exit 1; }
+	shellcheck $(SHELL_SCRIPTS)
+	@echo "shellcheck: clean"
 
 test: ## everything: lint, setup, then $(TEST_STAGES); a summary line per stage and a verdict
 	@DYNAMODB_PORT=$(TEST_DYNAMODB_PORT) SQS_PORT=$(TEST_SQS_PORT) MAKE="$(MAKE)" scripts/test-stages.sh $(TEST_STAGES)
@@ -89,10 +99,12 @@ test-browser: ## headless Chromium: JupyterLab as first seen (ui.test.mjs), then
 test-security: ## servers on 127.0.0.1 only, unreachable from a network namespace, no CORS (expects servers)
 	tests/security/loopback.sh
 
-test-runtime: ## servers shared by two runs, make workshop under SIGTERM, nothing in $HOME (own servers, free ports)
+test-runtime: ## servers shared by two runs, make workshop under TERM and Ctrl-C, nothing in $HOME, no kernel process left, lint fails without shellcheck (own servers, free ports)
 	tests/runtime/shared-servers.sh
 	tests/runtime/signals.sh
 	tests/runtime/home.sh
+	tests/runtime/kernel-processes.sh
+	tests/runtime/lint-shell.sh
 
 notebooks: setup ## execute every notebook headless, with the servers started for the run
 	$(WITH_TEST_SERVERS) $(MAKE) test-notebooks

@@ -13,10 +13,10 @@
 // What it shows, and what the tests assert: Query reads only the night
 // (scanned == returned) and its read capacity does not depend on the table
 // size; Scan reads, and is charged for, every item of the table, so its
-// capacity grows with the table. On-demand reads cost
-// PricePerMillionReads dollars per million read request units:
+// capacity grows with the table. On-demand reads cost the price table's
+// dollars per million read request units (package prices):
 //
-//	cost = RCU × 0.125 / 1,000,000 dollars
+//	cost = RCU × OnDemandPerMillionReads / 1,000,000 dollars
 //
 // The poor key of the schema notebook (job_id alone as the partition key) is
 // just another catalog: PoorKey opens it with catalog.KeyByJobID, and the
@@ -36,15 +36,21 @@ import (
 
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/measure"
+	"github.com/nightqueue/workshop/queuekit/prices"
 	"github.com/nightqueue/workshop/queuekit/workload"
 )
 
 // PricePerMillionReads is the on-demand price of one million read request
-// units in us-east-1 (since 2024-11-01), in dollars.
-const PricePerMillionReads = 0.125
+// units, in dollars, from the module's one price table.
+//
+// Deprecated: use prices.Table2026.OnDemandPerMillionReads (or Cost); this
+// name is kept for code written against it.
+var PricePerMillionReads = prices.Table2026.OnDemandPerMillionReads
 
-// Cost is the on-demand price in dollars of rcu read capacity units.
-func Cost(rcu float64) float64 { return rcu * PricePerMillionReads / 1e6 }
+// Cost is the on-demand price in dollars of rcu read capacity units
+// (prices.Table2026).
+func Cost(rcu float64) float64 { return measure.ReadCost(rcu) }
 
 // DefaultSizes are the table sizes of the study, in nights: a week, a month,
 // a quarter and a year.
@@ -113,20 +119,9 @@ type Study struct {
 	Reseed   bool           // drop and seed every table even when it looks right
 }
 
-// Point is one measurement: the first night of a table of Nights nights,
-// read by Query and by Scan.
-type Point struct {
-	Nights, Items int
-	Table         string
-	Date          string // the night read
-	Query, Scan   catalog.AccessReport
-}
-
-// QueryCost is the dollars one Query of the night costs.
-func (p Point) QueryCost() float64 { return Cost(p.Query.ConsumedRCU) }
-
-// ScanCost is the dollars one Scan of the night costs.
-func (p Point) ScanCost() float64 { return Cost(p.Scan.ConsumedRCU) }
+// Point is one measurement of a Study: measure.Point, under the name this
+// package always had.
+type Point = measure.Point
 
 // Run seeds (or reuses) one table per size and reads the first night of
 // each with Query and with Scan. Points come in the order of Sizes.

@@ -15,17 +15,12 @@ import (
 
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/measure"
 )
 
-// Read is one measured way of reading (part of) a night: what DynamoDB
-// reported, how many requests it took and how many bytes came back over
-// HTTP (the response bodies, as the client received them).
-type Read struct {
-	Label         string
-	Report        catalog.AccessReport
-	Requests      int
-	ResponseBytes int64
-}
+// Read is one measured way of reading (part of) a night: measure.Read,
+// under the name this package always had.
+type Read = measure.Read
 
 // byteCounter is an HTTP client that counts the bytes of response bodies.
 type byteCounter struct {

@@ -79,8 +79,8 @@
 //
 //	requests per job = (2·⌈b · payload KB / 64⌉ + 1) / b.
 //
-// Prices live in one dated table, Prices2026, with its sources; nothing else
-// in the package holds a price.
+// Prices live in the module's one dated table, prices.Table2026 (here
+// Prices2026), with its sources; nothing else in the module holds a price.
 package capacity
 
 import (
@@ -88,6 +88,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/mmc"
 )
 
@@ -99,6 +100,16 @@ const SecondsPerDay = 24 * 60 * 60
 const (
 	PartitionWriteUnits = 1000
 	PartitionReadUnits  = 3000
+)
+
+// Limits of a Fleet's inputs, stated so that a sizing never overflows an int
+// or prints an infinite cost: far beyond any real fleet, checked by Validate.
+const (
+	MaxJobsPerDay        = 1e12       // a trillion jobs a day (11.6 million a second)
+	MaxThreadsPerMachine = 100_000    // worker threads of one machine
+	MaxJobMemoryMB       = 10_000_000 // 10 TB for one job
+	MaxMachineMemoryGB   = 1_000_000  // 1 PB for one machine
+	MaxPeakFactor        = 1000       // peak rate over the average
 )
 
 // Fleet is the input of a fleet sizing.
@@ -129,20 +140,20 @@ func (f Fleet) Validate() error {
 		return fmt.Errorf("%s = %v: %s", name, v, want)
 	}
 	switch {
-	case !finitePositive(f.JobsPerDay):
-		return bad("jobs per day", f.JobsPerDay, "want a positive number, e.g. 100000000")
-	case !finitePositive(f.JobMinutes):
-		return bad("job minutes", f.JobMinutes, "want a positive number of minutes, e.g. 5")
-	case f.ThreadsPerMachine < 1:
-		return bad("threads per machine", f.ThreadsPerMachine, "want at least 1, e.g. 32")
-	case !finitePositive(f.JobMemoryMB):
-		return bad("job memory MB", f.JobMemoryMB, "want a positive number of megabytes, e.g. 50")
-	case !finitePositive(f.MachineMemoryGB):
-		return bad("machine memory GB", f.MachineMemoryGB, "want a positive number of gigabytes, e.g. 16")
+	case !finitePositive(f.JobsPerDay) || f.JobsPerDay > MaxJobsPerDay:
+		return bad("jobs per day", f.JobsPerDay, fmt.Sprintf("want a positive number up to %.0e, e.g. 100000000", float64(MaxJobsPerDay)))
+	case !finitePositive(f.JobMinutes) || f.JobMinutes > queuekit.MaxRuntimeMinutes:
+		return bad("job minutes", f.JobMinutes, fmt.Sprintf("want a positive number of minutes up to %d (a week), e.g. 5", queuekit.MaxRuntimeMinutes))
+	case f.ThreadsPerMachine < 1 || f.ThreadsPerMachine > MaxThreadsPerMachine:
+		return bad("threads per machine", f.ThreadsPerMachine, fmt.Sprintf("want 1 to %d, e.g. 32", MaxThreadsPerMachine))
+	case !finitePositive(f.JobMemoryMB) || f.JobMemoryMB > MaxJobMemoryMB:
+		return bad("job memory MB", f.JobMemoryMB, fmt.Sprintf("want a positive number of megabytes up to %d, e.g. 50", MaxJobMemoryMB))
+	case !finitePositive(f.MachineMemoryGB) || f.MachineMemoryGB > MaxMachineMemoryGB:
+		return bad("machine memory GB", f.MachineMemoryGB, fmt.Sprintf("want a positive number of gigabytes up to %d, e.g. 16", MaxMachineMemoryGB))
 	case f.MachineMemoryGB*1000 < f.JobMemoryMB:
 		return fmt.Errorf("machine memory %v GB is less than one job's %v MB: no job fits; give the machine more memory", f.MachineMemoryGB, f.JobMemoryMB)
-	case !(f.PeakFactor >= 1) || math.IsInf(f.PeakFactor, 0):
-		return bad("peak factor", f.PeakFactor, "want a number >= 1 (1 means flat arrivals)")
+	case !(f.PeakFactor >= 1) || f.PeakFactor > MaxPeakFactor:
+		return bad("peak factor", f.PeakFactor, fmt.Sprintf("want a number from 1 (flat arrivals) to %d", MaxPeakFactor))
 	case !(f.TargetUtilization > 0 && f.TargetUtilization <= 1):
 		return bad("target utilization", f.TargetUtilization, "want a fraction in (0, 1], e.g. 0.8")
 	}

@@ -31,6 +31,12 @@ func (l Lifecycle) withDefaults() Lifecycle {
 	return l
 }
 
+// Limits of a Lifecycle's counts, checked by Validate.
+const (
+	MaxWritesPerJob = 100_000 // state writes, heartbeats, index writes or status reads of one job
+	MaxPollBatch    = 100_000 // due jobs one poll Query returns
+)
+
 // Validate checks the lifecycle.
 func (l Lifecycle) Validate() error {
 	l = l.withDefaults()
@@ -42,8 +48,11 @@ func (l Lifecycle) Validate() error {
 	case l.StateWrites < 1 || l.Heartbeats < 0 || l.IndexWrites < 0 || l.StatusReads < 0:
 		return fmt.Errorf("state writes %d, heartbeats %d, index writes %d, status reads %d: want at least 1 state write and no negative counts",
 			l.StateWrites, l.Heartbeats, l.IndexWrites, l.StatusReads)
-	case l.PollBatch < 1:
-		return fmt.Errorf("poll batch = %d: want at least 1 item per poll", l.PollBatch)
+	case l.StateWrites > MaxWritesPerJob || l.Heartbeats > MaxWritesPerJob || l.IndexWrites > MaxWritesPerJob || l.StatusReads > MaxWritesPerJob:
+		return fmt.Errorf("state writes %d, heartbeats %d, index writes %d, status reads %d: want at most %d each",
+			l.StateWrites, l.Heartbeats, l.IndexWrites, l.StatusReads, MaxWritesPerJob)
+	case l.PollBatch < 1 || l.PollBatch > MaxPollBatch:
+		return fmt.Errorf("poll batch = %d: want 1 to %d items per poll", l.PollBatch, MaxPollBatch)
 	}
 	return nil
 }

@@ -2,8 +2,11 @@ package capacity
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/nightqueue/workshop/queuekit/prices"
 )
 
 func TestLifecycleUnits(t *testing.T) {
@@ -90,11 +93,13 @@ func TestDynamoCostsByHand(t *testing.T) {
 	near(t, "provisioned at peak 3, U 0.5", d2.ProvisionedUSDPerDay, 6*d.ProvisionedUSDPerDay, 1e-9)
 }
 
+// The break-even utilisations, derived by hand from the 2026 prices:
+// writes $0.00065 per WCU-hour over 3,600 × $0.625/10⁶ = $0.00225, which is
+// 13/45 = 0.28889; reads $0.00013 per RCU-hour over 3,600 × $0.125/10⁶ =
+// $0.00045, the same 13/45.
 func TestBreakEvenUtilization(t *testing.T) {
-	// $0.00065 per WCU-hour over 3,600 × $0.625/10⁶ = $0.00225: 0.2889.
-	near(t, "break-even", Prices2026.BreakEvenUtilization(), 0.00065/0.00225, 1e-12)
-	// Reads break even at the same point: 0.00013 / (3,600 × 0.125/10⁶ = 0.00045).
-	near(t, "read break-even", Prices2026.ProvisionedRCUHour/(3600*Prices2026.OnDemandPerMillionReads/1e6), 0.2889, 1e-4)
+	near(t, "write break-even", Prices2026.BreakEvenUtilization(), 13.0/45, 1e-12)
+	near(t, "read break-even", Prices2026.ReadBreakEvenUtilization(), 13.0/45, 1e-12)
 }
 
 func TestSQSRequestsAndCost(t *testing.T) {
@@ -126,15 +131,11 @@ func TestSQSRequestsAndCost(t *testing.T) {
 	}
 }
 
-func TestPricesAreOneDatedTable(t *testing.T) {
-	p := Prices2026
-	if p.Checked == "" || p.Region != "us-east-1" || len(p.Sources) < 3 {
-		t.Errorf("prices table lacks its date, region or sources: %+v", p)
-	}
-	for _, s := range p.Sources {
-		if !strings.HasPrefix(s, "https://aws.amazon.com/") {
-			t.Errorf("source %q is not an AWS page", s)
-		}
+// capacity prices with the module's one table (package prices tests that no
+// other exists).
+func TestCapacityPricesAreTheOneTable(t *testing.T) {
+	if !reflect.DeepEqual(Prices2026, prices.Table2026) {
+		t.Errorf("capacity.Prices2026 = %+v, want prices.Table2026", Prices2026)
 	}
 }
 

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"syscall"
 
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 )
 
 // UnreachableError says that nothing answered at the DynamoDB endpoint. Its
@@ -31,6 +33,45 @@ func (e *UnreachableError) Error() string {
 
 // Unwrap returns the SDK error.
 func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// WrongServerError says that something answered at the endpoint, but not
+// as DynamoDB does (for example a web server answering HTML): the endpoint
+// names another server. Its message is one line naming the endpoint and the
+// variable (or flag) to fix.
+type WrongServerError struct {
+	Endpoint string // the URL, or "the AWS default endpoint"
+	Status   int    // the HTTP status of the answer, 0 if unknown
+	Err      error  // the SDK error
+}
+
+func (e *WrongServerError) Error() string {
+	status := ""
+	if e.Status != 0 {
+		status = fmt.Sprintf(" (HTTP %d, not a DynamoDB reply)", e.Status)
+	}
+	return fmt.Sprintf("the server at %s answers but is not DynamoDB%s: point --endpoint / %s at DynamoDB Local (%s)",
+		e.Endpoint, status, EnvEndpoint, StartLocalHint)
+}
+
+// Unwrap returns the SDK error.
+func (e *WrongServerError) Unwrap() error { return e.Err }
+
+// NotTheServer reports whether err is an answer the SDK could not read as
+// its service's reply (a deserialization failure: HTML, plain text, another
+// protocol), and the HTTP status of that answer. It is how both the catalog
+// and the SQS client tell "another server answers here" from "nothing
+// answers" (UnreachableReason).
+func NotTheServer(err error) (status int, ok bool) {
+	var de *smithy.DeserializationError
+	if !errors.As(err, &de) {
+		return 0, false
+	}
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) {
+		status = re.HTTPStatusCode()
+	}
+	return status, true
+}
 
 // TableMissingError says that the catalog table does not exist.
 type TableMissingError struct {
@@ -77,6 +118,9 @@ func (c *Catalog) explain(ctx context.Context, err error) error {
 	var rnf *types.ResourceNotFoundException
 	if errors.As(err, &rnf) {
 		return &TableMissingError{Table: c.opts.Table, Endpoint: c.where(), Err: err}
+	}
+	if status, ok := NotTheServer(err); ok {
+		return &WrongServerError{Endpoint: c.where(), Status: status, Err: err}
 	}
 	if reason := unreachable(err); reason != "" {
 		return &UnreachableError{Endpoint: c.where(), Reason: reason, Local: c.local, Err: err}

@@ -126,7 +126,7 @@ func (c *Catalog) lookup(ctx context.Context, jobID string) (map[string]types.At
 		if err != nil {
 			return nil, rep, fail(err)
 		}
-		rep.add(out.Count, out.ScannedCount, out.ConsumedCapacity, len(out.LastEvaluatedKey) > 0)
+		addPage(&rep, out.Count, out.ScannedCount, out.ConsumedCapacity, len(out.LastEvaluatedKey) > 0)
 		if len(out.Items) > 0 && found == nil {
 			found = out.Items[0]
 		}

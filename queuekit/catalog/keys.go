@@ -134,7 +134,7 @@ func (c *Catalog) QueryPartition(ctx context.Context, value string) ([]map[strin
 			rep.Elapsed = time.Since(began)
 			return nil, rep, fmt.Errorf("query %s = %q in table %s: page %d: %w", pk, value, c.opts.Table, rep.Pages+1, err)
 		}
-		rep.add(out.Count, out.ScannedCount, out.ConsumedCapacity, len(out.LastEvaluatedKey) > 0)
+		addPage(&rep, out.Count, out.ScannedCount, out.ConsumedCapacity, len(out.LastEvaluatedKey) > 0)
 		items = append(items, out.Items...)
 	}
 	rep.Elapsed = time.Since(began)

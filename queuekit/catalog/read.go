@@ -2,10 +2,8 @@ package catalog
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"sort"
 	"sync"
 	"time"
@@ -17,72 +15,18 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/nightqueue/workshop/queuekit"
+	"github.com/nightqueue/workshop/queuekit/measure"
 )
 
-// AccessReport measures one read of a night: what DynamoDB returned, what it
-// had to read to get there, and what that cost.
-type AccessReport struct {
-	Method       string        // "Query" or "Scan"
-	Count        int           // items returned
-	ScannedCount int           // items read before the filter (Query: equal to Count)
-	ConsumedRCU  float64       // read capacity units consumed, all pages
-	Pages        int           // requests (pages of at most 1 MB)
-	Segments     int           // parallel Scan segments (1 for Query and a plain Scan)
-	Elapsed      time.Duration // wall time of the read
-	// PerPage describes every response in the order they arrived (for a
-	// parallel Scan, the segments' pages interleaved).
-	PerPage []Page
-}
+// AccessReport measures one read of a night: measure.AccessReport, under
+// the name this package always had.
+type AccessReport = measure.AccessReport
 
-// Page is one response of a read: DynamoDB reads at most 1 MB per request
-// before it applies a filter, so a page may return nothing (Count 0) and
-// still say there is more (More: it carried a LastEvaluatedKey).
-type Page struct {
-	Count, ScannedCount int
-	ConsumedRCU         float64
-	More                bool
-}
+// Page is one response of a read: measure.Page.
+type Page = measure.Page
 
-// EmptyPagesWithMore counts the pages that returned no item but had a next
-// page: the 1 MB read limit applies before the filter.
-func (r AccessReport) EmptyPagesWithMore() int {
-	n := 0
-	for _, p := range r.PerPage {
-		if p.Count == 0 && p.More {
-			n++
-		}
-	}
-	return n
-}
-
-// accessJSON is the JSON form: {"count","scanned_count","consumed_rcu","pages","elapsed_ms"}.
-type accessJSON struct {
-	Count        int     `json:"count"`
-	ScannedCount int     `json:"scanned_count"`
-	ConsumedRCU  float64 `json:"consumed_rcu"`
-	Pages        int     `json:"pages"`
-	ElapsedMS    float64 `json:"elapsed_ms"`
-}
-
-// MarshalJSON writes the report as {"count", "scanned_count",
-// "consumed_rcu", "pages", "elapsed_ms"}.
-func (r AccessReport) MarshalJSON() ([]byte, error) {
-	return json.Marshal(accessJSON{r.Count, r.ScannedCount, r.ConsumedRCU, r.Pages,
-		math.Round(float64(r.Elapsed.Microseconds())) / 1000})
-}
-
-// UnmarshalJSON reads the form MarshalJSON writes.
-func (r *AccessReport) UnmarshalJSON(b []byte) error {
-	var a accessJSON
-	if err := json.Unmarshal(b, &a); err != nil {
-		return err
-	}
-	*r = AccessReport{Count: a.Count, ScannedCount: a.ScannedCount, ConsumedRCU: a.ConsumedRCU, Pages: a.Pages,
-		Elapsed: time.Duration(a.ElapsedMS * float64(time.Millisecond))}
-	return nil
-}
-
-func (r *AccessReport) add(count, scanned int32, cc *types.ConsumedCapacity, more bool) {
+// addPage adds one response to r.
+func addPage(r *AccessReport, count, scanned int32, cc *types.ConsumedCapacity, more bool) {
 	p := Page{Count: int(count), ScannedCount: int(scanned), More: more}
 	if cc != nil {
 		p.ConsumedRCU = aws.ToFloat64(cc.CapacityUnits)
@@ -190,7 +134,7 @@ func (c *Catalog) QueryNight(ctx context.Context, date, window string, opts ...R
 			rep.Elapsed = time.Since(began)
 			return queuekit.Night{}, rep, fmt.Errorf("query %s in table %s: page %d: %w", describe(date, window), c.opts.Table, rep.Pages+1, err)
 		}
-		rep.add(out.Count, out.ScannedCount, out.ConsumedCapacity, len(out.LastEvaluatedKey) > 0)
+		addPage(&rep, out.Count, out.ScannedCount, out.ConsumedCapacity, len(out.LastEvaluatedKey) > 0)
 		items = append(items, out.Items...)
 	}
 	rep.Elapsed = time.Since(began)
@@ -241,7 +185,7 @@ func (c *Catalog) getItem(ctx context.Context, key map[string]types.AttributeVal
 	if out.Item != nil {
 		n = 1
 	}
-	rep.add(n, n, out.ConsumedCapacity, false)
+	addPage(&rep, n, n, out.ConsumedCapacity, false)
 	if out.Item == nil {
 		return nil, rep, ErrNoSuchJob
 	}
@@ -296,7 +240,7 @@ func (c *Catalog) ScanNight(ctx context.Context, date, window string, segments i
 					return fmt.Errorf("segment %d of %d: %w", s+1, segments, err)
 				}
 				mu.Lock()
-				rep.add(out.Count, out.ScannedCount, out.ConsumedCapacity, len(out.LastEvaluatedKey) > 0)
+				addPage(&rep, out.Count, out.ScannedCount, out.ConsumedCapacity, len(out.LastEvaluatedKey) > 0)
 				items = append(items, out.Items...)
 				mu.Unlock()
 			}

@@ -15,6 +15,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/nightqueue/workshop/queuekit"
+	"github.com/nightqueue/workshop/queuekit/measure"
+	"github.com/nightqueue/workshop/queuekit/prices"
 )
 
 // BatchSize is the most items one BatchWriteItem request may carry.
@@ -43,28 +45,16 @@ func WithProgress(fn func(done, total int)) SeedOption {
 // capacity to show the effect of item size.
 func WithPadding(n int) SeedOption { return func(o *seedOptions) { o.padding = n } }
 
-// SeedReport describes a finished seed.
-type SeedReport struct {
-	Items    int           // items written
-	Requests int           // write requests sent, retries included
-	Retried  int           // items sent again because DynamoDB returned them unprocessed
-	Elapsed  time.Duration // wall time of the writes
-	// WriteUnits are the write capacity units DynamoDB reported consumed,
-	// table and indexes together (on demand: write request units); a write
-	// of an item up to 1 KB is one unit, whether it goes in a
-	// BatchWriteItem or a PutItem of its own.
-	WriteUnits float64
-	// IndexWriteUnits is the part of WriteUnits spent on global secondary
-	// indexes: every index holding the item is written too.
-	IndexWriteUnits float64
-}
+// SeedReport describes a finished seed: measure.SeedReport, under the name
+// this package always had.
+type SeedReport = measure.SeedReport
 
 // PricePerMillionWrites is the on-demand price of one million write request
-// units in us-east-1 (since 2024-11-01), in dollars.
-const PricePerMillionWrites = 0.625
-
-// Cost is the on-demand price of the seed's writes in dollars.
-func (r SeedReport) Cost() float64 { return r.WriteUnits * PricePerMillionWrites / 1e6 }
+// units, in dollars, from the module's one price table.
+//
+// Deprecated: use prices.Table2026.OnDemandPerMillionWrites (or
+// SeedReport.Cost); this name is kept for code written against it.
+var PricePerMillionWrites = prices.Table2026.OnDemandPerMillionWrites
 
 // writeUnits sums consumed capacity: total, and the part spent on indexes.
 func writeUnits(ccs ...types.ConsumedCapacity) (total, index float64) {
@@ -75,14 +65,6 @@ func writeUnits(ccs ...types.ConsumedCapacity) (total, index float64) {
 		}
 	}
 	return total, index
-}
-
-// ItemsPerSecond is the write rate of the seed.
-func (r SeedReport) ItemsPerSecond() float64 {
-	if r.Elapsed <= 0 {
-		return 0
-	}
-	return float64(r.Items) / r.Elapsed.Seconds()
 }
 
 // Seed writes jobs into the table with BatchWriteItem: 25 items a request,
@@ -252,6 +234,32 @@ func (c *Catalog) PutEach(ctx context.Context, jobs []queuekit.Job, opts ...Seed
 	return rep, nil
 }
 
+// CheckSeed validates jobs exactly as Seed does before its first write
+// (every job's fields, duplicate job ids, each item within DynamoDB's
+// 400 KB and key limits with the options' padding), without contacting
+// DynamoDB: a command calls it before creating the table, so bad input
+// leaves nothing created and nothing written.
+func (c *Catalog) CheckSeed(jobs []queuekit.Job, opts ...SeedOption) error {
+	_, _, err := c.prepare(jobs, opts)
+	return err
+}
+
+// checkItemSize refuses an item over DynamoDB's item or key size limits,
+// naming the largest attribute.
+func checkItemSize(loc string, it map[string]types.AttributeValue) error {
+	if k, ok := it[queuekit.AttrWindowJobID].(*types.AttributeValueMemberS); ok && len(k.Value) > MaxSortKeyBytes {
+		return &queuekit.FieldError{Location: loc, Field: queuekit.AttrWindowJobID, Value: fmt.Sprintf("%d bytes", len(k.Value)),
+			Problem: fmt.Sprintf("a sort key is at most %d bytes in DynamoDB", MaxSortKeyBytes), Fix: "shorten job_id"}
+	}
+	if n := ItemSize(it); n > MaxItemBytes {
+		name, size := biggestAttribute(it)
+		return &queuekit.FieldError{Location: loc, Field: name, Value: fmt.Sprintf("%d bytes", size),
+			Problem: fmt.Sprintf("the item is %d bytes, over DynamoDB's item limit of %d bytes (400 KB)", n, MaxItemBytes),
+			Fix:     "shorten the attribute (or lower --pad-bytes)"}
+	}
+	return nil
+}
+
 // prepare validates every job and marshals it; duplicate keys are refused
 // because one BatchWriteItem request may not carry the same key twice.
 func (c *Catalog) prepare(jobs []queuekit.Job, opts []SeedOption) (seedOptions, []map[string]types.AttributeValue, error) {
@@ -289,7 +297,11 @@ func (c *Catalog) prepare(jobs []queuekit.Job, opts []SeedOption) (seedOptions, 
 				if pad != nil {
 					it[AttrPadding] = pad
 				}
-				items = append(items, it)
+				if err := checkItemSize(loc, it); err != nil {
+					errs = append(errs, err)
+				} else {
+					items = append(items, it)
+				}
 			}
 		}
 		if len(errs) >= queuekit.MaxReportedErrors {

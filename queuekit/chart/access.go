@@ -9,9 +9,8 @@ import (
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
 
-	"github.com/nightqueue/workshop/queuekit/access"
-	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/format"
+	"github.com/nightqueue/workshop/queuekit/measure"
 )
 
 // Metric selects what QueryVsScan draws.
@@ -37,7 +36,7 @@ func (m Metric) String() string {
 }
 
 // values reads the metric of the Query and the Scan of one study point.
-func (m Metric) values(p access.Point) (query, scan float64) {
+func (m Metric) values(p measure.Point) (query, scan float64) {
 	switch m {
 	case Latency:
 		return millis(p.Query.Elapsed), millis(p.Scan.Elapsed)
@@ -51,7 +50,7 @@ func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // QueryVsScan draws one metric of Query and Scan against the table size
 // (items), one point per measurement of an access.Study.
-func QueryVsScan(points []access.Point, m Metric, set ...Setting) (*Chart, error) {
+func QueryVsScan(points []measure.Point, m Metric, set ...Setting) (*Chart, error) {
 	if m < ReadCapacity || m > ItemsScanned {
 		return nil, fmt.Errorf("query vs scan: unknown %s", m)
 	}
@@ -104,7 +103,7 @@ func QueryVsScan(points []access.Point, m Metric, set ...Setting) (*Chart, error
 // AccessTable is the study's table: per table size, what each read
 // returned, scanned and cost in capacity, time and dollars, and how many
 // pages it took.
-func AccessTable(points []access.Point) format.Table {
+func AccessTable(points []measure.Point) format.Table {
 	t := format.Table{Headers: []string{"nights", "items in table", "returned", "Query scanned", "Scan scanned",
 		"Query read units", "Scan read units", "Query ms", "Scan ms", "Query pages", "Scan pages", "Scan $ per million reads"}}
 	for _, p := range points {
@@ -120,7 +119,7 @@ func AccessTable(points []access.Point) format.Table {
 // ReadsTable puts reads side by side, one labelled row each: method, items
 // returned and scanned, capacity, dollars per million such reads, pages,
 // segments and milliseconds.
-func ReadsTable(labels []string, reports []catalog.AccessReport) format.Table {
+func ReadsTable(labels []string, reports []measure.AccessReport) format.Table {
 	t := format.Table{Headers: []string{"read", "method", "returned", "scanned", "read units", "$ per million reads", "pages", "segments", "ms"}}
 	for i, r := range reports {
 		label := ""
@@ -128,7 +127,7 @@ func ReadsTable(labels []string, reports []catalog.AccessReport) format.Table {
 			label = labels[i]
 		}
 		t.Rows = append(t.Rows, []string{label, r.Method, strconv.Itoa(r.Count), strconv.Itoa(r.ScannedCount),
-			format.Num(r.ConsumedRCU), format.Dollars(access.Cost(r.ConsumedRCU) * 1e6), strconv.Itoa(r.Pages),
+			format.Num(r.ConsumedRCU), format.Dollars(measure.ReadCost(r.ConsumedRCU) * 1e6), strconv.Itoa(r.Pages),
 			strconv.Itoa(max(r.Segments, 1)), format.Millis(millis(r.Elapsed))})
 	}
 	return t
@@ -138,7 +137,7 @@ func ReadsTable(labels []string, reports []catalog.AccessReport) format.Table {
 // scanned, 0.5 read units ($0.0000000625), 1 page, 3.2 ms". Read units are
 // what DynamoDB reports consumed: read request units on demand (billed per
 // unit), read capacity units (RCU) against a provisioned table.
-func DescribeRead(r catalog.AccessReport) string {
+func DescribeRead(r measure.AccessReport) string {
 	pages := "pages"
 	if r.Pages == 1 {
 		pages = "page"
@@ -148,26 +147,26 @@ func DescribeRead(r catalog.AccessReport) string {
 		seg = fmt.Sprintf(", %d segments", r.Segments)
 	}
 	return fmt.Sprintf("%s: returned %d of %d items scanned, %s read units (%s), %d %s%s, %s ms",
-		r.Method, r.Count, r.ScannedCount, format.Num(r.ConsumedRCU), format.Dollars(access.Cost(r.ConsumedRCU)),
+		r.Method, r.Count, r.ScannedCount, format.Num(r.ConsumedRCU), format.Dollars(measure.ReadCost(r.ConsumedRCU)),
 		r.Pages, pages, seg, format.Millis(millis(r.Elapsed)))
 }
 
 // NightReadsTable compares the measured reads of access.NightReads: requests,
 // items returned and read (scanned), read units, dollars per million such
 // reads on demand, and the bytes that came back.
-func NightReadsTable(reads []access.Read) format.Table {
+func NightReadsTable(reads []measure.Read) format.Table {
 	t := format.Table{Headers: []string{"read", "requests", "returned", "read (scanned)", "read units", "$ per million", "response bytes"}}
 	for _, r := range reads {
 		t.Rows = append(t.Rows, []string{r.Label, strconv.Itoa(r.Requests), strconv.Itoa(r.Report.Count),
 			strconv.Itoa(r.Report.ScannedCount), format.Num(r.Report.ConsumedRCU),
-			format.Dollars(access.Cost(r.Report.ConsumedRCU) * 1e6), strconv.FormatInt(r.ResponseBytes, 10)})
+			format.Dollars(measure.ReadCost(r.Report.ConsumedRCU) * 1e6), strconv.FormatInt(r.ResponseBytes, 10)})
 	}
 	return t
 }
 
 // PagesTable lists the pages of one read: items returned and scanned, read
 // units, and whether DynamoDB said there was a next page (LastEvaluatedKey).
-func PagesTable(r catalog.AccessReport) format.Table {
+func PagesTable(r measure.AccessReport) format.Table {
 	t := format.Table{Headers: []string{"page", "returned", "scanned", "read units", "next page?"}}
 	for i, p := range r.PerPage {
 		more := "no"
@@ -182,7 +181,7 @@ func PagesTable(r catalog.AccessReport) format.Table {
 // WritesTable compares seeding reports (catalog.Seed against
 // catalog.PutEach, or a table with and without an index): items, requests,
 // write units (of which on indexes), dollars on demand, and time.
-func WritesTable(labels []string, reps []catalog.SeedReport) format.Table {
+func WritesTable(labels []string, reps []measure.SeedReport) format.Table {
 	t := format.Table{Headers: []string{"write", "items", "requests", "write units", "of which indexes", "cost on demand", "ms"}}
 	for i, r := range reps {
 		label := ""

@@ -30,11 +30,14 @@ type SliceResult struct {
 
 // Final is a run's collated result.
 type Final struct {
-	Run          string          `json:"run"`
-	Slices       int             `json:"slices"`
-	Processed    int             `json:"processed"`     // slices with a result
-	DeadLettered []int           `json:"dead_lettered"` // slice indices, ascending
-	Result       json.RawMessage `json:"result"`
+	Run          string `json:"run"`
+	Slices       int    `json:"slices"`
+	Processed    int    `json:"processed"`     // slices with a result
+	DeadLettered []int  `json:"dead_lettered"` // slice indices, ascending
+	// LastErrors is the cause each dead-lettered slice's last failed
+	// attempt recorded, by slice index.
+	LastErrors map[int]string  `json:"last_errors,omitempty"`
+	Result     json.RawMessage `json:"result"`
 }
 
 // Complete reports whether every slice is done or dead-lettered.
@@ -75,6 +78,10 @@ func (c *Collator) Collate(ctx context.Context) (Final, bool, error) {
 		case statusDead:
 			f.DeadLettered = append(f.DeadLettered, it.Slice)
 			deadKeys = append(deadKeys, it.Key)
+			if f.LastErrors == nil {
+				f.LastErrors = map[int]string{}
+			}
+			f.LastErrors[it.Slice] = it.Error
 		}
 	}
 	f.Processed = len(done)
@@ -134,8 +141,7 @@ func (c *Collator) markDead(ctx context.Context) error {
 			if json.Unmarshal([]byte(aws.ToString(m.Body)), &p) != nil || p.Run != c.Run {
 				continue
 			}
-			err := c.Results.put(ctx, sliceItem{Run: p.Run, Slice: p.Slice, Key: p.Key, Status: statusDead, Error: "dead-lettered"})
-			if err != nil && err != errWritten {
+			if err := c.Results.markDead(ctx, p); err != nil {
 				return err
 			}
 		}

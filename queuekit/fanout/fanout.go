@@ -39,7 +39,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -90,7 +89,12 @@ const (
 	attrStatus = "status"
 	statusDone = "done"
 	statusDead = "dead"
-	finalSlice = -1
+	// statusFailed is a slice whose last attempt failed; its "error" holds
+	// that attempt's cause, and the dead-letter marker keeps it.
+	statusFailed = "failed"
+	// maxErrorText bounds a stored cause (an item is at most 400 KB).
+	maxErrorText = 1000
+	finalSlice   = -1
 )
 
 // NewResults returns the results table c names (c.Table()).
@@ -102,31 +106,20 @@ func NewResults(c *catalog.Catalog) *Results {
 func (r *Results) Table() string { return r.table }
 
 // Create creates the table (on-demand) unless it exists, and waits until it
-// is active.
+// is active, through the catalog's create-and-wait (so under its
+// Options.WaitTimeout, with its typed errors).
 func (r *Results) Create(ctx context.Context) error {
-	_, err := catalog.Call(ctx, r.cat, func(ctx context.Context) (*dynamodb.CreateTableOutput, error) {
-		return r.ddb.CreateTable(ctx, &dynamodb.CreateTableInput{
-			TableName:   aws.String(r.table),
-			BillingMode: types.BillingModePayPerRequest,
-			AttributeDefinitions: []types.AttributeDefinition{
-				{AttributeName: aws.String(attrRun), AttributeType: types.ScalarAttributeTypeS},
-				{AttributeName: aws.String(attrSlice), AttributeType: types.ScalarAttributeTypeN}},
-			KeySchema: []types.KeySchemaElement{
-				{AttributeName: aws.String(attrRun), KeyType: types.KeyTypeHash},
-				{AttributeName: aws.String(attrSlice), KeyType: types.KeyTypeRange}},
-		})
+	err := r.cat.CreateTableFrom(ctx, &dynamodb.CreateTableInput{
+		BillingMode: types.BillingModePayPerRequest,
+		AttributeDefinitions: []types.AttributeDefinition{
+			{AttributeName: aws.String(attrRun), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String(attrSlice), AttributeType: types.ScalarAttributeTypeN}},
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String(attrRun), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String(attrSlice), KeyType: types.KeyTypeRange}},
 	})
-	var inUse *types.ResourceInUseException
-	if err != nil && !errors.As(err, &inUse) {
-		return fmt.Errorf("create results table %s: %w", r.table, err)
-	}
-	w := dynamodb.NewTableExistsWaiter(r.ddb, func(o *dynamodb.TableExistsWaiterOptions) {
-		if r.cat.Local() {
-			o.MinDelay, o.MaxDelay = 100*time.Millisecond, time.Second
-		}
-	})
-	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(r.table)}, 2*time.Minute); err != nil {
-		return fmt.Errorf("create results table %s: %w", r.table, err)
+	if err != nil {
+		return fmt.Errorf("results table: %w", err)
 	}
 	return nil
 }
@@ -144,23 +137,28 @@ type sliceItem struct {
 	Status string          `dynamodbav:"status"`
 	Result json.RawMessage `dynamodbav:"result,omitempty"`
 	Error  string          `dynamodbav:"error,omitempty"`
+	// Attempts is the ApproximateReceiveCount of the failed attempt.
+	Attempts int `dynamodbav:"attempts,omitempty"`
 }
 
 // errWritten says that a slice's result was already there.
 var errWritten = errors.New("result already written")
 
 // put writes a slice's result unless one is there already: the condition is
-// "no item, or a dead-letter marker", so a redelivered message never counts
-// twice and a redriven slice replaces its marker.
+// "no item, a failed attempt's record, or a dead-letter marker", so a
+// redelivered message never counts twice and a redriven slice replaces its
+// marker.
 func (r *Results) put(ctx context.Context, it sliceItem) error {
 	av, err := attributevalue.MarshalMap(it)
 	if err != nil {
 		return err
 	}
 	cond := expression.Or(expression.AttributeNotExists(expression.Name(attrRun)),
-		expression.Name(attrStatus).Equal(expression.Value(statusDead)))
-	if it.Status == statusDead { // a marker never replaces a result
-		cond = expression.AttributeNotExists(expression.Name(attrRun))
+		expression.Name(attrStatus).Equal(expression.Value(statusDead)),
+		expression.Name(attrStatus).Equal(expression.Value(statusFailed)))
+	if it.Status == statusFailed { // a failure never replaces a result or a marker
+		cond = expression.Or(expression.AttributeNotExists(expression.Name(attrRun)),
+			expression.Name(attrStatus).Equal(expression.Value(statusFailed)))
 	}
 	expr, err := expression.NewBuilder().WithCondition(cond).Build()
 	if err != nil {
@@ -178,6 +176,46 @@ func (r *Results) put(ctx context.Context, it sliceItem) error {
 		return fmt.Errorf("write result of slice %d of run %s: %w", it.Slice, it.Run, err)
 	}
 	return nil
+}
+
+// markDead puts the dead-letter marker of slice p: status "dead", keeping
+// the cause a failed attempt recorded (the last one), or saying that none
+// was recorded. It never replaces a result or another marker.
+func (r *Results) markDead(ctx context.Context, p Pointer) error {
+	none := "no attempt recorded a cause: each ended without a failure (a processor stopped, or the visibility timeout ran out)"
+	upd := expression.Set(expression.Name(attrStatus), expression.Value(statusDead)).
+		Set(expression.Name("key"), expression.Value(p.Key)).
+		Set(expression.Name("error"), expression.IfNotExists(expression.Name("error"), expression.Value(none)))
+	cond := expression.Or(expression.AttributeNotExists(expression.Name(attrRun)),
+		expression.Name(attrStatus).Equal(expression.Value(statusFailed)))
+	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
+	if err != nil {
+		return err
+	}
+	_, err = catalog.Call(ctx, r.cat, func(ctx context.Context) (*dynamodb.UpdateItemOutput, error) {
+		return r.ddb.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(r.table),
+			Key: map[string]types.AttributeValue{attrRun: &types.AttributeValueMemberS{Value: p.Run},
+				attrSlice: &types.AttributeValueMemberN{Value: strconv.Itoa(p.Slice)}},
+			UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()})
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return nil // a result or a marker is there already
+	}
+	if err != nil {
+		return fmt.Errorf("mark slice %d of run %s dead-lettered: %w", p.Slice, p.Run, err)
+	}
+	return nil
+}
+
+// errorText is err's message, cut to maxErrorText bytes for storing.
+func errorText(err error) string {
+	s := err.Error()
+	if len(s) > maxErrorText {
+		s = s[:maxErrorText] + "..."
+	}
+	return s
 }
 
 // slices reads every slice item of a run (Query, consistent, paginated).

@@ -5,6 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"math"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,7 +66,11 @@ func TestLongSlicesExtendTheirVisibility(t *testing.T) {
 }
 
 // The collated capacity report equals the one computed directly from the
-// same nights: the fan-out changes where the work runs, not its result.
+// same nights by the report's rules, written out here (not CombineNights,
+// the code under test): nights and jobs counted from the generated nights,
+// overflow summed from each night's simulation, utilization their mean, the
+// worst night the first with the latest drain. The fan-out changes where the
+// work runs, not its result.
 func TestCollationEqualsTheDirectComputation(t *testing.T) {
 	cfg := setup(t, 8)
 	out, err := fanout.Execute(context.Background(), cfg)
@@ -74,27 +81,39 @@ func TestCollationEqualsTheDirectComputation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var done []fanout.SliceResult
-	for i, n := range nights {
+	var (
+		jobs, overflowJobs, overflowNights int
+		util, worstDrained                 float64
+		worst                              string
+	)
+	for _, n := range nights {
+		jobs += len(n.Jobs)
 		r, err := sim.Run(n, sim.Config{Workers: 3, NoTrace: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _ := json.Marshal(fanout.NightResult{BatchDate: n.BatchDate, Jobs: r.Jobs, DrainedMinute: r.DrainedMinute, OverflowJobs: r.OverflowJobs,
-			Utilization: r.Utilization, P95Wait: r.P95Wait})
-		done = append(done, fanout.SliceResult{Slice: i, Key: n.BatchDate, Result: b})
+		overflowJobs += r.OverflowJobs
+		if r.OverflowJobs > 0 {
+			overflowNights++
+		}
+		util += r.Utilization
+		if worst == "" || r.DrainedMinute > worstDrained {
+			worst, worstDrained = n.BatchDate, r.DrainedMinute
+		}
 	}
-	want, err := fanout.CombineNights(done, nil)
-	if err != nil {
-		t.Fatal(err)
+	var got fanout.Capacity
+	if err := json.Unmarshal(out.Result, &got); err != nil {
+		t.Fatalf("result %s: %v", out.Result, err)
 	}
-	var got, exp fanout.Capacity
-	if json.Unmarshal(out.Result, &got) != nil || json.Unmarshal(want, &exp) != nil {
-		t.Fatalf("results %s / %s", out.Result, want)
+	if got.Nights != 8 || got.Jobs != jobs || got.OverflowJobs != overflowJobs || got.OverflowNights != overflowNights ||
+		got.WorstNight != worst || got.WorstDrained != worstDrained || len(got.MissingNights) != 0 {
+		t.Fatalf("collated %+v; want 8 nights, %d jobs, %d overflow jobs in %d nights, worst night %s drained at %v, none missing",
+			got, jobs, overflowJobs, overflowNights, worst, worstDrained)
 	}
-	if got.Nights != 8 || got.Jobs != exp.Jobs || got.OverflowJobs != exp.OverflowJobs || got.WorstNight != exp.WorstNight ||
-		got.MeanUtilization-exp.MeanUtilization > 1e-3 || exp.MeanUtilization-got.MeanUtilization > 1e-3 {
-		t.Fatalf("collated %+v, direct %+v", got, exp)
+	// Each night's utilization is stored to 4 decimals and the mean rounded
+	// to 4: within 1e-4 of the exact mean.
+	if mean := util / 8; math.Abs(got.MeanUtilization-mean) > 1e-4 {
+		t.Fatalf("mean utilization %v, want %v within 1e-4", got.MeanUtilization, mean)
 	}
 	if fin, ok, err := cfg.Results.Final(context.Background(), cfg.Run); err != nil || !ok || fin.Processed != 8 {
 		t.Fatalf("stored final = %+v, %v, %v", fin, ok, err)
@@ -122,5 +141,46 @@ func TestStampedeLosesSlicesPacedDoesNot(t *testing.T) {
 	}
 	if stampede.Throttled == 0 || stampede.Dead == 0 || stampede.Processed+stampede.Dead != 12 {
 		t.Errorf("stampede: %+v; want throttles and dead-lettered healthy slices, processed + dead = 12", stampede)
+	}
+}
+
+// A slice that fails every attempt ends dead-lettered with the cause of its
+// last attempt: each attempt records its cause (here "attempt N"), and the
+// dead-letter marker keeps the last one. With maxReceiveCount 2 the message
+// is received twice, fails twice, and moves on its third receive, after the
+// second attempt's cause was written.
+func TestDeadLetterMarkerKeepsTheLastAttemptsCause(t *testing.T) {
+	cfg := setup(t, 3)
+	cfg.MaxReceives = 2
+	var mu sync.Mutex
+	attempts := 0
+	cfg.Fail = func(p fanout.Pointer) error {
+		if p.Slice != 1 {
+			return nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		attempts++
+		return fmt.Errorf("slice 1 broke on attempt %d", attempts)
+	}
+	out, err := fanout.Execute(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(out.DeadLettered) != "[1]" || out.Processed != 2 {
+		t.Fatalf("outcome %+v; want slice 1 dead-lettered, 2 processed", out.Final)
+	}
+	if attempts != 2 {
+		t.Fatalf("slice 1 was attempted %d times, want 2 (maxReceiveCount)", attempts)
+	}
+	if got, want := out.LastErrors[1], "slice 1 broke on attempt 2"; got != want {
+		t.Fatalf("last error of slice 1 = %q, want %q", got, want)
+	}
+	if len(out.LastErrors) != 1 {
+		t.Fatalf("last errors %v: want slice 1 only", out.LastErrors)
+	}
+	s := out.Stats
+	if s.Failed != 2 || s.ExtendFailed != 0 || s.RetryFailed != 0 || s.DeleteFailed != 0 || s.RecordFailed != 0 {
+		t.Fatalf("stats %+v: want 2 failed attempts and no failed SQS or DynamoDB call", s)
 	}
 }

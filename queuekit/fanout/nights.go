@@ -10,14 +10,22 @@ import (
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/sim"
+	"github.com/nightqueue/workshop/queuekit/workload"
 )
 
+// MaxSlices is the most slices one run fans out: as many as the nights
+// workload generates at most.
+const MaxSlices = workload.MaxNights
+
 // NightKeys returns n consecutive batch dates from start: the slices of a
-// fan-out over the generated nights, one night each.
+// fan-out over the generated nights, one night each; n is 1 to MaxSlices.
 func NightKeys(start string, n int) ([]string, error) {
 	d, err := queuekit.ParseBatchDate(start)
 	if err != nil {
 		return nil, fmt.Errorf("start: %w", err)
+	}
+	if n < 1 || n > MaxSlices {
+		return nil, fmt.Errorf("slices = %d: want 1 to %d", n, MaxSlices)
 	}
 	keys := make([]string, n)
 	for i := range keys {

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/time/rate"
 
+	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/queue"
 )
 
@@ -80,6 +81,7 @@ type Processor struct {
 
 type counters struct {
 	received, processed, duplicates, failed, redelivered, extended, throttled atomic.Int64
+	extendFailed, retryFailed, deleteFailed, recordFailed                     atomic.Int64
 }
 
 // Stats counts what a processor did.
@@ -91,13 +93,21 @@ type Stats struct {
 	Throttled   int // of which the source throttled
 	Redelivered int // messages received with ApproximateReceiveCount > 1
 	Extended    int // visibility extensions
+	// Calls that failed without stopping the processor (an expired receipt
+	// handle, a call that timed out): the message still comes back, later.
+	ExtendFailed int // ChangeMessageVisibility extending a running slice
+	RetryFailed  int // ChangeMessageVisibility setting a failed slice's RetryAfter
+	DeleteFailed int // DeleteMessage after the result was written (it comes back and is found written)
+	RecordFailed int // writing a failed attempt's cause to the results table
 }
 
 // Stats returns the counts so far.
 func (p *Processor) Stats() Stats {
 	s := &p.stats
-	return Stats{int(s.received.Load()), int(s.processed.Load()), int(s.duplicates.Load()), int(s.failed.Load()),
-		int(s.throttled.Load()), int(s.redelivered.Load()), int(s.extended.Load())}
+	return Stats{Received: int(s.received.Load()), Processed: int(s.processed.Load()), Duplicates: int(s.duplicates.Load()),
+		Failed: int(s.failed.Load()), Throttled: int(s.throttled.Load()), Redelivered: int(s.redelivered.Load()),
+		Extended: int(s.extended.Load()), ExtendFailed: int(s.extendFailed.Load()), RetryFailed: int(s.retryFailed.Load()),
+		DeleteFailed: int(s.deleteFailed.Load()), RecordFailed: int(s.recordFailed.Load())}
 }
 
 func (p *Processor) defaults() {
@@ -114,7 +124,9 @@ func (p *Processor) defaults() {
 
 // Run receives and processes slices until done returns true (it is asked
 // after every receive that comes back empty, and every second while busy) or
-// ctx ends. It returns an error only when the queue cannot be read.
+// ctx ends. It returns an error when the queue cannot be read, or when a
+// call on a message finds the server gone (unreachable, another server, the
+// queue deleted); other failed calls are counted in Stats.
 func (p *Processor) Run(ctx context.Context, done func(ctx context.Context) (bool, error)) error {
 	p.defaults()
 	g, gctx := errgroup.WithContext(ctx)
@@ -164,8 +176,7 @@ func (p *Processor) Run(ctx context.Context, done func(ctx context.Context) (boo
 			for _, m := range out.Messages {
 				g.Go(func() error {
 					defer func() { slots <- struct{}{} }()
-					p.handle(gctx, m)
-					return nil
+					return p.handle(gctx, m)
 				})
 			}
 			if len(out.Messages) == 0 || time.Since(lastCheck) > time.Second {
@@ -189,16 +200,18 @@ func (p *Processor) Run(ctx context.Context, done func(ctx context.Context) (boo
 }
 
 // handle processes one message: decode, extend visibility while running,
-// fail (message returns) or write the result and delete the message.
-func (p *Processor) handle(ctx context.Context, m types.Message) {
+// fail (the cause is recorded, the message returns) or write the result and
+// delete the message. It returns an error only when the server is gone (see
+// fatal); the caller's errgroup then stops the processor.
+func (p *Processor) handle(ctx context.Context, m types.Message) error {
 	p.stats.received.Add(1)
-	if n, _ := strconv.Atoi(m.Attributes[string(types.MessageSystemAttributeNameApproximateReceiveCount)]); n > 1 {
+	receives, _ := strconv.Atoi(m.Attributes[string(types.MessageSystemAttributeNameApproximateReceiveCount)])
+	if receives > 1 {
 		p.stats.redelivered.Add(1)
 	}
 	var ptr Pointer
 	if err := json.Unmarshal([]byte(aws.ToString(m.Body)), &ptr); err != nil {
-		p.fail(ctx, m, err) // not a pointer: it ends in the dead-letter queue
-		return
+		return p.fail(ctx, m, nil, receives, err) // not a pointer: it ends in the dead-letter queue
 	}
 	// Extend the visibility timeout every half timeout while the slice runs.
 	stop := make(chan struct{})
@@ -219,6 +232,11 @@ func (p *Processor) handle(ctx context.Context, m types.Message) {
 					ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: int32(p.Visibility / time.Second)})
 				if err == nil {
 					p.stats.extended.Add(1)
+				} else if ctx.Err() == nil {
+					// The message comes back at its old timeout; a second
+					// processor may then run the slice too, and finds its
+					// result written (a duplicate, never a double count).
+					p.stats.extendFailed.Add(1)
 				}
 			}
 		}
@@ -230,8 +248,7 @@ func (p *Processor) handle(ctx context.Context, m types.Message) {
 		if errors.Is(err, ErrThrottled) {
 			p.stats.throttled.Add(1)
 		}
-		p.fail(ctx, m, err)
-		return
+		return p.fail(ctx, m, &ptr, receives, err)
 	}
 	dup := false
 	err = p.Results.put(ctx, sliceItem{Run: ptr.Run, Slice: ptr.Slice, Key: ptr.Key, Status: statusDone, Result: res})
@@ -240,8 +257,7 @@ func (p *Processor) handle(ctx context.Context, m types.Message) {
 		dup = true
 		p.stats.duplicates.Add(1)
 	case err != nil:
-		p.fail(ctx, m, err)
-		return
+		return p.fail(ctx, m, &ptr, receives, err)
 	default:
 		p.stats.processed.Add(1)
 	}
@@ -249,11 +265,35 @@ func (p *Processor) handle(ctx context.Context, m types.Message) {
 		p.AfterWrite(ptr)
 	}
 	if _, err := p.Queues.SQS().DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(p.Work.URL), ReceiptHandle: m.ReceiptHandle}); err != nil {
-		return // it comes back and is found written
+		if ctx.Err() != nil {
+			return nil // stopping: the message comes back and is found written
+		}
+		err = p.Queues.Explain(err)
+		if fatal(err) {
+			return fmt.Errorf("delete message of slice %d from %s: %w", ptr.Slice, p.Work.Name, err)
+		}
+		p.stats.deleteFailed.Add(1) // it comes back and is found written
+		return nil
 	}
 	if p.OnDone != nil {
 		p.OnDone(ptr, dup)
 	}
+	return nil
+}
+
+// fatal reports whether err means the server is gone for every message, not
+// just this one: SQS or DynamoDB unreachable or another server, or the work
+// queue deleted. A processor stops on it instead of counting it.
+func fatal(err error) bool {
+	var (
+		qu *queue.UnreachableError
+		qw *queue.WrongServerError
+		du *catalog.UnreachableError
+		dw *catalog.WrongServerError
+		dm *catalog.TableMissingError
+		nq *types.QueueDoesNotExist
+	)
+	return errors.As(err, &qu) || errors.As(err, &qw) || errors.As(err, &du) || errors.As(err, &dw) || errors.As(err, &dm) || errors.As(err, &nq)
 }
 
 func (p *Processor) run(ctx context.Context, ptr Pointer) (json.RawMessage, error) {
@@ -265,14 +305,39 @@ func (p *Processor) run(ctx context.Context, ptr Pointer) (json.RawMessage, erro
 	return p.Source.Process(ctx, ptr)
 }
 
-// fail leaves the message to come back after RetryAfter; after
-// maxReceiveCount receives the RedrivePolicy moves it to the dead-letter queue.
-func (p *Processor) fail(ctx context.Context, m types.Message, _ error) {
+// fail records the cause of a failed attempt of slice ptr (nil: the body
+// was not a pointer) in the results table, where the collator's dead-letter
+// marker keeps the last one, and leaves the message to come back after
+// RetryAfter; after maxReceiveCount receives the RedrivePolicy moves it to
+// the dead-letter queue. It returns an error only when the server is gone.
+func (p *Processor) fail(ctx context.Context, m types.Message, ptr *Pointer, receives int, cause error) error {
 	p.stats.failed.Add(1)
-	// If this call fails too, the message still comes back, only later:
-	// when its visibility timeout runs out.
-	_, _ = p.Queues.SQS().ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(p.Work.URL),
+	if ctx.Err() != nil {
+		return nil // stopping: the message comes back when its timeout runs out
+	}
+	if ptr != nil {
+		err := p.Results.put(ctx, sliceItem{Run: ptr.Run, Slice: ptr.Slice, Key: ptr.Key, Status: statusFailed,
+			Error: errorText(cause), Attempts: receives})
+		switch {
+		case err == nil, errors.Is(err, errWritten): // errWritten: a result or marker is there already
+		case fatal(err):
+			return fmt.Errorf("record the failure of slice %d: %w", ptr.Slice, err)
+		default:
+			p.stats.recordFailed.Add(1)
+		}
+	}
+	_, err := p.Queues.SQS().ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(p.Work.URL),
 		ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: int32(p.RetryAfter / time.Second)})
+	if err != nil && ctx.Err() == nil {
+		err = p.Queues.Explain(err)
+		if fatal(err) {
+			return fmt.Errorf("retry slice on %s: %w", p.Work.Name, err)
+		}
+		// The message still comes back, only later: when its visibility
+		// timeout runs out.
+		p.stats.retryFailed.Add(1)
+	}
+	return nil
 }
 
 // Slow returns src taking d longer per slice: a slow source, to watch a

@@ -71,9 +71,19 @@ func (q Queue) A() float64 { return q.Lambda / q.Mu }
 // Rho is the utilisation λ/(cμ).
 func (q Queue) Rho() float64 { return q.Lambda / (float64(q.C) * q.Mu) }
 
-// ErlangB returns the Erlang B blocking probability B(c, a) by the stable
-// recursion B_k = a·B_{k−1}/(k + a·B_{k−1}).
-func ErlangB(c int, a float64) float64 {
+// ErlangB returns the Erlang B blocking probability B(c, a), a probability
+// in [0, 1], by the stable recursion B_k = a·B_{k−1}/(k + a·B_{k−1}), for c
+// servers (0 to MaxServers; B(0, a) = 1: with no server every arrival is
+// blocked) and an offered load a >= 0 in Erlangs. Other arguments are an
+// error, never a number.
+func ErlangB(c int, a float64) (float64, error) {
+	if err := checkLoad(c, 0, a); err != nil {
+		return 0, fmt.Errorf("erlang B: %w", err)
+	}
+	return erlangB(c, a), nil
+}
+
+func erlangB(c int, a float64) float64 {
 	b := 1.0
 	for k := 1; k <= c; k++ {
 		b = a * b / (float64(k) + a*b)
@@ -81,10 +91,34 @@ func ErlangB(c int, a float64) float64 {
 	return b
 }
 
-// ErlangC returns the probability that an arrival waits, C(c, a), for a < c.
-func ErlangC(c int, a float64) float64 {
-	b := ErlangB(c, a)
+// ErlangC returns the probability that an arrival waits, C(c, a), a
+// probability in [0, 1], for c servers (1 to MaxServers) and an offered load
+// 0 <= a < c. A load a >= c has no steady state: the error wraps
+// ErrUnstable. Other arguments are an error, never a number.
+func ErlangC(c int, a float64) (float64, error) {
+	if err := checkLoad(c, 1, a); err != nil {
+		return 0, fmt.Errorf("erlang C: %w", err)
+	}
+	if a >= float64(c) {
+		return 0, fmt.Errorf("erlang C: a = %v Erlangs on c = %d servers: %w", a, c, ErrUnstable)
+	}
+	return erlangC(c, a), nil
+}
+
+func erlangC(c int, a float64) float64 {
+	b := erlangB(c, a)
 	return float64(c) * b / (float64(c) - a*(1-b))
+}
+
+// checkLoad checks c in [minC, MaxServers] and a finite a >= 0.
+func checkLoad(c, minC int, a float64) error {
+	switch {
+	case c < minC || c > MaxServers:
+		return fmt.Errorf("c = %d: want %d to %d servers", c, minC, MaxServers)
+	case !(a >= 0) || math.IsInf(a, 0):
+		return fmt.Errorf("a = %v: the offered load must be a finite number of Erlangs >= 0", a)
+	}
+	return nil
 }
 
 // Metrics are the steady-state measures of an M/M/c queue.
@@ -105,7 +139,7 @@ func (q Queue) Solve() (Metrics, error) {
 		return Metrics{}, err
 	}
 	a, c := q.A(), float64(q.C)
-	pc := ErlangC(q.C, a)
+	pc := erlangC(q.C, a)
 	wq := pc / (c*q.Mu - q.Lambda)
 	m := Metrics{
 		P0:    p0(q.C, a),
@@ -147,7 +181,7 @@ func (q Queue) WaitQuantile(p float64) (float64, error) {
 	if !(p > 0 && p < 1) {
 		return 0, fmt.Errorf("quantile %v: must be between 0 and 1 exclusive", p)
 	}
-	pc := ErlangC(q.C, q.A())
+	pc := erlangC(q.C, q.A())
 	return math.Max(0, math.Log(pc/(1-p))/(float64(q.C)*q.Mu-q.Lambda)), nil
 }
 
@@ -159,7 +193,7 @@ func (q Queue) ProbWaitExceeds(t float64) (float64, error) {
 	if !(t >= 0) || math.IsInf(t, 0) {
 		return 0, fmt.Errorf("t = %v: must be a finite time >= 0", t)
 	}
-	return ErlangC(q.C, q.A()) * math.Exp(-(float64(q.C)*q.Mu-q.Lambda)*t), nil
+	return erlangC(q.C, q.A()) * math.Exp(-(float64(q.C)*q.Mu-q.Lambda)*t), nil
 }
 
 // AllenCunneenWq approximates the mean wait of a G/G/c queue with the same

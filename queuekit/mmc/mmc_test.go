@@ -73,7 +73,11 @@ func TestErlangCMatchesClosedFormAndStaysFiniteAtC1000(t *testing.T) {
 			term *= a / float64(k+1)
 		}
 		top := term * float64(c) / (float64(c) - a)
-		relClose(t, fmt.Sprintf("C(%d)", c), ErlangC(c, a), top/(sum+top), 1e-9)
+		got, err := ErlangC(c, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		relClose(t, fmt.Sprintf("C(%d)", c), got, top/(sum+top), 1e-9)
 	}
 	q := Queue{Lambda: 990, Mu: 1, C: 1000}
 	m, err := q.Solve()
@@ -118,7 +122,69 @@ func TestErlangCMatchesClosedFormAndStaysFiniteAtC1000(t *testing.T) {
 	}
 	relClose(t, "P0(a=1e-300)", tiny.P0, 1, 1e-12)
 	// M/M/1 has C = ρ exactly.
-	relClose(t, "C(1,0.7)", ErlangC(1, 0.7), 0.7, 1e-12)
+	c1, err := ErlangC(1, 0.7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	relClose(t, "C(1,0.7)", c1, 0.7, 1e-12)
+}
+
+// Erlang B and C against values derived by hand from the closed forms
+// B(c,a) = (aᶜ/c!) / Σ_{k<=c} aᵏ/k! and C(c,a) = [aᶜ/c!·c/(c−a)] /
+// [Σ_{k<c} aᵏ/k! + aᶜ/c!·c/(c−a)], and every argument outside their domain
+// refused with an error (never a number outside [0, 1], never NaN).
+func TestErlangBAndCAreProbabilitiesOrErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    func(int, float64) (float64, error)
+		c    int
+		a    float64
+		want float64
+	}{
+		{"B", ErlangB, 0, 5, 1},        // no server: every arrival blocked
+		{"B", ErlangB, 1, 1, 0.5},      // a/(1+a)
+		{"B", ErlangB, 2, 1, 0.2},      // (1/2) / (1 + 1 + 1/2)
+		{"B", ErlangB, 3, 0, 0},        // no load, no blocking
+		{"B", ErlangB, 2, 4, 8.0 / 13}, // 8 / (1 + 4 + 8): B may use any a >= 0
+		{"C", ErlangC, 2, 1, 1.0 / 3},  // 1 / (1 + 1 + 1)
+		{"C", ErlangC, 3, 2, 4.0 / 9},  // 4 / (1 + 2 + 2 + 4)
+		{"C", ErlangC, 1, 0.25, 0.25},  // M/M/1: C = ρ
+		{"C", ErlangC, 4, 0, 0},        // no load, no wait
+	} {
+		got, err := tc.f(tc.c, tc.a)
+		if err != nil {
+			t.Errorf("%s(%d, %v): %v", tc.name, tc.c, tc.a, err)
+			continue
+		}
+		relClose(t, fmt.Sprintf("%s(%d, %v)", tc.name, tc.c, tc.a), got+1, tc.want+1, 1e-12)
+	}
+	for _, tc := range []struct {
+		name   string
+		f      func(int, float64) (float64, error)
+		c      int
+		a      float64
+		wantIs error
+	}{
+		{"C", ErlangC, 3, 5, ErrUnstable}, // a > c: no steady state (was 2.45)
+		{"C", ErlangC, 3, 3, ErrUnstable}, // a = c: no steady state
+		{"C", ErlangC, 0, 1, nil},         // no server (was NaN)
+		{"C", ErlangC, -1, 1, nil},
+		{"C", ErlangC, 2, math.NaN(), nil},
+		{"C", ErlangC, MaxServers + 1, 1, nil},
+		{"B", ErlangB, -1, 1, nil}, // was 1
+		{"B", ErlangB, 2, -1, nil},
+		{"B", ErlangB, 2, math.Inf(1), nil},
+		{"B", ErlangB, 2, math.NaN(), nil},
+	} {
+		got, err := tc.f(tc.c, tc.a)
+		if err == nil {
+			t.Errorf("%s(%d, %v) = %v, want an error", tc.name, tc.c, tc.a, got)
+			continue
+		}
+		if tc.wantIs != nil && !errors.Is(err, tc.wantIs) {
+			t.Errorf("%s(%d, %v): %v, want it to wrap %v", tc.name, tc.c, tc.a, err, tc.wantIs)
+		}
+	}
 }
 
 func TestProbWaitExceedsIsTheTailOfTheQuantile(t *testing.T) {

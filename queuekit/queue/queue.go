@@ -127,17 +127,41 @@ func (e *UnreachableError) Error() string {
 // Unwrap returns the SDK error.
 func (e *UnreachableError) Unwrap() error { return e.Err }
 
-// Explain turns a connection failure into an *UnreachableError; other errors
-// are returned unchanged.
+// WrongServerError says that something answered at the SQS endpoint, but
+// not as SQS does (for example a web server answering HTML, or DynamoDB).
+type WrongServerError struct {
+	Endpoint string
+	Status   int // the HTTP status of the answer, 0 if unknown
+	Err      error
+}
+
+func (e *WrongServerError) Error() string {
+	status := ""
+	if e.Status != 0 {
+		status = fmt.Sprintf(" (HTTP %d, not an SQS reply)", e.Status)
+	}
+	return fmt.Sprintf("the server at %s answers but is not SQS%s: point --sqs-endpoint / %s at ElasticMQ; %s",
+		e.Endpoint, status, EnvEndpoint, StartHint)
+}
+
+// Unwrap returns the SDK error.
+func (e *WrongServerError) Unwrap() error { return e.Err }
+
+// Explain turns a connection failure into an *UnreachableError and an
+// answer that is not SQS's into a *WrongServerError; other errors are
+// returned unchanged.
 func (c *Client) Explain(err error) error {
 	if err == nil {
 		return nil
 	}
+	where := c.endpoint
+	if where == "" {
+		where = "the AWS default endpoint"
+	}
+	if status, ok := catalog.NotTheServer(err); ok {
+		return &WrongServerError{Endpoint: where, Status: status, Err: err}
+	}
 	if r := catalog.UnreachableReason(err); r != "" {
-		where := c.endpoint
-		if where == "" {
-			where = "the AWS default endpoint"
-		}
 		return &UnreachableError{Endpoint: where, Reason: r, Err: err}
 	}
 	return err

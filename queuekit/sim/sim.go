@@ -566,8 +566,13 @@ func (p *Profile) Reset(now float64, c int) {
 
 // EarliestFit is the earliest time, at or after the profile's start, from
 // which need workers are free for dur minutes. The profile's last step frees
-// every reserved worker, so a fit always exists when need <= c.
+// every reserved worker, so a fit always exists when need <= c; when need is
+// more than the pool's c workers it never fits, and EarliestFit returns
+// +Inf (math.IsInf(at, 1) reads "never").
 func (p *Profile) EarliestFit(dur float64, need int) float64 {
+	if need > p.steps[len(p.steps)-1].Free {
+		return math.Inf(1)
+	}
 	for i := range p.steps {
 		at := p.steps[i].T
 		ok := true

@@ -565,3 +565,24 @@ func ExampleProfile() {
 	// X reserved at 41
 	// B reserved at 51
 }
+
+// A job needing more workers than the pool has never fits: EarliestFit says
+// +Inf ("never"), not "now", whether the pool is idle or busy; a job the
+// pool can hold still fits now on an idle pool.
+func TestEarliestFitOfMoreThanThePoolIsNever(t *testing.T) {
+	var p Profile
+	p.Reset(0, 2)
+	if at := p.EarliestFit(1, 3); !math.IsInf(at, 1) {
+		t.Errorf("idle pool of 2, need 3: EarliestFit = %v, want +Inf (never)", at)
+	}
+	if at := p.EarliestFit(1, 2); at != 0 {
+		t.Errorf("idle pool of 2, need 2: EarliestFit = %v, want 0 (now)", at)
+	}
+	p.Reserve(0, 10, 1)
+	if at := p.EarliestFit(1, 3); !math.IsInf(at, 1) {
+		t.Errorf("busy pool of 2, need 3: EarliestFit = %v, want +Inf (never)", at)
+	}
+	if at := p.EarliestFit(1, 2); at != 10 {
+		t.Errorf("pool of 2 with one worker busy until 10, need 2: EarliestFit = %v, want 10", at)
+	}
+}

@@ -32,8 +32,13 @@ const (
 	KindOther                  // anything else (none known)
 )
 
+// String names the kind; a value outside the constants reads "Kind(n)".
 func (k Kind) String() string {
-	return [...]string{"insert", "update", "user delete", "TTL delete", "other"}[k]
+	names := [...]string{"insert", "update", "user delete", "TTL delete", "other"}
+	if k < 0 || int(k) >= len(names) {
+		return fmt.Sprintf("Kind(%d)", int(k))
+	}
+	return names[k]
 }
 
 // Local331TTLEventName is the eventName DynamoDB Local 3.3.1 gives a TTL

@@ -121,29 +121,20 @@ func (t *Timers) CreateTables(ctx context.Context) error {
 	return nil
 }
 
+// create creates table keyed by key (with stream, if not nil) through the
+// catalog's create-and-wait on a sibling of t's catalog: the same call
+// timeout, Options.WaitTimeout and typed errors as the catalog's own tables.
 func (t *Timers) create(ctx context.Context, table, key string, stream *types.StreamSpecification) error {
-	_, err := catalog.Call(ctx, t.cat, func(ctx context.Context) (*dynamodb.CreateTableOutput, error) {
-		return t.ddb.CreateTable(ctx, &dynamodb.CreateTableInput{
-			TableName:            aws.String(table),
-			BillingMode:          types.BillingModePayPerRequest,
-			AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String(key), AttributeType: types.ScalarAttributeTypeS}},
-			KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String(key), KeyType: types.KeyTypeHash}},
-			StreamSpecification:  stream,
-		})
-	})
-	var inUse *types.ResourceInUseException
-	if err != nil && !errors.As(err, &inUse) {
+	c, err := t.cat.Sibling(table)
+	if err != nil {
 		return fmt.Errorf("create table %s: %w", table, err)
 	}
-	w := dynamodb.NewTableExistsWaiter(t.ddb, func(o *dynamodb.TableExistsWaiterOptions) {
-		if t.cat.Local() {
-			o.MinDelay, o.MaxDelay = 100*time.Millisecond, time.Second
-		}
+	return c.CreateTableFrom(ctx, &dynamodb.CreateTableInput{
+		BillingMode:          types.BillingModePayPerRequest,
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String(key), AttributeType: types.ScalarAttributeTypeS}},
+		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String(key), KeyType: types.KeyTypeHash}},
+		StreamSpecification:  stream,
 	})
-	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)}, 2*time.Minute); err != nil {
-		return fmt.Errorf("create table %s: wait until active: %w", table, err)
-	}
-	return nil
 }
 
 // DeleteTables deletes both tables; tables already gone are fine.

@@ -255,3 +255,14 @@ func TestClassify(t *testing.T) {
 		}
 	}
 }
+
+// Kind's String names every constant and any other value without panicking.
+func TestKindStringNamesEveryValue(t *testing.T) {
+	for k, want := range map[timers.Kind]string{timers.KindInsert: "insert", timers.KindUpdate: "update",
+		timers.KindUserDelete: "user delete", timers.KindTTLDelete: "TTL delete", timers.KindOther: "other",
+		timers.Kind(9): "Kind(9)", timers.Kind(-1): "Kind(-1)"} {
+		if got := k.String(); got != want {
+			t.Errorf("Kind(%d).String() = %q, want %q", int(k), got, want)
+		}
+	}
+}

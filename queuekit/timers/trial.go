@@ -37,6 +37,15 @@ type TrialResult struct {
 	TimedOut   bool
 }
 
+// Limits of a Trial, checked by Run before anything is created. DynamoDB
+// Local's TTL sweep visits 20 items every 10 s, so MaxTrialCount timers take
+// up to 500 s to fire; MaxDueIn keeps a due time a duration can hold and a
+// trial a person waits for.
+const (
+	MaxTrialCount = 1000
+	MaxDueIn      = 24 * time.Hour
+)
+
 // DefaultTimeout is how long a Trial waits when Timeout is 0: the due time,
 // plus DynamoDB Local's sweep (20 items every 10 s, so ceil(n/20) x 10 s to
 // visit every item) twice over, plus a minute.
@@ -47,8 +56,11 @@ func DefaultTimeout(n int, dueIn time.Duration) time.Duration {
 
 // Run runs the trial on t's tables, creating them first.
 func (tr Trial) Run(ctx context.Context, t *Timers) (TrialResult, error) {
-	if tr.Count < 1 {
-		return TrialResult{}, fmt.Errorf("trial: count %d: schedule at least 1 timer", tr.Count)
+	if tr.Count < 1 || tr.Count > MaxTrialCount {
+		return TrialResult{}, fmt.Errorf("trial: count %d: schedule 1 to %d timers", tr.Count, MaxTrialCount)
+	}
+	if tr.DueIn < 0 || tr.DueIn > MaxDueIn {
+		return TrialResult{}, fmt.Errorf("trial: due in %s: want 0 to %s", tr.DueIn, MaxDueIn)
 	}
 	if tr.Timeout <= 0 {
 		tr.Timeout = DefaultTimeout(tr.Count, tr.DueIn)

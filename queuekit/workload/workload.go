@@ -35,6 +35,10 @@ const DefaultStart = "2025-05-11"
 // DefaultNights is one year of nights, the table size of the Query versus Scan study.
 const DefaultNights = 365
 
+// MaxNights is the most nights one Config generates (about 27 years, at
+// most 240,000 jobs): Nights refuses more before drawing any.
+const MaxNights = 10_000
+
 // Sizes of a night, from the sample nights (8 to 12 jobs).
 const (
 	MinJobs = 8
@@ -86,8 +90,8 @@ func Nights(cfg Config) ([]queuekit.Night, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workload start: %w", err)
 	}
-	if cfg.Nights < 0 || cfg.HeavyNights < 0 || cfg.HeavyNights > cfg.Nights {
-		return nil, fmt.Errorf("workload: nights = %d, heavy nights = %d: want 0 <= heavy <= nights", cfg.Nights, cfg.HeavyNights)
+	if cfg.Nights < 0 || cfg.Nights > MaxNights || cfg.HeavyNights < 0 || cfg.HeavyNights > cfg.Nights {
+		return nil, fmt.Errorf("workload: nights = %d, heavy nights = %d: want 0 <= heavy <= nights <= %d", cfg.Nights, cfg.HeavyNights, MaxNights)
 	}
 	if cfg.PadBytes < 0 {
 		return nil, fmt.Errorf("workload: pad bytes = %d: want 0 or more", cfg.PadBytes)

@@ -11,7 +11,7 @@
 # process group three times, 0.3 s apart, as a terminal's Ctrl-C or a service
 # manager's stop would send it: make, workshop.sh and JupyterLab each get every
 # one, and make also forwards TERM to workshop.sh, so the cleanup receives
-# several while it runs.
+# several while it runs. Ctrl-C must read as a normal stop: no make error line.
 # Ports: free ones the kernel picks, or the first free ones of TEST_PORTS.
 set -euo pipefail
 
@@ -72,6 +72,12 @@ stop_by() {
   check "the cleanup said it stopped both servers" \
     bash -c "grep -q 'dynamodb-local: stopped' '$log' && grep -q 'elasticmq: stopped' '$log'"
   check "no sign of a cleanup cut short (Broken pipe, write error, Terminated)" cut_short
+  if [[ "$sig" == INT ]]; then
+    # Ctrl-C is the workshop's normal stop: no make error line ("make: ***
+    # [Makefile:NN: workshop] Error 130"), and a line saying it stopped.
+    check "Ctrl-C reads as a normal stop: no make error line" bash -c "! grep -F 'make: ***' '$log'"
+    check "Ctrl-C reads as a normal stop: the workshop says it stopped" grep -q 'workshop: stopped (Ctrl-C)' "$log"
+  fi
   echo "      process group $ws_pid_was; the workshop's output from the ${sig}s on:"
   sed -n '/The workshop is running/,$p' "$log" | grep -v '^\s*$' | sed 's/^/      /'
 }

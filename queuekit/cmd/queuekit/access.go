@@ -21,7 +21,7 @@ func runAccess(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := newFlags("access")
 	date := fs.String("batch-date", "", "the night to read (YYYY-MM-DD), e.g. 2026-05-13 (required)")
 	window := fs.String("window", "", "only one requested window (HH:MM), e.g. 02:00")
-	segments := fs.Int("segments", 1, "parallel Scan segments")
+	segments := fs.Int("segments", 1, fmt.Sprintf("parallel Scan segments, 1 to %d", maxSegments))
 	asJSON := fs.Bool("json", false, `print {"query": {...}, "scan": {...}} with count, scanned_count, consumed_rcu, pages, elapsed_ms`)
 	df := addDynamoFlags(fs)
 	if err := parse(fs, args); err != nil {
@@ -36,8 +36,8 @@ func runAccess(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := checkWindow(*window); err != nil {
 		return err
 	}
-	if *segments < 1 {
-		return usagef("--segments %d: need at least 1", *segments)
+	if *segments < 1 || *segments > maxSegments {
+		return usagef("--segments %d: want 1 to %d parallel Scan segments", *segments, maxSegments)
 	}
 	c, err := df.open(ctx)
 	if err != nil {

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -86,5 +89,33 @@ func TestAccessOnMissingTableSaysHowToSeed(t *testing.T) {
 	_, errOut, code := runDynamoCLI(t, "access", "--batch-date", "2026-05-13", "--endpoint", ep, "--table", "no_such_table_here")
 	if code != 1 || !strings.Contains(errOut, "seed --sample --table no_such_table_here --endpoint ") {
 		t.Fatalf("code %d, stderr %q", code, errOut)
+	}
+}
+
+// A job whose item would pass DynamoDB's 400 KB item limit is refused as bad
+// input (exit 2, one line naming the job, the attribute and its size) before
+// the table is created: nothing is created, nothing written.
+func TestSeedRefusesAnItemOver400KBBeforeCreatingTheTable(t *testing.T) {
+	ep := ddbtest.Endpoint(t)
+	table := ddbtest.TableName(t)
+	big := strings.Repeat("x", 2<<20) // a 2 MB attribute
+	line := `{"batch_date":"2026-05-13","window_job_id":"01:00#JOB-20260513-001","job_id":"JOB-20260513-001","requested_window":"01:00",` +
+		`"submitted_at":"2026-05-13T00:10:00Z","workload_class":"etl","estimated_runtime_minutes":30,"priority":2,"requires_exclusive_lock":false,` +
+		`"status":"` + big + `"}` + "\n"
+	file := filepath.Join(t.TempDir(), "big.jsonl")
+	if err := os.WriteFile(file, []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runDynamoCLI(t, "seed", "--file", file, "--endpoint", ep, "--table", table)
+	if code != 2 || strings.Count(errOut, "\n") != 1 || out != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want 2 and one line", code, out, errOut)
+	}
+	for _, w := range []string{"field status", fmt.Sprintf("= %d bytes", len("status")+len(big)), "over DynamoDB's item limit of 409600 bytes", "window_job_id=01:00#JOB-20260513-001"} {
+		if !strings.Contains(errOut, w) {
+			t.Errorf("stderr %q lacks %q", errOut, w)
+		}
+	}
+	if exists(t, ep, table) {
+		t.Errorf("table %s was created for input that cannot be written", table)
 	}
 }

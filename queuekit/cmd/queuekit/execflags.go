@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"math"
 	"strings"
@@ -48,21 +47,6 @@ func (f *failFlag) Set(s string) error {
 		}
 	}
 	return nil
-}
-
-// asUsage turns the errors a person fixes by changing the command or
-// starting a server into usage errors (one line, exit status 2): those of
-// unreachableAsUsage, and a night that is busy, missing or not running.
-func asUsage(err error) error {
-	var (
-		busy *lease.BusyError
-		none *lease.NoNightError
-		norn *lease.NoRunError
-	)
-	if errors.As(err, &busy) || errors.As(err, &none) || errors.As(err, &norn) {
-		return badInput(err)
-	}
-	return unreachableAsUsage(err)
 }
 
 // openExecutor opens the catalog the flags name and the executor on its

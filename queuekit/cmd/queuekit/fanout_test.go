@@ -67,6 +67,11 @@ func TestFanoutDeadLettersExactlyTheFailingSlicesAndRedriveCompletes(t *testing.
 	if r.Slices != 12 || r.Processed != 10 || fmt.Sprint(r.DeadLettered) != "[2 7]" || r.Redelivered != 2 || r.Duplicates != 0 {
 		t.Fatalf("fanout = %s; want 12 slices, 10 processed, [2 7] dead-lettered, 2 redelivered", out)
 	}
+	for _, sl := range []int{2, 7} {
+		if want := fmt.Sprintf("slice %d fails (--fail-slices)", sl); r.LastErrors[sl] != want {
+			t.Errorf("last_errors[%d] = %q, want %q (the cause its last attempt recorded)", sl, r.LastErrors[sl], want)
+		}
+	}
 	c := capacityOf(t, r)
 	if c.Nights != 10 || fmt.Sprint(c.MissingNights) != "[2025-05-13 2025-05-18]" {
 		t.Fatalf("capacity = %+v; want 10 nights, missing slices 2 and 7 (2025-05-13, 2025-05-18)", c)
@@ -169,52 +174,91 @@ func TestTimersCLIFiresEveryTimerOnce(t *testing.T) {
 	}
 }
 
+// Bad input to timers and fanout is exit 2, one line, checked before any
+// server is contacted; what a server answers (unreachable, a missing table,
+// night or run) is exit 1, one line, and nothing is created.
 func TestTimersAndFanoutBadInput(t *testing.T) {
 	ep := ddbtest.Endpoint(t)
 	sqsEP := sqstest.Endpoint(t)
 	sq := []string{"--sqs-endpoint", sqsEP}
 	for _, c := range []struct {
 		args []string
+		code int
 		want string
 	}{
-		{[]string{"timers", "--count", "0"}, "--count 0"},
-		{[]string{"timers", "--due-in", "-1"}, "--due-in -1"},
-		{[]string{"timers", "--count", "1", "--endpoint", "http://127.0.0.1:1"}, "DynamoDB Local at http://127.0.0.1:1 is unreachable"},
-		{append([]string{"fanout", "--slices", "0"}, sq...), "--slices 0"},
-		{append([]string{"fanout", "--slices", "4", "--fail-slices", "1,4"}, sq...), `"4" is not a slice index`},
-		{append([]string{"fanout", "--slices", "4", "--fail-slices", "x"}, sq...), `"x" is not a slice index`},
-		{append([]string{"fanout", "--slices", "4", "--max-receives", "0"}, sq...), "--max-receives 0"},
-		{append([]string{"fanout", "--slices", "4", "--workers", "0"}, sq...), "--workers 0"},
-		{append([]string{"fanout", "--slices", "4", "--endpoint", "http://127.0.0.1:1"}, sq...), "DynamoDB Local at http://127.0.0.1:1 is unreachable"},
-		{append([]string{"fanout", "--slices", "4", "--endpoint", ep, "--table", "no_such_table_here"}, sq...), "does not exist"},
-		{append([]string{"fanout", "--slices", "5", "--endpoint", ep, "--table", seededTable(t)}, sq...), "night 2025-05-15 has no jobs"},
-		{[]string{"fanout", "--slices", "4", "--endpoint", ep, "--table", seededTable(t), "--sqs-endpoint", "http://127.0.0.1:1"}, "SQS at http://127.0.0.1:1 is unreachable"},
-		{append([]string{"fanout", "--slices", "4", "--endpoint", ep, "--table", seededTable(t), "--run", "no-such-run", "--resume"}, sq...), "--run no-such-run: queue queuekit-fanout-no-such-run does not exist"},
-		{append([]string{"fanout", "--slices", "4", "--redrive"}, sq...), "--redrive needs --resume"},
+		{[]string{"timers", "--count", "0"}, 2, "--count 0"},
+		{[]string{"timers", "--count", "1000000000"}, 2, "--count 1000000000: schedule 1 to 1000 timers"},
+		{[]string{"timers", "--due-in", "-1"}, 2, "--due-in -1"},
+		{[]string{"timers", "--due-in", "1e300"}, 2, "--due-in 1e+300: want a number of seconds from 0 to 86400"},
+		{[]string{"timers", "--due-in", "NaN"}, 2, "--due-in NaN"},
+		{[]string{"timers", "--count", "1", "--endpoint", "http://127.0.0.1:1"}, 1, "DynamoDB Local at http://127.0.0.1:1 is unreachable"},
+		{append([]string{"fanout", "--slices", "0"}, sq...), 2, "--slices 0"},
+		{append([]string{"fanout", "--slices", "1000000000"}, sq...), 2, "--slices 1000000000: want 1 to 10000"},
+		{append([]string{"fanout", "--slices", "4", "--source-rate", "NaN"}, sq...), 2, "--source-rate NaN"},
+		{append([]string{"fanout", "--slices", "4", "--source-rate", "+Inf"}, sq...), 2, "--source-rate +Inf"},
+		{append([]string{"fanout", "--slices", "4", "--visibility", "1500ms"}, sq...), 2, "--visibility 1.5s: SQS takes whole seconds"},
+		{append([]string{"fanout", "--slices", "4", "--poll", "500ms"}, sq...), 2, "--poll 500ms"},
+		{append([]string{"fanout", "--slices", "4", "--workers", "1000000000"}, sq...), 2, "--workers 1000000000"},
+		{append([]string{"fanout", "--slices", "4", "--fail-slices", "1,4"}, sq...), 2, `"4" is not a slice index`},
+		{append([]string{"fanout", "--slices", "4", "--fail-slices", "x"}, sq...), 2, `"x" is not a slice index`},
+		{append([]string{"fanout", "--slices", "4", "--max-receives", "0"}, sq...), 2, "--max-receives 0"},
+		{append([]string{"fanout", "--slices", "4", "--workers", "0"}, sq...), 2, "--workers 0"},
+		{append([]string{"fanout", "--slices", "4", "--start", "garbage"}, sq...), 2, "--start"},
+		{[]string{"fanout", "--slices", "4", "--sqs-endpoint", "not a url"}, 2, `--sqs-endpoint "not a url": not a URL`},
+		{append([]string{"fanout", "--slices", "4", "--redrive"}, sq...), 2, "--redrive needs --resume"},
+		{append([]string{"fanout", "--slices", "4", "--endpoint", "http://127.0.0.1:1"}, sq...), 1, "DynamoDB Local at http://127.0.0.1:1 is unreachable"},
+		{append([]string{"fanout", "--slices", "4", "--endpoint", ep, "--table", "no_such_table_here"}, sq...), 1, "does not exist"},
+		{append([]string{"fanout", "--slices", "5", "--endpoint", ep, "--table", seededTable(t)}, sq...), 1, "night 2025-05-15 has no jobs"},
+		{[]string{"fanout", "--slices", "4", "--endpoint", ep, "--table", seededTable(t), "--sqs-endpoint", "http://127.0.0.1:1"}, 1, "SQS at http://127.0.0.1:1 is unreachable"},
 	} {
 		_, errOut, code := runDynamoCLI(t, c.args...)
-		if code != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
-			t.Errorf("%v: exit %d, stderr %q; want status 2 and one line containing %q", c.args, code, errOut, c.want)
+		if code != c.code || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want status %d and one line containing %q", c.args, code, errOut, c.code, c.want)
 		}
 	}
 }
 
-var seeded string
+// fanout --resume of a run that does not exist refuses (exit 1: the server
+// says so) before it creates anything: no results table, no queues.
+func TestFanoutResumeOfAnUnknownRunCreatesNothing(t *testing.T) {
+	ep := ddbtest.Endpoint(t)
+	results := ddbtest.TableName(t)
+	args := []string{"fanout", "--slices", "4", "--endpoint", ep, "--table", seededTable(t), "--sqs-endpoint", sqstest.Endpoint(t),
+		"--results-table", results, "--run", "nosuchrun", "--resume"}
+	_, errOut, code := runDynamoCLI(t, args...)
+	if code != 1 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "--run nosuchrun: queue queuekit-fanout-nosuchrun does not exist") ||
+		!strings.Contains(errOut, "drop --resume") {
+		t.Errorf("exit %d, stderr %q; want 1 and one line saying run nosuchrun does not exist", code, errOut)
+	}
+	if exists(t, ep, results) {
+		t.Errorf("results table %s created before the unknown run was refused", results)
+	}
+	q := sqstest.Client(t)
+	if _, err := q.Open(context.Background(), fanout.QueueName("nosuchrun")); err == nil {
+		t.Errorf("queue %s exists after a refused --resume", fanout.QueueName("nosuchrun"))
+	}
+}
 
-// seededTable returns a table holding one generated night (2025-05-11 to
-// 2025-05-14: the first and last of 4 slices), seeded once for the test.
+// seeded holds each test's seeded table: a table made with ddbtest.Catalog is
+// deleted when its test ends, so it is never shared between tests.
+var seeded = map[string]string{}
+
+// seededTable returns a table holding four generated nights (2025-05-11 to
+// 2025-05-14: the first and last of 4 slices), seeded once per test.
 func seededTable(t *testing.T) string {
 	t.Helper()
-	if seeded == "" {
-		c := ddbtest.Catalog(t)
-		jobs, err := workload.Generate(workload.Config{Nights: 4, Seed: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Seed(context.Background(), jobs); err != nil {
-			t.Fatal(err)
-		}
-		seeded = c.Table()
+	if table, ok := seeded[t.Name()]; ok {
+		return table
 	}
-	return seeded
+	c := ddbtest.Catalog(t)
+	jobs, err := workload.Generate(workload.Config{Nights: 4, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Seed(context.Background(), jobs); err != nil {
+		t.Fatal(err)
+	}
+	seeded[t.Name()] = c.Table()
+	t.Cleanup(func() { delete(seeded, t.Name()) })
+	return c.Table()
 }

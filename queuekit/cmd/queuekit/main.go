@@ -8,11 +8,19 @@
 //
 // Run "queuekit help" for the list of commands.
 //
-// Exit status: 0 on success; 2 for bad usage or input (an unknown command or
-// flag, a malformed value, an input file that does not validate), with one
-// line on stderr naming the value and what to do, and nothing written; 1 for
-// a failure while running (DynamoDB unreachable, AWS configuration, a table
-// with another key schema, an interrupted run), also one line on stderr.
+// Exit status, classified in one place (exitCode):
+//
+//   - 0 on success;
+//   - 2 for bad usage or input only: an unknown command or flag, a malformed
+//     or out-of-limit value, an input file that does not validate. These are
+//     checked before any server is contacted, so nothing is written; stderr
+//     gets one line naming the flag or file, the value and what to do;
+//   - 1 for everything a server or the run answers: DynamoDB or SQS
+//     unreachable (one line naming the endpoint and how to start the server),
+//     an endpoint that answers but is not DynamoDB (or SQS) (one line naming
+//     the endpoint and the variable to fix), a missing table, night or run, a
+//     night already running, the AWS configuration, an interrupted run.
+//
 // SIGINT (Ctrl-C) and SIGTERM cancel the running command, which stops at its
 // next step and exits 1; a second signal ends the process at once.
 //
@@ -144,6 +152,17 @@ func isSet(fs *flag.FlagSet, name string) bool {
 	return set
 }
 
+// Limits of the count flags shared by several commands, checked before
+// anything starts: far above any night of the workshop, low enough that no
+// command allocates or runs without end.
+const (
+	maxPoolWorkers = 10_000      // --workers of a pool (simulate, tutorial, run), --slots of a worker
+	maxSegments    = 1000        // --segments of a parallel Scan
+	maxCustomers   = 100_000_000 // --customers of mmc --simulate (about 10 s)
+	maxRetries     = 100         // --max-retry
+	maxJitter      = 24 * 60     // --arrival-jitter, minutes: a day
+)
+
 var errHelpShown = errors.New("help shown")
 
 func main() {
@@ -197,12 +216,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		// One line: joined errors are folded so a script can grep them.
 		fmt.Fprintf(stderr, "queuekit %s: %s\n", args[0], strings.ReplaceAll(err.Error(), "\n", "; "))
-		var ue usageError
-		if errors.As(err, &ue) {
-			return 2
-		}
-		return 1
+		return exitCode(err)
 	}
+}
+
+// exitCode classifies a command's error: 2 for usage and input (a
+// usageError, made only by flag and input checks that run before any server
+// is contacted), 1 for everything else (servers and runtime). A server's
+// answer is never relabelled as usage, whatever the user could do about it.
+func exitCode(err error) int {
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
 }
 
 func usage(w io.Writer) {
@@ -211,5 +238,6 @@ func usage(w io.Writer) {
 	for _, c := range commands {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nExit status: 0 done, 1 failed while running, 2 bad usage or input.")
+	fmt.Fprintln(w, "\nExit status: 0 done; 1 a server or the run failed (unreachable, wrong server, missing table, night or run);")
+	fmt.Fprintln(w, "2 bad usage or input (flags, limits, input files), checked before any server is contacted.")
 }

@@ -79,21 +79,37 @@ func TestSimulateReplicationsJSONHasIntervals(t *testing.T) {
 		t.Fatal(err)
 	}
 	var m map[string]float64
-	_ = json.Unmarshal(got["p95_wait_minutes"], &m)
+	if err := json.Unmarshal(got["p95_wait_minutes"], &m); err != nil {
+		t.Fatalf("p95_wait_minutes: %v in %s", err, got["p95_wait_minutes"])
+	}
 	if _, ok := m["ci95_low"]; !ok || !(m["ci95_low"] <= m["mean"] && m["mean"] <= m["ci95_high"]) {
 		t.Errorf("p95_wait_minutes = %s, want mean inside [ci95_low, ci95_high]", got["p95_wait_minutes"])
 	}
 	var p map[string]float64
-	_ = json.Unmarshal(got["overflow_probability"], &p)
+	if err := json.Unmarshal(got["overflow_probability"], &p); err != nil {
+		t.Fatalf("overflow_probability: %v in %s", err, got["overflow_probability"])
+	}
 	if _, ok := p["wilson95_high"]; !ok || p["estimate"] < 0 || p["estimate"] > 1 {
 		t.Errorf("overflow_probability = %s", got["overflow_probability"])
 	}
 }
 
+// The sample file's night 2026-05-13 on 3 workers waits 29 minutes on
+// average: the reference scenario derived by hand from SPEC.md's rules
+// (queuekit/sim's TestReferenceScenarios), exactly, not 29.9 or 290.
 func TestSimulateFromFile(t *testing.T) {
-	out, _, code := runCLI(t, "simulate", "--file", "../../../data/sample_nights.jsonl", "--batch-date", "2026-05-13", "--workers", "3", "--json")
-	if code != 0 || !strings.Contains(out, `"average_wait_minutes": 29`) {
-		t.Errorf("exit %d, output %s", code, out)
+	out, errOut, code := runCLI(t, "simulate", "--file", "../../../data/sample_nights.jsonl", "--batch-date", "2026-05-13", "--workers", "3", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var got struct {
+		Wait *float64 `json:"average_wait_minutes"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("not JSON: %v in %s", err, out)
+	}
+	if got.Wait == nil || *got.Wait != 29 {
+		t.Errorf("average_wait_minutes = %v, want exactly 29 (hand-derived); output %s", got.Wait, out)
 	}
 }
 
@@ -124,7 +140,9 @@ func TestMMCJSON(t *testing.T) {
 // Bad flags or input: one line on stderr, exit status 2, nothing on stdout.
 func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad.jsonl")
-	_ = os.WriteFile(bad, []byte(`{"batch_date":"2026-05-13"}`+"\n"), 0o644)
+	if err := os.WriteFile(bad, []byte(`{"batch_date":"2026-05-13"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, args := range [][]string{
 		{"nosuch"},
 		{"tutorial", "--workers", "0"},
@@ -143,6 +161,16 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 		{"simulate", "--batch-date", "2026-05-13", "--workers", "3", "--replications", "10", "--runtime-cv", "NaN"},
 		{"simulate", "--batch-date", "2026-05-13", "--workers", "3", "--runtime-cv", "1e300"},
 		{"simulate", "--batch-date", "2026-05-13", "--workers", "3", "--arrival-jitter", "-Inf"},
+		{"simulate", "--batch-date", "2026-05-13", "--workers", "3", "--arrival-jitter", "1e300"},
+		{"simulate", "--batch-date", "2026-05-13", "--workers", "1000000000"},
+		{"tutorial", "--workers", "1000000000"},
+		{"mmc", "--lambda", "2", "--mu", "1", "--workers", "3", "--simulate", "--customers", "1000000000000"},
+		{"access", "--batch-date", "2026-05-13", "--segments", "100000000"},
+		{"seed", "--generate-nights", "1000000"},
+		{"seed", "--sample", "--start", "garbage"},
+		{"seed", "--writers", "100000"},
+		{"capacity", "--jobs-per-day", "1e308", "--job-minutes", "5", "--threads-per-machine", "32", "--job-memory-mb", "50", "--machine-memory-gb", "16"},
+		{"capacity", "--jobs-per-day", "1e8", "--job-minutes", "5", "--threads-per-machine", "32", "--job-memory-mb", "50", "--machine-memory-gb", "16", "--heartbeats", "1000000000"},
 	} {
 		out, errOut, code := runCLI(t, args...)
 		if code != 2 {
@@ -158,12 +186,12 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 			t.Errorf("%v: stack trace or stdout output: %q %q", args, errOut, out)
 		}
 	}
-	if _, errOut, _ := runCLI(t, "mmc", "--lambda", "2", "--mu", "1"); !strings.Contains(errOut, "--workers is required") {
-		t.Errorf("missing --workers: %q should say it is required", errOut)
+	if _, errOut, code := runCLI(t, "mmc", "--lambda", "2", "--mu", "1"); code != 2 || !strings.Contains(errOut, "--workers is required") {
+		t.Errorf("missing --workers: exit %d, %q; want 2 and a line saying it is required", code, errOut)
 	}
-	_, errOut, _ := runCLI(t, "simulate", "--file", bad, "--workers", "2")
-	if !strings.Contains(errOut, bad+":1") || !strings.Contains(errOut, "missing attribute") {
-		t.Errorf("bad file error %q should name %s:1 and the missing attributes", errOut, bad)
+	_, errOut, code := runCLI(t, "simulate", "--file", bad, "--workers", "2")
+	if code != 2 || !strings.Contains(errOut, bad+":1") || !strings.Contains(errOut, "missing attribute") {
+		t.Errorf("bad file: exit %d, error %q; want 2, naming %s:1 and the missing attributes", code, errOut, bad)
 	}
 }
 
@@ -173,7 +201,10 @@ func TestTutorialWindowIsShown(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "only the jobs requested for 02:00") || !strings.Contains(out, "3 workers") {
 		t.Errorf("exit %d, output:\n%s", code, out)
 	}
-	out, _, _ = runCLI(t, "tutorial", "--batch-date", "2026-05-13", "--window", "02:00", "--json")
+	out, errOut, code := runCLI(t, "tutorial", "--batch-date", "2026-05-13", "--window", "02:00", "--json")
+	if code != 0 {
+		t.Fatalf("--json: exit %d: %s", code, errOut)
+	}
 	if !strings.Contains(out, `"requested_window": "02:00"`) || !strings.Contains(out, `"jobs": 3`) {
 		t.Errorf("JSON lacks the window filter:\n%s", out)
 	}

@@ -16,7 +16,7 @@ func runMMC(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	mu := fs.Float64("mu", 0, "service rate per server (required)")
 	c := fs.Int("workers", 0, "servers (required)")
 	simulate := fs.Bool("simulate", false, "also simulate the queue and estimate Wq with a 95% batch-means interval")
-	customers := fs.Int("customers", 1_000_000, "customers to simulate after the warm-up")
+	customers := fs.Int("customers", 1_000_000, fmt.Sprintf("customers to simulate after the warm-up, 30 to %d", maxCustomers))
 	seed := fs.Uint64("seed", 1, "random seed for --simulate")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args); err != nil {
@@ -40,8 +40,8 @@ func runMMC(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Simulated *simulated  `json:"simulated,omitempty"`
 	}{Analytic: m}
 	if *simulate {
-		if *customers < 30 {
-			return usagef("--customers %d: need at least 30 (30 batches)", *customers)
+		if *customers < 30 || *customers > maxCustomers {
+			return usagef("--customers %d: want 30 (30 batches) to %d", *customers, maxCustomers)
 		}
 		fmt.Fprintf(stderr, "simulating M/M/%d: %d customers after a warm-up...\n", *c, *customers)
 		r, err := sim.SteadyState(ctx, sim.SteadyConfig{Lambda: *lambda, Mu: *mu, Workers: *c, Customers: *customers, Seed: *seed})

@@ -46,13 +46,13 @@ func parsePolicy(s string) (sim.Policy, error) {
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("run")
 	date := fs.String("batch-date", "", "the night to run (YYYY-MM-DD), e.g. 2026-05-13 (required)")
-	workers := fs.Int("workers", 0, "slots in the pool, N (required)")
+	workers := fs.Int("workers", 0, fmt.Sprintf("slots in the pool, N, 1 to %d (required)", maxPoolWorkers))
 	slots := fs.Int("slots", 0, "slots this process provides, 0..N (default: all N); queuekit worker processes provide the rest")
 	policy := fs.String("policy", "barrier", "dispatch policy: barrier, easy (EASY backfilling; backfill is an alias) or conservative (conservative backfilling)")
 	minute := addMinuteFlag(fs, lease.DefaultMinute.Seconds()*1000)
 	pollMS := fs.Int("poll-ms", 0, "how often an idle worker reads the pool, ms (default minute/4, 10..1000)")
 	leaseMS := fs.Int("lease-ms", 0, "lease of a claimed job, ms (default 2000, at least 8 polls); heartbeats every quarter")
-	maxRetry := fs.Int("max-retry", lease.DefaultMaxRetry, "retries after the first attempt before FATAL_FAILURE")
+	maxRetry := fs.Int("max-retry", lease.DefaultMaxRetry, fmt.Sprintf("retries after the first attempt before FATAL_FAILURE, 0 to %d", maxRetries))
 	var fail failFlag
 	fs.Var(&fail, "fail-job", "job id(s) whose work always fails, comma separated (demonstrates retries and dead letters)")
 	asJSON := fs.Bool("json", false, `print {"batch_date", "workers", "policy", "realised", "forecast", "claims", "retries", "dead_lettered", "schedule"}`)
@@ -66,8 +66,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := checkDate(*date); err != nil {
 		return err
 	}
-	if *workers < 1 {
-		return usagef("--workers %d: need at least 1 worker", *workers)
+	if *workers < 1 || *workers > maxPoolWorkers {
+		return usagef("--workers %d: want 1 to %d workers", *workers, maxPoolWorkers)
 	}
 	if !isSet(fs, "slots") {
 		*slots = *workers
@@ -86,6 +86,12 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if m <= 0 {
 		return usagef("--minute-ms %v: must be a number of milliseconds > 0", minute.ms)
 	}
+	if *maxRetry > maxRetries {
+		return usagef("--max-retry %d: want 0 to %d retries", *maxRetry, maxRetries)
+	}
+	if *pollMS > 60_000 || *leaseMS > 3_600_000 {
+		return usagef("--poll-ms %d, --lease-ms %d: want a poll of at most 60000 ms and a lease of at most 3600000 ms (an hour)", *pollMS, *leaseMS)
+	}
 	if *pollMS < 0 || *leaseMS < 0 || *maxRetry < 0 {
 		return usagef("--poll-ms %d, --lease-ms %d, --max-retry %d: each must be >= 0 (0: the default)", *pollMS, *leaseMS, *maxRetry)
 	}
@@ -103,7 +109,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	n, err := ex.Night(ctx, *date)
 	if err != nil {
-		return asUsage(err)
+		return err
 	}
 	began := time.Now()
 	var last time.Time
@@ -120,7 +126,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("interrupted: night %s stopped unfinished; run it again to start over (`queuekit status --batch-date %s` shows where it stopped)", *date, *date)
 	}
 	if err != nil {
-		return asUsage(err)
+		return err
 	}
 	if *asJSON {
 		return writeJSON(stdout, runJSON{BatchDate: rep.BatchDate, Workers: rep.Workers, Policy: string(rep.Policy),

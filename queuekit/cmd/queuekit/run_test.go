@@ -121,40 +121,47 @@ func TestRunJSONAndStatus(t *testing.T) {
 }
 
 // Bad input: one line naming the value and what to do, exit status 2, and
-// nothing written (the execution table is not even created).
+// nothing written (the execution table is not even created). A night or run
+// the server does not have is exit 1 (the server's answer, not usage), also
+// one line and nothing written.
 func TestRunBadInputWritesNothing(t *testing.T) {
 	ep, table, ex := seededForRun(t)
 	at := []string{"--endpoint", ep, "--table", table}
 	for _, tc := range []struct {
 		args []string
+		code int
 		want string
 	}{
-		{[]string{"run", "--workers", "3"}, "--batch-date is required"},
-		{[]string{"run", "--batch-date", "2030-01-01", "--workers", "3"}, "night 2030-01-01 has no jobs"},
-		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "0"}, "--workers 0"},
-		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--slots", "4"}, "--slots 4"},
-		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--slots", "-2"}, "--slots -2"},
-		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--minute-ms", "0"}, "--minute-ms 0"},
-		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--minute-ms", "-5"}, "--minute-ms -5"},
-		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--policy", "fifo"}, `--policy "fifo": use barrier, easy or conservative`},
-		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--policy", "Conservative"}, `--policy "Conservative"`},
-		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--policy", ""}, `--policy ""`},
-		{[]string{"worker", "--batch-date", "2026-05-13", "--slots", "0"}, "--slots 0"},
-		{[]string{"worker", "--batch-date", "2026-05-13", "--slots", "1", "--wait", "0s"}, "no run of night 2026-05-13"},
-		{[]string{"status"}, "--batch-date is required"},
+		{[]string{"run", "--workers", "3"}, 2, "--batch-date is required"},
+		{[]string{"run", "--batch-date", "2030-01-01", "--workers", "3"}, 1, "night 2030-01-01 has no jobs"},
+		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "0"}, 2, "--workers 0"},
+		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "1000000000"}, 2, "--workers 1000000000: want 1 to 10000"},
+		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--slots", "4"}, 2, "--slots 4"},
+		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--slots", "-2"}, 2, "--slots -2"},
+		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--minute-ms", "0"}, 2, "--minute-ms 0"},
+		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--minute-ms", "-5"}, 2, "--minute-ms -5"},
+		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--max-retry", "1000000000"}, 2, "--max-retry 1000000000"},
+		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--lease-ms", "99999999999999"}, 2, "--lease-ms 99999999999999"},
+		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--policy", "fifo"}, 2, `--policy "fifo": use barrier, easy or conservative`},
+		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--policy", "Conservative"}, 2, `--policy "Conservative"`},
+		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--policy", ""}, 2, `--policy ""`},
+		{[]string{"worker", "--batch-date", "2026-05-13", "--slots", "0"}, 2, "--slots 0"},
+		{[]string{"worker", "--batch-date", "2026-05-13", "--slots", "1000000000"}, 2, "--slots 1000000000"},
+		{[]string{"worker", "--batch-date", "2026-05-13", "--slots", "1", "--wait", "0s"}, 1, "no run of night 2026-05-13"},
+		{[]string{"status"}, 2, "--batch-date is required"},
 	} {
 		_, errOut, code := runDynamoCLI(t, append(tc.args, at...)...)
-		if code != 2 || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
-			t.Errorf("%v: exit %d, stderr %q; want 2 and one line with %q", tc.args, code, errOut, tc.want)
+		if code != tc.code || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want %d and one line with %q", tc.args, code, errOut, tc.code, tc.want)
 		}
 	}
 	ctx := context.Background()
 	if st, err := ex.Status(ctx, "2026-05-13"); err != nil || st.State != "" {
 		t.Fatalf("after bad input the night was touched: %+v, %v", st, err)
 	}
-	// Unreachable DynamoDB: one line naming the endpoint and how to start it.
+	// Unreachable DynamoDB: exit 1, one line naming the endpoint and how to start it.
 	_, errOut, code := runDynamoCLI(t, "run", "--batch-date", "2026-05-13", "--workers", "3", "--endpoint", "http://127.0.0.1:9", "--table", table)
-	if code != 2 || !strings.Contains(errOut, "http://127.0.0.1:9") || !strings.Contains(errOut, "scripts/dynamodb-local.sh start") || strings.Count(errOut, "\n") != 1 {
+	if code != 1 || !strings.Contains(errOut, "http://127.0.0.1:9") || !strings.Contains(errOut, "scripts/dynamodb-local.sh start") || strings.Count(errOut, "\n") != 1 {
 		t.Errorf("unreachable: exit %d, stderr %q", code, errOut)
 	}
 }
@@ -175,8 +182,8 @@ func TestRunRefusesANightAlreadyRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, errOut, code := runDynamoCLI(t, "run", "--batch-date", "2026-05-13", "--workers", "3", "--endpoint", ep, "--table", table)
-	if code != 2 || !strings.Contains(errOut, "already running") || strings.Count(errOut, "\n") != 1 {
-		t.Fatalf("exit %d, stderr %q; want 2 and one line saying the night is already running", code, errOut)
+	if code != 1 || !strings.Contains(errOut, "already running") || strings.Count(errOut, "\n") != 1 {
+		t.Fatalf("exit %d, stderr %q; want 1 (the server's state, not usage) and one line saying the night is already running", code, errOut)
 	}
 	after, err := ex.Status(ctx, "2026-05-13")
 	if err != nil || !reflect.DeepEqual(before, after) {

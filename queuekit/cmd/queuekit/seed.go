@@ -15,29 +15,39 @@ import (
 // barThreshold is the seed size from which progress is shown.
 const barThreshold = 1000
 
+// maxWriters bounds --writers: more parallel BatchWriteItem writers than
+// this only queue up behind one DynamoDB Local.
+const maxWriters = 64
+
 func runSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("seed")
 	sample := fs.Bool("sample", false, "write the four sample nights (the default when nothing else is chosen)")
 	file := fs.String("file", "", "write the jobs of this JSON Lines file")
-	nights := fs.Int("generate-nights", 0, "write this many generated nights (e.g. 365 for the Query vs Scan study)")
+	nights := fs.Int("generate-nights", 0, fmt.Sprintf("write this many generated nights, 0 to %d (e.g. 365 for the Query vs Scan study)", workload.MaxNights))
 	seed := fs.Uint64("seed", 1, "seed of the generated nights")
 	start := fs.String("start", workload.DefaultStart, "first generated night (YYYY-MM-DD)")
 	heavy := fs.Int("heavy-nights", 0, "how many generated nights are heavy (twice the jobs, longer runtimes)")
 	pad := fs.Int("pad-bytes", 0, "add a padding attribute of this many bytes to every item (bigger items, more pages)")
-	writers := fs.Int("writers", 4, "parallel BatchWriteItem writers")
+	writers := fs.Int("writers", 4, fmt.Sprintf("parallel BatchWriteItem writers, 1 to %d", maxWriters))
 	jsonl := fs.String("jsonl", "", "write the jobs to this JSON Lines file instead of DynamoDB")
 	df := addDynamoFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *nights < 0 || *heavy < 0 || *heavy > *nights {
+	if *nights < 0 || *nights > workload.MaxNights {
+		return usagef("--generate-nights %d: want 0 to %d nights", *nights, workload.MaxNights)
+	}
+	if *heavy < 0 || *heavy > *nights {
 		return usagef("--generate-nights %d, --heavy-nights %d: want 0 <= heavy <= nights", *nights, *heavy)
+	}
+	if _, err := queuekit.ParseBatchDate(*start); err != nil { // checked even when unused: a typo is never ignored
+		return usagef("--start: %w", err)
 	}
 	if *pad < 0 || *pad > catalog.MaxPadding {
 		return usagef("--pad-bytes %d: want 0 to %d", *pad, catalog.MaxPadding)
 	}
-	if *writers < 1 {
-		return usagef("--writers %d: need at least 1", *writers)
+	if *writers < 1 || *writers > maxWriters {
+		return usagef("--writers %d: want 1 to %d parallel writers", *writers, maxWriters)
 	}
 	if !*sample && *file == "" && *nights == 0 {
 		*sample = true
@@ -62,9 +72,6 @@ func runSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		parts = append(parts, fmt.Sprintf("%d from %s", len(f), *file))
 	}
 	if *nights > 0 {
-		if _, err := queuekit.ParseBatchDate(*start); err != nil {
-			return usagef("--start: %w", err)
-		}
 		g, err := workload.Generate(workload.Config{Start: *start, Nights: *nights, Seed: *seed, HeavyNights: *heavy})
 		if err != nil {
 			return err
@@ -92,6 +99,11 @@ func runSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	c, err := df.open(ctx, catalog.WithWriters(*writers))
 	if err != nil {
 		return err
+	}
+	// Every item is checked (fields, duplicates, DynamoDB's size limits)
+	// before the table is created: bad input creates and writes nothing.
+	if err := c.CheckSeed(jobs, catalog.WithPadding(*pad)); err != nil {
+		return badInput(err)
 	}
 	rep, err := seedCatalog(ctx, stderr, c, jobs, *pad)
 	if err != nil {

@@ -17,7 +17,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs := newFlags("simulate")
 	date := fs.String("batch-date", "", "the night (YYYY-MM-DD): a sample night, or the night to pick from --file")
 	file := fs.String("file", "", "a JSON Lines file of job items (see data/sample_nights.jsonl)")
-	workers := fs.Int("workers", 0, "workers in the pool (required)")
+	workers := fs.Int("workers", 0, fmt.Sprintf("workers in the pool, 1 to %d (required)", maxPoolWorkers))
 	policy := fs.String("policy", "barrier", "dispatch policy: barrier, easy (EASY backfilling; alias backfill) or conservative (conservative backfilling)")
 	reps := fs.Int("replications", 0, "Monte Carlo replications (default 0: one deterministic run; 1000 with --runtime-cv)")
 	cv := fs.Float64("runtime-cv", 0, "coefficient of variation of lognormal runtimes around the estimates (0: exact estimates)")
@@ -30,14 +30,16 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	switch {
 	case *date == "" && *file == "":
 		return usagef("give --batch-date D (a sample night) or --file F")
-	case *workers < 1:
-		return usagef("--workers %d: need at least 1 worker", *workers)
+	case *workers < 1 || *workers > maxPoolWorkers:
+		return usagef("--workers %d: want 1 to %d workers", *workers, maxPoolWorkers)
 	case checkFinite("runtime-cv", *cv) != nil:
 		return checkFinite("runtime-cv", *cv)
 	case *cv > montecarlo.MaxCV:
 		return usagef("--runtime-cv %v: above %v no runtime distribution is meaningful", *cv, montecarlo.MaxCV)
 	case checkFinite("arrival-jitter", *jitter) != nil:
 		return checkFinite("arrival-jitter", *jitter)
+	case *jitter > maxJitter:
+		return usagef("--arrival-jitter %v: want 0 to %d minutes (a day)", *jitter, maxJitter)
 	case *reps < 0 || *reps == 1:
 		return usagef("--replications %d: use 0 for one run, or at least 2", *reps)
 	case *reps > montecarlo.MaxReplications:

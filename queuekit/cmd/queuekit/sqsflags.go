@@ -2,10 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
+	"net/url"
 
-	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/queue"
 )
 
@@ -14,28 +13,28 @@ func addSQSFlag(fs *flag.FlagSet) *string {
 	return fs.String("sqs-endpoint", "", "SQS endpoint URL, e.g. http://127.0.0.1:9324 (default: $"+queue.EnvEndpoint+", else AWS through the standard configuration chain)")
 }
 
-// openQueues opens the SQS client; a bad endpoint is a usage error.
+// checkSQSEndpoint checks a --sqs-endpoint value ("" is allowed: the
+// variable or the AWS chain) before anything is contacted.
+func checkSQSEndpoint(endpoint string) error {
+	if endpoint == "" {
+		return nil
+	}
+	if u, err := url.Parse(endpoint); err != nil || u.Scheme == "" || u.Host == "" {
+		return usagef("--sqs-endpoint %q: not a URL; write it as http://127.0.0.1:9324", endpoint)
+	}
+	return nil
+}
+
+// openQueues opens the SQS client. A malformed --sqs-endpoint is a usage
+// error; a failure to load the AWS configuration (or a malformed
+// AWS_ENDPOINT_URL_SQS) is a runtime one.
 func openQueues(ctx context.Context, endpoint string) (*queue.Client, error) {
+	if err := checkSQSEndpoint(endpoint); err != nil {
+		return nil, err
+	}
 	var opts []queue.Option
 	if endpoint != "" {
 		opts = append(opts, queue.WithEndpoint(endpoint))
 	}
-	q, err := queue.New(ctx, opts...)
-	if err != nil {
-		return nil, badInput(err)
-	}
-	return q, nil
-}
-
-// unreachableAsUsage turns "a server is unreachable" and "the table does not
-// exist" into usage errors (exit status 2: the fix is to start or seed it),
-// and passes other errors on.
-func unreachableAsUsage(err error) error {
-	var d *catalog.UnreachableError
-	var s *queue.UnreachableError
-	var m *catalog.TableMissingError
-	if errors.As(err, &d) || errors.As(err, &s) || errors.As(err, &m) {
-		return badInput(err)
-	}
-	return err
+	return queue.New(ctx, opts...)
 }

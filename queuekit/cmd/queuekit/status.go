@@ -29,7 +29,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	st, err := ex.Status(ctx, *date)
 	if err != nil {
-		return asUsage(err)
+		return err
 	}
 	if *asJSON {
 		return writeJSON(stdout, st)

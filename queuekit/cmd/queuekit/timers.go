@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"time"
 
 	"github.com/nightqueue/workshop/queuekit/timers"
@@ -30,8 +29,8 @@ type delaySummary struct {
 
 func runTimers(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("timers")
-	count := fs.Int("count", 10, "how many timers to schedule (at least 1)")
-	dueIn := fs.Float64("due-in", 2, "seconds from now until they are due (>= 0)")
+	count := fs.Int("count", 10, fmt.Sprintf("how many timers to schedule (1 to %d)", timers.MaxTrialCount))
+	dueIn := fs.Float64("due-in", 2, fmt.Sprintf("seconds from now until they are due (0 to %.0f)", timers.MaxDueIn.Seconds()))
 	timeout := fs.Duration("timeout", 0, "how long to wait for every fire (default: due-in + 2 x ceil(count/20) x 10 s + 1 min: DynamoDB Local sweeps 20 items every 10 s, twice over)")
 	keep := fs.Bool("keep", false, "keep the timers tables (default: delete them at the end)")
 	asJSON := fs.Bool("json", false, `print {"scheduled", "fired", "duplicates", "delay_seconds": {"p50", "p95", "max"}, "table"}`)
@@ -39,11 +38,11 @@ func runTimers(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *count < 1 {
-		return usagef("--count %d: schedule at least 1 timer", *count)
+	if *count < 1 || *count > timers.MaxTrialCount {
+		return usagef("--count %d: schedule 1 to %d timers (DynamoDB Local fires 20 every 10 s)", *count, timers.MaxTrialCount)
 	}
-	if !(*dueIn >= 0) || math.IsInf(*dueIn, 0) {
-		return usagef("--due-in %v: must be a finite number of seconds >= 0", *dueIn)
+	if !(*dueIn >= 0) || *dueIn > timers.MaxDueIn.Seconds() {
+		return usagef("--due-in %v: want a number of seconds from 0 to %.0f (%s)", *dueIn, timers.MaxDueIn.Seconds(), timers.MaxDueIn)
 	}
 	if *timeout < 0 {
 		return usagef("--timeout %s: must be >= 0", *timeout)
@@ -70,7 +69,7 @@ func runTimers(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			step("fired %s, %.1f s after due (%d of %d)", f.ID, f.Delay.Seconds(), n, *count)
 		}}.Run(ctx, timers.New(c))
 	if err != nil {
-		return unreachableAsUsage(err)
+		return err
 	}
 	res := timersResult{Scheduled: tr.Scheduled, Fired: tr.Fired, Duplicates: tr.Duplicates, Table: tr.Table,
 		Delay: delaySummary{P50: tr.P50, P95: tr.P95, Max: tr.Max}}

@@ -48,8 +48,8 @@ func runTutorial(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return usagef("--policy: %w", err)
 	}
-	if *workers < 0 || (*workers == 0 && isSet(fs, "workers")) {
-		return usagef("--workers %d: need at least 1", *workers)
+	if *workers < 0 || (*workers == 0 && isSet(fs, "workers")) || *workers > maxPoolWorkers {
+		return usagef("--workers %d: want 1 to %d workers", *workers, maxPoolWorkers)
 	}
 	if err := checkWindow(*window); err != nil {
 		return err

@@ -15,7 +15,7 @@ import (
 func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("worker")
 	date := fs.String("batch-date", "", "the night whose run to join (YYYY-MM-DD) (required)")
-	slots := fs.Int("slots", 0, "jobs this process runs at once, K >= 1 (required)")
+	slots := fs.Int("slots", 0, fmt.Sprintf("jobs this process runs at once, K, 1 to %d (required)", maxPoolWorkers))
 	minute := addMinuteFlag(fs, 0)
 	crash := fs.Int("crash-after-jobs", 0, "exit abruptly (SIGKILL, as kill -9) in the middle of this process's J-th job")
 	wait := fs.Duration("wait", 30*time.Second, "how long to wait for a run (queuekit run) to prepare the night")
@@ -33,8 +33,8 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := checkDate(*date); err != nil {
 		return err
 	}
-	if *slots < 1 {
-		return usagef("--slots %d: a worker needs at least 1 slot", *slots)
+	if *slots < 1 || *slots > maxPoolWorkers {
+		return usagef("--slots %d: a worker runs 1 to %d jobs at once", *slots, maxPoolWorkers)
 	}
 	if *crash < 0 {
 		return usagef("--crash-after-jobs %d: use 0 (never) or the job to crash in", *crash)
@@ -69,7 +69,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	st, err := ex.Join(ctx, *date, lease.WorkerConfig{Slots: *slots, Name: *name, Work: work, Wait: *wait, Minute: m, Progress: progress})
 	if err != nil {
-		return asUsage(err)
+		return err
 	}
 	if *asJSON {
 		return writeJSON(stdout, st)

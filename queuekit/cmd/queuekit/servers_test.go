@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
+)
+
+// stoppedEndpoint returns the URL of a loopback port where nothing listens:
+// a port the kernel just gave out and that was closed at once.
+func stoppedEndpoint(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := "http://" + l.Addr().String()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return ep
+}
+
+// notAServer starts an HTTP server that answers every request as a web
+// server does (HTML, 200), and returns its URL.
+func notAServer(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, "<!doctype html><html><body>hello</body></html>")
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// dynamoCommands is every command that talks to DynamoDB, with the flags it
+// needs to get that far (nothing else is wrong in them); the endpoint is
+// appended as --endpoint.
+var dynamoCommands = [][]string{
+	{"tutorial", "--source", "dynamodb", "--batch-date", "2026-05-13"},
+	{"seed", "--sample"},
+	{"access", "--batch-date", "2026-05-13"},
+	{"reset"},
+	{"run", "--batch-date", "2026-05-13", "--workers", "3"},
+	{"worker", "--batch-date", "2026-05-13", "--slots", "1", "--wait", "0s"},
+	{"status", "--batch-date", "2026-05-13"},
+	{"timers", "--count", "1"},
+	{"fanout", "--slices", "2"},
+}
+
+// checkOneLine asserts exit 1 and exactly one stderr line holding every want.
+func checkOneLine(t *testing.T, args []string, code int, stdout, stderr string, want ...string) {
+	t.Helper()
+	if code != 1 {
+		t.Errorf("%v: exit %d, want 1 (a server's failure is not a usage error); stderr %q", args, code, stderr)
+	}
+	if strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "\n") {
+		t.Errorf("%v: stderr %q, want exactly one line", args, stderr)
+	}
+	for _, w := range want {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("%v: stderr %q lacks %q", args, stderr, w)
+		}
+	}
+	for _, raw := range []string{"deserialization failed", "invalid character", "operation error", "goroutine"} {
+		if strings.Contains(stderr, raw) {
+			t.Errorf("%v: stderr %q shows raw SDK or runtime text %q", args, stderr, raw)
+		}
+	}
+	if stdout != "" {
+		t.Errorf("%v: stdout %q, want nothing", args, stdout)
+	}
+}
+
+// Every command that talks to DynamoDB, pointed at a stopped endpoint, exits
+// 1 with one line naming the endpoint and how to start DynamoDB Local.
+func TestEveryDynamoDBCommandOnAStoppedEndpointExits1(t *testing.T) {
+	ep := stoppedEndpoint(t)
+	for _, c := range dynamoCommands {
+		args := append(append([]string{}, c...), "--endpoint", ep)
+		out, errOut, code := runDynamoCLI(t, args...)
+		checkOneLine(t, args, code, out, errOut, ep, "is unreachable", "scripts/dynamodb-local.sh start")
+	}
+}
+
+// Every command that talks to DynamoDB, pointed at a web server, exits 1
+// with one line saying that the endpoint answers but is not DynamoDB, naming
+// it and the variable to fix.
+func TestEveryDynamoDBCommandOnAnotherServerSaysSo(t *testing.T) {
+	ep := notAServer(t)
+	for _, c := range dynamoCommands {
+		args := append(append([]string{}, c...), "--endpoint", ep)
+		out, errOut, code := runDynamoCLI(t, args...)
+		checkOneLine(t, args, code, out, errOut, "the server at "+ep+" answers but is not DynamoDB", "AWS_ENDPOINT_URL_DYNAMODB")
+	}
+}
+
+// fanout, the command that talks to SQS, with a real DynamoDB holding its
+// nights: a stopped SQS endpoint and a web server each give exit 1 and one
+// line naming the endpoint and what to do; nothing is created.
+func TestFanoutOnAStoppedOrWrongSQSEndpoint(t *testing.T) {
+	ddb := ddbtest.Endpoint(t)
+	table := seededTable(t)
+	stopped, web := stoppedEndpoint(t), notAServer(t)
+	for _, tc := range []struct {
+		sqs  string
+		want []string
+	}{
+		{stopped, []string{"SQS at " + stopped + " is unreachable", "scripts/elasticmq.sh start"}},
+		{web, []string{"the server at " + web + " answers but is not SQS", "AWS_ENDPOINT_URL_SQS", "scripts/elasticmq.sh start"}},
+	} {
+		results := ddbtest.TableName(t)
+		args := []string{"fanout", "--slices", "4", "--endpoint", ddb, "--table", table, "--sqs-endpoint", tc.sqs, "--results-table", results}
+		out, errOut, code := runDynamoCLI(t, args...)
+		checkOneLine(t, args, code, out, errOut, tc.want...)
+		if exists(t, ddb, results) {
+			t.Errorf("%v: the results table %s was created before SQS was found wrong", args, results)
+		}
+	}
+}
+
+// exists reports whether table exists at the DynamoDB endpoint ep.
+func exists(t *testing.T, ep, table string) bool {
+	t.Helper()
+	c, err := openCatalog(context.Background(), ep, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok, err := c.Exists(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ok
+}
