@@ -60,6 +60,13 @@ type Report struct {
 	Schedule    []Entry        // every attempt, in start order
 	Statuses    map[string]int // jobs per execution_status
 	Elapsed     time.Duration  // wall time from minute 0 to the last finish
+	// The pool item as the run left it: busy slots, jobs ended of all, the
+	// retries allowed, and the jobs still recorded as running.
+	PoolBusy, PoolEnded, PoolJobs, MaxRetry, PoolRunning int
+	PoolExclusive                                       string
+	// Fenced counts late ends refused by their fencing condition, over
+	// every worker process (as flushed to the table).
+	Fenced int
 }
 
 // nightState is every item of a night's execution state.
@@ -152,9 +159,15 @@ func (e *Executor) Report(ctx context.Context, n queuekit.Night, c int) (Report,
 		r.Retries += j.CurrentRetry
 	}
 	for _, w := range s.workers {
+		if w.RunID != s.pool.RunID {
+			continue
+		}
 		r.Won += w.Won
 		r.Lost += w.Lost
+		r.Fenced += w.Fenced
 	}
+	r.PoolBusy, r.PoolEnded, r.PoolJobs, r.MaxRetry = s.pool.Busy, s.pool.Ended, s.pool.Jobs, s.pool.MaxRetry
+	r.PoolRunning, r.PoolExclusive = len(s.pool.Running), s.pool.Exclusive
 	r.Schedule = s.schedule(e.now())
 	r.Realised = Realise(n, r.Schedule, c, pol)
 	r.Forecast, err = sim.Run(n, sim.Config{Workers: c, Policy: pol})
@@ -316,6 +329,9 @@ func (e *Executor) Status(ctx context.Context, date string) (Status, error) {
 		st.Retries += j.CurrentRetry
 	}
 	for _, w := range s.workers {
+		if w.RunID != s.pool.RunID {
+			continue
+		}
 		st.ClaimsWon += w.Won
 		st.ClaimsLost += w.Lost
 	}

@@ -52,14 +52,16 @@ func (f *failFlag) Set(s string) error {
 
 // asUsage turns the errors a person fixes by changing the command or
 // starting a server into usage errors (one line, exit status 2): those of
-// unreachableAsUsage, and a night that is busy, missing or not running.
+// unreachableAsUsage, a night that is busy, missing or not running, and a
+// pool beyond DynamoDB's limits.
 func asUsage(err error) error {
 	var (
-		busy *lease.BusyError
-		none *lease.NoNightError
-		norn *lease.NoRunError
+		busy  *lease.BusyError
+		none  *lease.NoNightError
+		norn  *lease.NoRunError
+		limit *lease.LimitError
 	)
-	if errors.As(err, &busy) || errors.As(err, &none) || errors.As(err, &norn) {
+	if errors.As(err, &busy) || errors.As(err, &none) || errors.As(err, &norn) || errors.As(err, &limit) {
 		return badInput(err)
 	}
 	return unreachableAsUsage(err)
