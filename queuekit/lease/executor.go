@@ -194,7 +194,7 @@ func (e *Executor) Prepare(ctx context.Context, n queuekit.Night, cfg Config) (s
 	if len(n.Jobs) == 0 {
 		return "", &NoNightError{BatchDate: n.BatchDate, Table: e.cat.Table()}
 	}
-	if err := checkLimits(n, cfg); err != nil {
+	if err := e.checkLimits(n, cfg); err != nil {
 		return "", err
 	}
 	var b [6]byte
@@ -593,7 +593,7 @@ func (e *Executor) Run(ctx context.Context, n queuekit.Night, cfg Config, slots 
 		}
 	}
 	finished = true // the night is DONE
-	if !joined { // this process's slots leave at their next poll
+	if !joined {    // this process's slots leave at their next poll
 		if err := <-werr; err != nil {
 			return Report{}, err
 		}

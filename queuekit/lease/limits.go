@@ -115,7 +115,7 @@ func poolBytes(c, idLen int) (int, error) {
 // fits one item at its fullest and that the largest claim's expressions
 // (maxBatch ordinary jobs at the highest slots, the longest ids of the
 // night) fit DynamoDB's expression limit.
-func checkLimits(n queuekit.Night, cfg Config) error {
+func (e *Executor) checkLimits(n queuekit.Night, cfg Config) error {
 	if cfg.Workers > MaxWorkers {
 		return workersLimit(cfg.Workers, MaxWorkers, MaxJobIDBytes)
 	}
@@ -134,7 +134,7 @@ func checkLimits(n queuekit.Night, cfg Config) error {
 	// The largest claim transaction, built as a worker builds it.
 	k := min(maxBatch, cfg.Workers)
 	w := &worker{date: n.BatchDate, run: strings.Repeat("f", 12), name: strings.Repeat("w", 80),
-		p: poolItem{LeaseMS: cfg.Lease.Milliseconds(), MinuteMS: float64(cfg.Minute) / float64(time.Millisecond)}, e: &Executor{}}
+		p: poolItem{LeaseMS: cfg.Lease.Milliseconds(), MinuteMS: float64(cfg.Minute) / float64(time.Millisecond)}, e: e}
 	p := poolItem{Capacity: cfg.Workers, Version: math.MaxInt64 / 2, Busy: cfg.Workers - k}
 	var picks []pick
 	for i := range k {

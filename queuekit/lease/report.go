@@ -63,7 +63,7 @@ type Report struct {
 	// The pool item as the run left it: busy slots, jobs ended of all, the
 	// retries allowed, and the jobs still recorded as running.
 	PoolBusy, PoolEnded, PoolJobs, MaxRetry, PoolRunning int
-	PoolExclusive                                       string
+	PoolExclusive                                        string
 	// Fenced counts late ends refused by their fencing condition, over
 	// every worker process (as flushed to the table).
 	Fenced int

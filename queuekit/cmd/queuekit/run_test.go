@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"os"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -139,6 +141,9 @@ func TestRunBadInputWritesNothing(t *testing.T) {
 		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--policy", "fifo"}, `--policy "fifo": use barrier, easy or conservative`},
 		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--policy", "Conservative"}, `--policy "Conservative"`},
 		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--policy", ""}, `--policy ""`},
+		// Limits before writes (issue 15): the pool is one item of at most 400 KB.
+		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "1000000"}, "--workers 1000000 is beyond the limit of 2000: the pool is one DynamoDB item"},
+		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "20000", "--slots", "0"}, "--workers 20000 is beyond the limit of 2000"},
 		{[]string{"worker", "--batch-date", "2026-05-13", "--slots", "0"}, "--slots 0"},
 		{[]string{"worker", "--batch-date", "2026-05-13", "--slots", "1", "--wait", "0s"}, "no run of night 2026-05-13"},
 		{[]string{"status"}, "--batch-date is required"},
@@ -167,9 +172,11 @@ func TestRunRefusesANightAlreadyRunning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ex.Prepare(ctx, n, lease.Config{Workers: 3}); err != nil {
+	runID, err := ex.Prepare(ctx, n, lease.Config{Workers: 3})
+	if err != nil {
 		t.Fatal(err)
 	}
+	host, _ := os.Hostname()
 	before, err := ex.Status(ctx, "2026-05-13")
 	if err != nil {
 		t.Fatal(err)
@@ -177,6 +184,12 @@ func TestRunRefusesANightAlreadyRunning(t *testing.T) {
 	_, errOut, code := runDynamoCLI(t, "run", "--batch-date", "2026-05-13", "--workers", "3", "--endpoint", ep, "--table", table)
 	if code != 2 || !strings.Contains(errOut, "already running") || strings.Count(errOut, "\n") != 1 {
 		t.Fatalf("exit %d, stderr %q; want 2 and one line saying the night is already running", code, errOut)
+	}
+	// It names the run, when it started, and which host and pid hold it.
+	for _, want := range []string{"run " + runID, "started 20", "by host " + host + " pid " + strconv.Itoa(os.Getpid())} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr %q does not name %q", errOut, want)
+		}
 	}
 	after, err := ex.Status(ctx, "2026-05-13")
 	if err != nil || !reflect.DeepEqual(before, after) {
