@@ -31,18 +31,24 @@ func (w *worker) execute(ctx context.Context, c claimed) error {
 	j := c.job
 	hold := fence.Hold{Holder: w.name, Token: fence.Token(j.Token)}
 	lease := time.Duration(w.p.LeaseMS) * time.Millisecond
-	k, workCtx := fence.Keep(ctx, time.UnixMilli(c.atMS), lease, func(bctx context.Context, until time.Time) error {
-		return w.heartbeat(bctx, j, hold, until)
-	})
-	started := time.Now().UnixMilli()
-	if err := w.start(workCtx, j, hold, started); err != nil {
-		lost := k.Stop()
-		if errors.Is(err, fence.ErrFenced) || fence.Lost(lost) || ctx.Err() != nil {
+	// The start renews the lease too, so the heartbeats count from a fresh
+	// write rather than from the claim's decision, which a slow claim (a
+	// busy machine, a long plan) may have left far behind. It must land
+	// within the claim's lease, less the heartbeat margin.
+	started := time.Now()
+	sctx, cancel := context.WithDeadline(ctx, time.UnixMilli(c.atMS).Add(lease-lease/4))
+	err := w.start(sctx, j, hold, started, started.Add(lease))
+	cancel()
+	if err != nil {
+		if errors.Is(err, fence.ErrFenced) || sctx.Err() != nil {
 			w.count(func(s *WorkerStats) { s.Dropped++ })
-			return nil
+			return nil // the reaper ends the attempt once its lease has expired
 		}
 		return fmt.Errorf("start job %s: %w", j.JobID, err)
 	}
+	k, workCtx := fence.Keep(ctx, started, lease, func(bctx context.Context, until time.Time) error {
+		return w.heartbeat(bctx, j, hold, until)
+	})
 	d := time.Duration(j.Estimate * w.p.MinuteMS * float64(time.Millisecond))
 	werr := w.work(workCtx, Job{ID: j.JobID, Class: j.Class, Priority: j.Priority, Exclusive: j.Exclusive,
 		Estimate: j.Estimate, Attempt: j.Attempt, Slots: c.slots, Worker: w.name}, d)
@@ -65,7 +71,7 @@ func (w *worker) execute(ctx context.Context, c claimed) error {
 	if lost != nil {
 		w.count(func(s *WorkerStats) { s.Dropped++ })
 	}
-	err := w.e.end(ctx, w.date, w.run, j, jobFence.Release(hold), nil, outcome, msg, started, w.minute(), w.p)
+	err = w.e.end(ctx, w.date, w.run, j, jobFence.Release(hold), hold, nil, outcome, msg, started.UnixMilli(), w.minute(), w.p)
 	switch {
 	case errors.Is(err, fence.ErrFenced):
 		w.count(func(s *WorkerStats) { s.Fenced++ })
@@ -81,13 +87,15 @@ func (w *worker) execute(ctx context.Context, c claimed) error {
 	return nil
 }
 
-// start marks the attempt PROCESSING, under its fence and run.
-func (w *worker) start(ctx context.Context, j jobItem, hold fence.Hold, started int64) error {
-	st := jobFence.Write(hold)
+// start marks the attempt PROCESSING and renews its lease to until, under
+// its fence and run.
+func (w *worker) start(ctx context.Context, j jobItem, hold fence.Hold, started, until time.Time) error {
+	st := jobFence.Renew(hold, until)
 	expr, err := expression.NewBuilder().
 		WithCondition(st.Cond.And(w.ofRun(), expression.Name("execution_status").Equal(expression.Value(Claimed)))).
 		WithUpdate(st.Update.Set(expression.Name("execution_status"), expression.Value(Processing)).
-			Set(expression.Name("started_ms"), expression.Value(started))).Build()
+			Set(expression.Name("started_ms"), expression.Value(started.UnixMilli())).
+			Set(expression.Name("heartbeat_at"), expression.Value(started.UnixMilli()))).Build()
 	if err != nil {
 		return fmt.Errorf("build start: %w", err)
 	}
@@ -140,9 +148,10 @@ func (e *PoolError) Unwrap() error { return e.Err }
 
 // end writes the end of an attempt in one transaction:
 //
-//  0. the job: its new state, under step (the holder's Release, or the
-//     reaper's Revoke: either way the fencing token moves on) and the run,
-//     and extra (the reaper's: the lease it saw is unchanged);
+//  0. the job: its new state, under step (the holder's Release of hold, or
+//     the reaper's Revoke of the hold it saw: either way the fencing token
+//     moves on) and the run, and extra (the reaper's: the lease it saw is
+//     unchanged);
 //  1. the pool: the release (busy, slots, exclusive, running, version;
 //     ended for a final state), under conditions that keep the counters
 //     right whoever sends it: the run, busy >= the slots released, the
@@ -154,7 +163,7 @@ func (e *PoolError) Unwrap() error { return e.Err }
 // newer run, is an error matching fence.ErrFenced: the attempt is someone
 // else's now and nothing was written. A refusal of the pool by its counter
 // conditions is a *PoolError.
-func (e *Executor) end(ctx context.Context, date, run string, j jobItem, step fence.Step, extra *expression.ConditionBuilder,
+func (e *Executor) end(ctx context.Context, date, run string, j jobItem, step fence.Step, hold fence.Hold, extra *expression.ConditionBuilder,
 	outcome, errMsg string, startedMS int64, now float64, cfg poolItem) error {
 	nowMS := e.now().UnixMilli()
 	status := outcome
@@ -261,10 +270,10 @@ func (e *Executor) end(ctx context.Context, date, run string, j jobItem, step fe
 	case err == nil:
 		return nil
 	case fence.Refused(err, 0):
-		return jobFence.Check(err, "end", step.Hold, 0)
+		return jobFence.Check(err, "end", hold, 0)
 	case fence.Refused(err, 1):
 		if p := poolImage(err); p != nil && p.RunID != run { // a newer run holds the night
-			return &fence.FencedError{Op: "end", Hold: step.Hold, Err: err}
+			return &fence.FencedError{Op: "end", Hold: hold, Err: err}
 		}
 		return &PoolError{BatchDate: date, JobID: j.JobID, Attempt: j.Attempt, Err: err}
 	}
@@ -315,7 +324,7 @@ func (w *worker) reap(ctx context.Context) error {
 			}
 			seen := expression.Name(attrLeaseTil).Equal(expression.Value(j.LeaseUntil))
 			msg := fmt.Sprintf("lease expired: worker %s stopped heartbeating", j.Worker)
-			err := w.e.end(ctx, w.date, w.run, j, jobFence.Revoke(fence.Token(j.Token)), &seen, LeaseExpired, msg, j.StartedMS, w.minute(), w.p)
+			err := w.e.end(ctx, w.date, w.run, j, jobFence.Revoke(fence.Token(j.Token)), fence.Hold{Holder: j.Worker, Token: fence.Token(j.Token)}, &seen, LeaseExpired, msg, j.StartedMS, w.minute(), w.p)
 			switch {
 			case err == nil:
 				w.count(func(s *WorkerStats) { s.Reaped++ })

@@ -10,7 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/nightqueue/workshop/queuekit"
@@ -336,4 +338,33 @@ func (e *Executor) Status(ctx context.Context, date string) (Status, error) {
 		st.ClaimsLost += w.Lost
 	}
 	return st, nil
+}
+
+// JobState is one job's execution item, as a notebook shows it.
+type JobState struct {
+	JobID   string
+	Status  string // execution_status
+	Worker  string // the holder ("" when nobody holds the lease)
+	Attempt int
+	Token   int64 // the fencing token: how many times the lease changed hands
+	Retries int   // current_retry
+}
+
+// Job reads one job's execution item with a strongly consistent read.
+func (e *Executor) Job(ctx context.Context, date, id string) (JobState, error) {
+	out, err := catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
+		return e.db.Client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(e.db.Table()),
+			Key: key(date, jobSK(id)), ConsistentRead: aws.Bool(true)})
+	})
+	if err != nil {
+		return JobState{}, fmt.Errorf("read job %s of night %s: %w", id, date, err)
+	}
+	if out.Item == nil {
+		return JobState{}, fmt.Errorf("night %s has no job %s in %s", date, id, e.db.Table())
+	}
+	var j jobItem
+	if err := attributevalue.UnmarshalMap(out.Item, &j); err != nil {
+		return JobState{}, fmt.Errorf("decode job %s: %w", id, err)
+	}
+	return JobState{JobID: j.JobID, Status: j.Status, Worker: j.Worker, Attempt: j.Attempt, Token: j.Token, Retries: j.CurrentRetry}, nil
 }
