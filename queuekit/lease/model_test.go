@@ -28,13 +28,10 @@ type modelJob struct {
 
 // modelHolder is what one holder process knows.
 type modelHolder struct {
-	name                  string
-	phase                 string // "idle", "read", "claimed", "started"
-	seenToken, seenAtt    int    // what its claim read
-	token, attempt        int    // its hold
-	seenStatusClaimable   bool
-	retriesLeftAtClaim    bool
-	lastHeartbeatAccepted bool
+	name               string
+	phase              string // "idle", "read", "claimed", "started"
+	seenToken, seenAtt int    // what its claim read
+	token, attempt     int    // its hold
 }
 
 // modelReaper is the reaper: it reads an expired lease, then writes.

@@ -40,10 +40,6 @@ const (
 	poolAbandoned = "ABANDONED" // the run stopped unfinished (interrupted or failed)
 )
 
-// over reports whether a pool's run is over (done or abandoned): its
-// workers leave and a new run may take the night.
-func (p poolItem) over() bool { return p.State == poolDone || p.State == poolAbandoned }
-
 // jobFence is the fenced lease on a JOB item: the token moves on at every
 // claim, end and reaping, the holder is the worker's name.
 var jobFence = fence.Fence{Token: attrToken, Holder: "worker", Until: attrLeaseTil}
