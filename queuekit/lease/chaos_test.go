@@ -362,14 +362,17 @@ func workerStats(t *testing.T, p *proc) lease.WorkerStats {
 // A worker paused (SIGSTOP) past its lease, again and again, then resumed:
 // the reaper re-queues its jobs, and its late ends are refused by their
 // fencing condition, counted and logged; every job still ends exactly once
-// and the pool's rules hold, under barrier and under conservative.
+// and the pool's rules hold, under barrier and under conservative. Jobs
+// outlast the lease, so the other worker's jobs live on heartbeats.
 func TestSleepingWorkerIsFenced(t *testing.T) {
 	bin := buildCLI(t)
 	for _, policy := range []string{"barrier", "conservative"} {
 		t.Run(policy, func(t *testing.T) {
 			const c, maxRetry = 4, 6
 			lease := 600 * time.Millisecond
-			n := chaosNight(t, "2027-07-01", 80, 12, 10) // 12 job-minutes of 20 ms: 240 ms a job
+			// 40 job-minutes of 20 ms: 800 ms a job, longer than the lease, so
+			// only heartbeats keep a job's lease while it runs.
+			n := chaosNight(t, "2027-07-01", 60, 40, 10)
 			ex, cat := seeded(t, n)
 			run := startProc(t, bin, runArgs(cat, n.BatchDate, c, 0, "--policy", policy, "--minute-ms", "20",
 				"--lease-ms", strconv.Itoa(int(lease.Milliseconds())), "--max-retry", strconv.Itoa(maxRetry))...)
