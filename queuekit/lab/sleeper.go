@@ -21,7 +21,7 @@ import (
 
 // QueuekitBinary builds the queuekit command from this repository (go build,
 // incremental: a second call takes about a second) and returns its path, in
-// the user's cache directory.
+// the temporary directory.
 func QueuekitBinary(ctx context.Context) (string, error) {
 	_, here, _, ok := runtime.Caller(0)
 	if !ok {
@@ -31,11 +31,7 @@ func QueuekitBinary(ctx context.Context) (string, error) {
 	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
 		return "", fmt.Errorf("no go.mod at %s: build queuekit with `go build -o queuekit ./queuekit/cmd/queuekit` from the repository", root)
 	}
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		dir = os.TempDir()
-	}
-	bin := filepath.Join(dir, "queuekit-workshop", "queuekit")
+	bin := filepath.Join(os.TempDir(), "queuekit-lab", "queuekit") // never in $HOME
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./queuekit/cmd/queuekit")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
