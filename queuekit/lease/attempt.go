@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
+	"math/rand/v2"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -15,102 +15,97 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/fence"
 )
 
-// execute runs one claimed attempt: PROCESSING, the work under a heartbeat,
-// then the transaction that ends the attempt. A lost lease ends the attempt
-// without writing: the reaper owns the job from then on.
+// execute runs one claimed attempt: PROCESSING, the work under a fenced
+// lease kept by heartbeats (fence.Keep), then the transaction that ends the
+// attempt. Every write is conditioned on the attempt's fencing token and on
+// the run: once the reaper took the job over (the token moved on), nothing
+// this worker writes about the job lands. A worker whose lease was lost
+// still sends its end when it can (the work's outcome if the work finished,
+// LEASE_EXPIRED if it was cut short): the storage, not the worker's belief,
+// decides; if nobody took the lease over the end is legitimate, otherwise it
+// is refused and counted as fenced, never a second end.
 func (w *worker) execute(ctx context.Context, c claimed) error {
 	j := c.job
-	held := expression.Name("worker").Equal(expression.Value(w.name)).
-		And(expression.Name("attempt").Equal(expression.Value(j.Attempt)))
-	started := time.Now().UnixMilli()
-	expr, err := expression.NewBuilder().
-		WithCondition(held.And(expression.Name("execution_status").Equal(expression.Value(Claimed)))).
-		WithUpdate(expression.Set(expression.Name("execution_status"), expression.Value(Processing)).
-			Set(expression.Name("started_ms"), expression.Value(started))).Build()
+	hold := fence.Hold{Holder: w.name, Token: fence.Token(j.Token)}
+	lease := time.Duration(w.p.LeaseMS) * time.Millisecond
+	// The start renews the lease too, so the heartbeats count from a fresh
+	// write rather than from the claim's decision, which a slow claim (a
+	// busy machine, a long plan) may have left far behind. It must land
+	// within the claim's lease, less the heartbeat margin.
+	started := time.Now()
+	sctx, cancel := context.WithDeadline(ctx, time.UnixMilli(c.atMS).Add(lease-lease/4))
+	err := w.start(sctx, j, hold, started, started.Add(lease))
+	cancel()
 	if err != nil {
-		return fmt.Errorf("build start: %w", err)
-	}
-	if err := w.e.update(ctx, w.date, jobSK(j.JobID), expr); err != nil {
-		if lostRace(err) || errors.Is(err, context.Canceled) {
+		if errors.Is(err, fence.ErrFenced) || sctx.Err() != nil {
 			w.count(func(s *WorkerStats) { s.Dropped++ })
-			return nil
+			return nil // the reaper ends the attempt once its lease has expired
 		}
 		return fmt.Errorf("start job %s: %w", j.JobID, err)
 	}
-	lease := time.Duration(w.p.LeaseMS) * time.Millisecond
-	workCtx, stopWork := context.WithCancel(ctx)
-	defer stopWork()
-	var (
-		mu   sync.Mutex
-		lost bool
-	)
-	hbDone := make(chan struct{})
-	go func() {
-		defer close(hbDone)
-		valid := time.UnixMilli(started).Add(lease) // our lease, as far as we know
-		tick := time.NewTicker(lease / 4)
-		defer tick.Stop()
-		for {
-			select {
-			case <-workCtx.Done():
-				return
-			case <-tick.C:
-			}
-			// Give up with a quarter lease to spare, so the work has stopped
-			// before anyone else may take the job.
-			hctx, cancel := context.WithDeadline(workCtx, valid.Add(-lease/4))
-			sent := time.Now()
-			err := w.heartbeat(hctx, j, held, sent.Add(lease))
-			cancel()
-			switch {
-			case err == nil:
-				valid = sent.Add(lease)
-			case workCtx.Err() != nil:
-				return
-			case lostRace(err) || !time.Now().Before(valid.Add(-lease/4)):
-				mu.Lock()
-				lost = true
-				mu.Unlock()
-				stopWork()
-				return
-			}
-		}
-	}()
+	k, workCtx := fence.Keep(ctx, started, lease, func(bctx context.Context, until time.Time) error {
+		return w.heartbeat(bctx, j, hold, until)
+	})
 	d := time.Duration(j.Estimate * w.p.MinuteMS * float64(time.Millisecond))
 	werr := w.work(workCtx, Job{ID: j.JobID, Class: j.Class, Priority: j.Priority, Exclusive: j.Exclusive,
 		Estimate: j.Estimate, Attempt: j.Attempt, Slots: c.slots, Worker: w.name}, d)
-	stopped := workCtx.Err() != nil
-	stopWork()
-	<-hbDone
-	mu.Lock()
-	dropped := lost
-	mu.Unlock()
-	if dropped || (stopped && ctx.Err() != nil) {
+	cut := werr != nil && workCtx.Err() != nil // stopped before it finished
+	lost := k.Stop()
+	if ctx.Err() != nil { // shutting down: the reaper ends the attempt
 		w.count(func(s *WorkerStats) { s.Dropped++ })
 		return nil
 	}
-	outcome := Success
-	if werr != nil {
+	outcome, msg := Success, errText(werr)
+	switch {
+	case cut:
+		outcome, msg = LeaseExpired, fmt.Sprintf("lease lost by worker %s: %v", w.name, lost)
+	case werr != nil:
 		outcome = RetriableFailure
 		if IsFatal(werr) || j.CurrentRetry >= j.MaxRetry {
 			outcome = FatalFailure
 		}
 	}
-	ok, err := w.e.end(ctx, w.date, w.run, j, held, outcome, errText(werr), started, w.minute(), w.p)
-	if err != nil {
-		return err
-	}
-	switch {
-	case !ok:
+	if lost != nil {
 		w.count(func(s *WorkerStats) { s.Dropped++ })
+	}
+	err = w.e.end(ctx, w.date, w.run, j, jobFence.Release(hold), hold, nil, outcome, msg, started.UnixMilli(), w.minute(), w.p)
+	switch {
+	case errors.Is(err, fence.ErrFenced):
+		w.count(func(s *WorkerStats) { s.Fenced++ })
+		w.logf("job %s attempt %d: late end (%s) refused by its fencing condition: %v", j.JobID, j.Attempt, outcome, err)
+		return nil
+	case err != nil:
+		return err
 	case outcome == Success:
 		w.count(func(s *WorkerStats) { s.Finished++ })
 	default:
 		w.count(func(s *WorkerStats) { s.Failed++ })
 	}
 	return nil
+}
+
+// start marks the attempt PROCESSING and renews its lease to until, under
+// its fence and run.
+func (w *worker) start(ctx context.Context, j jobItem, hold fence.Hold, started, until time.Time) error {
+	st := jobFence.Renew(hold, until)
+	expr, err := expression.NewBuilder().
+		WithCondition(st.Cond.And(w.ofRun(), expression.Name("execution_status").Equal(expression.Value(Claimed)))).
+		WithUpdate(st.Update.Set(expression.Name("execution_status"), expression.Value(Processing)).
+			Set(expression.Name("started_ms"), expression.Value(started.UnixMilli())).
+			Set(expression.Name("heartbeat_at"), expression.Value(started.UnixMilli()))).Build()
+	if err != nil {
+		return fmt.Errorf("build start: %w", err)
+	}
+	return jobFence.Check(w.e.updateOld(ctx, w.date, jobSK(j.JobID), expr), "start", hold)
+}
+
+// ofRun is the condition of every write of a worker: the item belongs to
+// the run the worker joined.
+func (w *worker) ofRun() expression.ConditionBuilder {
+	return expression.Name(attrRun).Equal(expression.Value(w.run))
 }
 
 func errText(err error) string {
@@ -120,25 +115,56 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// heartbeat extends the lease while the attempt is still ours.
-func (w *worker) heartbeat(ctx context.Context, j jobItem, held expression.ConditionBuilder, until time.Time) error {
+// heartbeat extends the lease to until while the attempt is still ours:
+// its fencing token and holder, its run, and a live state.
+func (w *worker) heartbeat(ctx context.Context, j jobItem, hold fence.Hold, until time.Time) error {
+	r := jobFence.Renew(hold, until)
 	expr, err := expression.NewBuilder().
-		WithCondition(held.And(expression.Name("execution_status").In(expression.Value(Claimed), expression.Value(Processing)))).
-		WithUpdate(expression.Set(expression.Name(attrLeaseTil), expression.Value(until.UnixMilli())).
-			Set(expression.Name("heartbeat_at"), expression.Value(time.Now().UnixMilli()))).Build()
+		WithCondition(r.Cond.And(w.ofRun(), expression.Name("execution_status").In(expression.Value(Claimed), expression.Value(Processing)))).
+		WithUpdate(r.Update.Set(expression.Name("heartbeat_at"), expression.Value(time.Now().UnixMilli()))).Build()
 	if err != nil {
 		return fmt.Errorf("build heartbeat: %w", err)
 	}
-	return w.e.update(ctx, w.date, jobSK(j.JobID), expr)
+	return jobFence.Check(w.e.updateOld(ctx, w.date, jobSK(j.JobID), expr), "heartbeat", hold)
 }
 
-// end writes the end of an attempt in one transaction: the job's new state
-// (condition held: the attempt is still the one we hold), the pool's release
-// (busy, slots, exclusive, running, version; ended for a final state), the
-// attempt's outcome, and for FATAL_FAILURE the dead-letter record. ok is
-// false when the condition failed: someone else owns the job now.
-func (e *Executor) end(ctx context.Context, date, run string, j jobItem, held expression.ConditionBuilder,
-	outcome, errMsg string, startedMS int64, now float64, cfg poolItem) (bool, error) {
+// PoolError says that the pool item refused a release although the job's
+// fence held: the release would have taken busy below 0, ended above jobs,
+// or freed slots the job does not hold. DynamoDB refused it, so the pool is
+// unchanged; it means a bug, and the run stops rather than corrupt the pool.
+type PoolError struct {
+	BatchDate, JobID string
+	Attempt          int
+	Err              error
+}
+
+func (e *PoolError) Error() string {
+	return fmt.Sprintf("night %s: the pool refused the release of job %s attempt %d (busy would leave 0..c, ended would pass jobs, or the slots are not the job's): the pool is unchanged; this is a bug, please report it",
+		e.BatchDate, e.JobID, e.Attempt)
+}
+
+// Unwrap returns DynamoDB's refusal.
+func (e *PoolError) Unwrap() error { return e.Err }
+
+// end writes the end of an attempt in one transaction:
+//
+//  0. the job: its new state, under step (the holder's Release of hold, or
+//     the reaper's Revoke of the hold it saw: either way the fencing token
+//     moves on) and the run, and extra (the reaper's: the lease it saw is
+//     unchanged);
+//  1. the pool: the release (busy, slots, exclusive, running, version;
+//     ended for a final state), under conditions that keep the counters
+//     right whoever sends it: the run, busy >= the slots released, the
+//     slots (or the exclusive mark) still the job's, and ended < jobs for
+//     a final state;
+//  2. the attempt's outcome, and for FATAL_FAILURE 3. the dead-letter record.
+//
+// A refusal of the job (its fence or run moved on), or of the pool by a
+// newer run, is an error matching fence.ErrFenced: the attempt is someone
+// else's now and nothing was written. A refusal of the pool by its counter
+// conditions is a *PoolError.
+func (e *Executor) end(ctx context.Context, date, run string, j jobItem, step fence.Step, hold fence.Hold, extra *expression.ConditionBuilder,
+	outcome, errMsg string, startedMS int64, now float64, cfg poolItem) error {
 	nowMS := e.now().UnixMilli()
 	status := outcome
 	if outcome == LeaseExpired {
@@ -147,8 +173,8 @@ func (e *Executor) end(ctx context.Context, date, run string, j jobItem, held ex
 			status = FatalFailure
 		}
 	}
-	ju := expression.Set(expression.Name("execution_status"), expression.Value(status)).
-		Remove(expression.Name(attrLeaseSh)).Remove(expression.Name(attrLeaseTil))
+	ju := step.Update.Set(expression.Name("execution_status"), expression.Value(status)).
+		Remove(expression.Name(attrLeaseSh))
 	if errMsg != "" {
 		ju = ju.Set(expression.Name("last_error"), expression.Value(errMsg))
 	}
@@ -158,27 +184,38 @@ func (e *Executor) end(ctx context.Context, date, run string, j jobItem, held ex
 			Set(expression.Name(attrShard), expression.Value(shardOf(date, j.Exclusive, j.Priority, j.JobID, cfg.Shards))).
 			Set(expression.Name(attrDue), expression.Value(dueKey(due, j.JobID)))
 	}
-	jobExpr, err := expression.NewBuilder().WithCondition(held).WithUpdate(ju).Build()
+	jc := step.Cond.And(expression.Name(attrRun).Equal(expression.Value(run)))
+	if extra != nil {
+		jc = jc.And(*extra)
+	}
+	jobExpr, err := expression.NewBuilder().WithCondition(jc).WithUpdate(ju).Build()
 	if err != nil {
-		return false, fmt.Errorf("build end: %w", err)
+		return fmt.Errorf("build end: %w", err)
 	}
 	workers := len(j.Slots)
 	pu := expression.Add(expression.Name("version"), expression.Value(1)).
 		Add(expression.Name("busy"), expression.Value(-workers)).
 		Remove(expression.Name("running." + j.JobID))
-	for _, i := range j.Slots {
-		pu = pu.Set(expression.Name(fmt.Sprintf("slots[%d]", i)), expression.Value(""))
-	}
+	pc := expression.Name(attrRun).Equal(expression.Value(run)).
+		And(expression.Name("busy").GreaterThanEqual(expression.Value(workers)))
 	if j.Exclusive {
+		// An exclusive claim marks the pool, not each slot: see claimInput.
 		pu = pu.Set(expression.Name("exclusive"), expression.Value(""))
+		pc = pc.And(expression.Name("exclusive").Equal(expression.Value(j.JobID)))
+	} else {
+		for _, i := range j.Slots {
+			slot := expression.Name(fmt.Sprintf("slots[%d]", i))
+			pu = pu.Set(slot, expression.Value(""))
+			pc = pc.And(slot.Equal(expression.Value(j.JobID)))
+		}
 	}
 	if status != RetriableFailure {
 		pu = pu.Add(expression.Name("ended"), expression.Value(1))
+		pc = pc.And(expression.Name("ended").LessThan(expression.Name("jobs")))
 	}
-	poolExpr, err := expression.NewBuilder().
-		WithCondition(expression.Name("run_id").Equal(expression.Value(run))).WithUpdate(pu).Build()
+	poolExpr, err := expression.NewBuilder().WithCondition(pc).WithUpdate(pu).Build()
 	if err != nil {
-		return false, fmt.Errorf("build release: %w", err)
+		return fmt.Errorf("build release: %w", err)
 	}
 	au := expression.Set(expression.Name("finished_ms"), expression.Value(nowMS)).
 		Set(expression.Name("outcome"), expression.Value(outcome))
@@ -190,14 +227,17 @@ func (e *Executor) end(ctx context.Context, date, run string, j jobItem, held ex
 	}
 	attExpr, err := expression.NewBuilder().WithUpdate(au).Build()
 	if err != nil {
-		return false, fmt.Errorf("build attempt end: %w", err)
+		return fmt.Errorf("build attempt end: %w", err)
 	}
 	table := aws.String(e.db.Table())
+	old := types.ReturnValuesOnConditionCheckFailureAllOld
 	items := []types.TransactWriteItem{
 		{Update: &types.Update{TableName: table, Key: key(date, jobSK(j.JobID)), ConditionExpression: jobExpr.Condition(),
-			UpdateExpression: jobExpr.Update(), ExpressionAttributeNames: jobExpr.Names(), ExpressionAttributeValues: jobExpr.Values()}},
+			UpdateExpression: jobExpr.Update(), ExpressionAttributeNames: jobExpr.Names(), ExpressionAttributeValues: jobExpr.Values(),
+			ReturnValuesOnConditionCheckFailure: old}},
 		{Update: &types.Update{TableName: table, Key: key(date, skPool), ConditionExpression: poolExpr.Condition(),
-			UpdateExpression: poolExpr.Update(), ExpressionAttributeNames: poolExpr.Names(), ExpressionAttributeValues: poolExpr.Values()}},
+			UpdateExpression: poolExpr.Update(), ExpressionAttributeNames: poolExpr.Names(), ExpressionAttributeValues: poolExpr.Values(),
+			ReturnValuesOnConditionCheckFailure: old}},
 		{Update: &types.Update{TableName: table, Key: key(date, attemptSK(j.JobID, j.Attempt)),
 			UpdateExpression: attExpr.Update(), ExpressionAttributeNames: attExpr.Names(), ExpressionAttributeValues: attExpr.Values()}},
 	}
@@ -208,27 +248,56 @@ func (e *Executor) end(ctx context.Context, date, run string, j jobItem, held ex
 			DeadLetter
 		}{date, prefixDLQ + j.JobID, DeadLetter{JobID: j.JobID, Attempts: j.Attempt, LastError: errMsg, AtMS: nowMS}})
 		if err != nil {
-			return false, fmt.Errorf("marshal dead letter: %w", err)
+			return fmt.Errorf("marshal dead letter: %w", err)
 		}
 		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: table, Item: dl}})
 	}
-	_, err = catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
-		return e.db.Client().TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-			ClientRequestToken: aws.String(token()), TransactItems: items})
-	})
-	if err != nil {
-		if lostRace(err) {
-			return false, nil
+	// A conflict with another transaction on the pool (a claim, say) says
+	// nothing about the lease: send the end again, a few times.
+	for try := 0; ; try++ {
+		_, err = catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
+			return e.db.Client().TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+				ClientRequestToken: aws.String(token()), TransactItems: items})
+		})
+		if !fence.Conflict(err) || try >= 20 {
+			break
 		}
-		return false, fmt.Errorf("end attempt %d of job %s: %w", j.Attempt, j.JobID, err)
+		if err := sleep(ctx, time.Duration(1+rand.N(10<<min(try, 4)))*time.Millisecond); err != nil {
+			return err
+		}
 	}
-	return true, nil
+	switch {
+	case err == nil:
+		return nil
+	case fence.Refused(err, 0):
+		return jobFence.Check(err, "end", hold, 0)
+	case fence.Refused(err, 1):
+		if p := poolImage(err); p != nil && p.RunID != run { // a newer run holds the night
+			return &fence.FencedError{Op: "end", Hold: hold, Err: err}
+		}
+		return &PoolError{BatchDate: date, JobID: j.JobID, Attempt: j.Attempt, Err: err}
+	}
+	return fmt.Errorf("end attempt %d of job %s: %w", j.Attempt, j.JobID, err)
+}
+
+// poolImage is the pool's old image in a cancelled end transaction (item 1).
+func poolImage(err error) *poolItem {
+	var tce *types.TransactionCanceledException
+	if !errors.As(err, &tce) || len(tce.CancellationReasons) < 2 || tce.CancellationReasons[1].Item == nil {
+		return nil
+	}
+	var p poolItem
+	if attributevalue.UnmarshalMap(tce.CancellationReasons[1].Item, &p) != nil {
+		return nil
+	}
+	return &p
 }
 
 // reap re-queues the jobs whose lease expired: one Query on the sparse
-// "leases" index, then for each job the end transaction conditioned on the
-// lease it saw (lease_until and attempt unchanged), so a heartbeat that
-// arrives first wins and the job is left alone.
+// "leases" index, then for each job the end transaction under the fence's
+// Revoke (the token it saw, which moves on) and the lease end it saw, so a
+// heartbeat that arrives first wins and the job is left alone, and the old
+// holder's every later write is refused.
 func (w *worker) reap(ctx context.Context) error {
 	nowMS := time.Now().UnixMilli()
 	expr, err := expression.NewBuilder().WithKeyCondition(
@@ -250,15 +319,18 @@ func (w *worker) reap(ctx context.Context) error {
 			return fmt.Errorf("decode expired leases: %w", err)
 		}
 		for _, j := range items {
-			seen := expression.Name(attrLeaseTil).Equal(expression.Value(j.LeaseUntil)).
-				And(expression.Name("attempt").Equal(expression.Value(j.Attempt)))
-			msg := fmt.Sprintf("lease expired: worker %s stopped heartbeating", j.Worker)
-			ok, err := w.e.end(ctx, w.date, w.run, j, seen, LeaseExpired, msg, j.StartedMS, w.minute(), w.p)
-			if err != nil {
-				return err
+			if j.RunID != w.run {
+				continue
 			}
-			if ok {
+			seen := expression.Name(attrLeaseTil).Equal(expression.Value(j.LeaseUntil))
+			msg := fmt.Sprintf("lease expired: worker %s stopped heartbeating", j.Worker)
+			err := w.e.end(ctx, w.date, w.run, j, jobFence.Revoke(fence.Token(j.Token)), fence.Hold{Holder: j.Worker, Token: fence.Token(j.Token)}, &seen, LeaseExpired, msg, j.StartedMS, w.minute(), w.p)
+			switch {
+			case err == nil:
 				w.count(func(s *WorkerStats) { s.Reaped++ })
+			case errors.Is(err, fence.ErrFenced): // a heartbeat or another reaper came first
+			default:
+				return err
 			}
 		}
 	}

@@ -14,15 +14,19 @@
 // untouched, and lets the companion table carry the two sparse indexes
 // workers need. One night's items:
 //
-//	POOL                  the pool: capacity c, busy slots, the slot table, the
-//	                      exclusive holder, the running jobs' estimated finishes,
-//	                      a version, the night clock (t0, ms per job-minute)
+//	POOL                  the pool: the run that holds the night (run id, host,
+//	                      pid, start, the coordinator's heartbeat), capacity c,
+//	                      busy slots, the slot table, the exclusive holder, the
+//	                      running jobs' estimated finishes, a version, the night
+//	                      clock (t0, ms per job-minute), jobs and ended
 //	JOB#<job_id>          execution_status, current_retry, max_retry, attempt,
-//	                      the holding worker, its lease expiry and last heartbeat
+//	                      the run id, the fencing token, the holding worker,
+//	                      its lease expiry and last heartbeat
 //	ATTEMPT#<job_id>#<n>  one attempt: worker, slots, claimed/started/finished
 //	                      times, outcome, error (the real schedule)
 //	DLQ#<job_id>          the dead-letter record: attempts and last error
-//	WORKER#<name>         claims won and lost, jobs finished, last seen
+//	WORKER#<name>         claims won and lost, jobs finished, late ends fenced,
+//	                      the run, last seen
 //
 // # States (seed 003's execution_status)
 //
@@ -77,13 +81,56 @@
 // ClientRequestToken, so an SDK retry of a claim that did commit is answered
 // as a success instead of looking like a lost race.
 //
+// # Fencing tokens: a lease that can be taken away
+//
+// A lease is a promise with a deadline, and a holder cannot tell that the
+// deadline has passed while it was not running: a GC pause, a laptop lid, a
+// VM migration or a SIGSTOP stops its clock-watching as well as its work.
+// So every JOB item carries a fencing token (package fence), a number that
+// moves on each time the job's lease changes hands: the claim sets it to
+// token+1 (conditioned on the token it read), the holder's end and the
+// reaper's take-over each move it on again. Every write of a holder (start,
+// heartbeat, end) is conditioned on token = the token its claim set, worker
+// = its name, and run_id = the run it joined. A holder that slept through
+// its lease therefore learns it at its next write: DynamoDB refuses the
+// write, the worker stops the work's context (fence.Keep cancels it with
+// the loss as cause as soon as a heartbeat is refused, or when no heartbeat
+// got through before the lease's end less a quarter lease), and changes
+// nothing. Its late end is counted (WorkerStats.Fenced, WORKER#.fenced)
+// and logged as fenced, never a second end. A heartbeat that came due while
+// the work finished is still sent (fence.Keeper.Stop), and a worker that
+// lost its lease still sends its end: the storage, not the worker's
+// belief, decides whether the end lands.
+//
+// # Run fencing
+//
+// A run takes the night with one conditional PutItem of the POOL item
+// (state PREPARING, a new run id, its host, pid and start), accepted only if
+// the night has no pool, its run is over (DONE or ABANDONED), or its
+// coordinator has not heartbeaten for StaleAfter. Of two runs started at
+// the same instant exactly one write succeeds; the other is refused with a
+// *BusyError naming the run that holds the night, when it started and which
+// host and pid hold it. Everything is validated before that write (the
+// configuration, the night, the limits), and nothing of the previous run is
+// deleted until after it. Every write of a worker names the run it joined
+// (a condition on the pool's or the job's run_id, or a ConditionCheck of
+// the pool for its counters), so from the moment a new run holds the night
+// no write of an older run's worker can touch it. The coordinator heartbeats
+// the pool (run_seen_ms) about once a second; a worker that sees the
+// heartbeat unchanged for StaleAfter on its own clock, or the run abandoned
+// or replaced, exits with one line (an *OrphanError).
+//
 // # Invariants, and why they hold
 //
 //   - Never more than c slots busy, and an exclusive job alone: the pool
 //     item's condition busy <= c − w and exclusive = "" (busy = 0 for an
 //     exclusive claim) is checked by DynamoDB inside the claim's transaction,
 //     whoever sends it, from whatever machine. Releases subtract exactly what
-//     the claim added, in the transaction that ends the attempt.
+//     the claim added, in the transaction that ends the attempt, under
+//     conditions of their own: busy >= w, the slots (or the exclusive mark)
+//     still the job's, so busy stays within 0..c even if a bug elsewhere
+//     sent a release twice: DynamoDB refuses it (a *PoolError) instead of
+//     corrupting the pool.
 //   - The dispatch policy and its order (priority, then arrival, then job id;
 //     barrier: while an exclusive job waits nothing else starts; easy
 //     (backfill): an ordinary job starts only if now + its estimate <= the
@@ -103,20 +150,42 @@
 //     (On AWS a GSI is eventually consistent: a job made claimable a moment
 //     ago may be missing from a snapshot and wait for the next poll; the
 //     capacity and exclusive conditions do not depend on the index.)
-//   - A job runs at most once at a time: only the holder of the current
-//     attempt can heartbeat or end it (condition worker = :me AND attempt =
-//     :n); a job is re-claimed only after its lease expired, and a worker
-//     whose heartbeats fail stops the job's work before its lease runs out
-//     (with a margin), so it never works past the lease another worker may
-//     take over.
+//   - Only one holder's writes land: a claim is conditioned on the token it
+//     read and moves it on, so of two claims read at one token at most one
+//     commits; the reaper takes a lease over only if the token and the lease
+//     end it read are unchanged (a heartbeat that arrives first wins) and
+//     moves the token on; every holder write is conditioned on its token.
+//     Whatever the timing, at most one process can write as the job's
+//     holder. The model check in model_test.go drives claim, start,
+//     heartbeat, end and reaper steps of two holders over thousands of
+//     interleavings against a store with these conditions and checks the
+//     invariants after each step; the same check finds the double end of
+//     the protocol without tokens.
 //   - Every job ends exactly once: SUCCESS and FATAL_FAILURE are written by a
-//     conditional update of the current attempt, and the pool's ended counter
-//     is incremented in the same transaction; the run waits for ended = jobs.
-//   - The work itself runs at least once, not exactly once: an attempt whose
-//     end could not be written before its lease expired (a worker cut off from
-//     DynamoDB for longer than its lease) is run again by another worker. Work
-//     should be idempotent, as seed 003's result written to a result_location
-//     is when it overwrites.
+//     fenced update of the current tenure, the pool's ended counter is
+//     incremented in the same transaction under the condition ended < jobs;
+//     a late end is refused, not applied. The run waits for ended = jobs,
+//     then checks the night it reads back (Report.Verify: each job's
+//     attempts 1..k with one end, at most 1 + max_retry, busy within 0..c on
+//     the recorded schedule, exclusive alone, the pool clean) and exits 0
+//     only if all of it holds.
+//   - The work itself runs at least once, not exactly once: a holder cut off
+//     past its lease (paused, or cut off from DynamoDB) may have done its
+//     work, or part of it, before it learns at its next write that the job
+//     was taken over, and another worker runs it again. Ending is exactly
+//     once; the work is at least once. Work should be idempotent, as seed
+//     003's result written to a result_location is when it overwrites.
+//
+// # Limits
+//
+// The pool is one item, and an item holds at most 400 KB: a slot entry and,
+// when the pool is full, a running entry per slot. Config.Validate refuses
+// c > MaxWorkers (2,000, which fits with job ids up to 64 bytes), and
+// Prepare checks the night's own ids and the largest claim's expressions
+// (4 KB each) before anything is written (a *LimitError). An exclusive
+// claim marks the pool once (exclusive = job, busy = c) rather than naming
+// every slot, so no expression grows with c. A worker asking for more slots
+// than the pool has is refused before it joins.
 //
 // # Throughput, and what the pool item costs
 //

@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
+	"os"
 	"sort"
 	"time"
 
@@ -91,6 +93,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("lease = %s is shorter than 4 polls (%s): lengthen the lease", c.Lease, 4*c.Poll)
 	case !(c.Backoff > 0) || math.IsInf(c.Backoff, 0):
 		return fmt.Errorf("backoff = %v job-minutes: must be a finite number > 0", c.Backoff)
+	case c.Workers > MaxWorkers:
+		return workersLimit(c.Workers, MaxWorkers, MaxJobIDBytes)
 	case c.Shards < 1 || c.Shards > 64:
 		return fmt.Errorf("shards = %d: use 1 to 64", c.Shards)
 	}
@@ -126,16 +130,20 @@ func (e *Executor) CreateTable(ctx context.Context) error { return e.createTable
 // DeleteTable deletes the companion table (tests, instructors).
 func (e *Executor) DeleteTable(ctx context.Context) error { return e.db.DeleteTable(ctx) }
 
-// BusyError says that a night is already running.
+// BusyError says that a night is already running: another run holds it and
+// its coordinator heartbeat is fresh.
 type BusyError struct {
 	BatchDate string
 	RunID     string
-	Seen      time.Duration
+	Host      string
+	PID       int
+	Started   time.Time     // when that run took the night
+	Seen      time.Duration // since its coordinator's last heartbeat
 }
 
 func (e *BusyError) Error() string {
-	return fmt.Sprintf("night %s is already running (run %s, seen %.1f s ago): wait for it to end, or stop it and retry after %s",
-		e.BatchDate, e.RunID, e.Seen.Seconds(), StaleAfter)
+	return fmt.Sprintf("night %s is already running: run %s, started %s by host %s pid %d (last heartbeat %.1f s ago); wait for it to end, or stop it and retry %s after its last heartbeat",
+		e.BatchDate, e.RunID, e.Started.UTC().Format("2006-01-02 15:04:05 MST"), e.Host, e.PID, e.Seen.Seconds(), StaleAfter)
 }
 
 // NoNightError says that the catalog holds no jobs for a night.
@@ -159,10 +167,25 @@ func (e *Executor) Night(ctx context.Context, date string) (queuekit.Night, erro
 	return n, nil
 }
 
-// Prepare resets a night's execution state for a run: it refuses a night
-// that is running (a *BusyError), deletes the previous run's items, writes
-// one JOB item per job (NOT_STARTED, claimable at its arrival minute) and the
-// POOL item in state WAITING. It writes nothing when it refuses.
+// Prepare takes the night for a new run and resets its execution state.
+// In order, so that nothing is written before the run is valid and nothing
+// of a previous run is deleted before the new run holds the night:
+//
+//  1. it validates the configuration and the limits (the pool item and the
+//     largest claim must fit DynamoDB's item and expression limits: a
+//     *LimitError), and reads the night's jobs;
+//  2. it takes the night with one conditional write of the POOL item (state
+//     PREPARING, the new run id, this host and pid): the write succeeds
+//     only if the night has no pool, or its run is over (DONE, ABANDONED),
+//     or its coordinator has not heartbeaten for StaleAfter. Of two runs
+//     started at the same instant exactly one write succeeds; the other
+//     gets a *BusyError naming the run that holds the night. From this
+//     write on, every write of the previous run's workers is refused (each
+//     names its run);
+//  3. it deletes the previous run's items and writes one JOB item per job
+//     (NOT_STARTED, claimable at its arrival minute, fencing token 0, the
+//     new run id), heartbeating the pool meanwhile;
+//  4. it sets the pool WAITING: workers may join.
 func (e *Executor) Prepare(ctx context.Context, n queuekit.Night, cfg Config) (string, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -171,18 +194,7 @@ func (e *Executor) Prepare(ctx context.Context, n queuekit.Night, cfg Config) (s
 	if len(n.Jobs) == 0 {
 		return "", &NoNightError{BatchDate: n.BatchDate, Table: e.cat.Table()}
 	}
-	if err := e.createTable(ctx); err != nil {
-		return "", err
-	}
-	if p, ok, err := e.readPool(ctx, n.BatchDate); err != nil {
-		return "", err
-	} else if ok && p.State != poolDone {
-		if seen := e.now().Sub(time.UnixMilli(p.SeenMS)); seen < StaleAfter {
-			return "", &BusyError{BatchDate: n.BatchDate, RunID: p.RunID, Seen: seen}
-		}
-	}
-	old, err := e.nightItems(ctx, n.BatchDate, "")
-	if err != nil {
+	if err := e.checkLimits(n, cfg); err != nil {
 		return "", err
 	}
 	var b [6]byte
@@ -190,9 +202,110 @@ func (e *Executor) Prepare(ctx context.Context, n queuekit.Night, cfg Config) (s
 		return "", fmt.Errorf("run id: %w", err)
 	}
 	runID := hex.EncodeToString(b[:])
-	// Jobs are rewritten in place; every other item of the previous run
-	// (attempts, dead letters, workers) is deleted. One batch may not name
-	// a key twice.
+	xp, op := map[int]bool{}, map[int]bool{}
+	var jobs []types.WriteRequest
+	for _, j := range n.Jobs {
+		arr := float64(j.ArrivalMinute(n.Window))
+		it := jobItem{BatchDate: n.BatchDate, SK: jobSK(j.JobID), JobID: j.JobID, Class: j.WorkloadClass,
+			Priority: j.Priority, Arrival: arr, Estimate: float64(j.RuntimeMinutes), Exclusive: j.RequiresExclusiveLock,
+			Status: NotStarted, MaxRetry: cfg.MaxRetry, RunID: runID,
+			ClaimShard: shardOf(n.BatchDate, j.RequiresExclusiveLock, j.Priority, j.JobID, cfg.Shards), DueKey: dueKey(arr, j.JobID)}
+		if j.RequiresExclusiveLock {
+			xp[j.Priority] = true
+		} else {
+			op[j.Priority] = true
+		}
+		av, err := attributevalue.MarshalMap(it)
+		if err != nil {
+			return "", fmt.Errorf("marshal job %s: %w", j.JobID, err)
+		}
+		jobs = append(jobs, types.WriteRequest{PutRequest: &types.PutRequest{Item: av}})
+	}
+	host, _ := os.Hostname()
+	now := e.now().UnixMilli()
+	p := poolItem{BatchDate: n.BatchDate, SK: skPool, RunID: runID, State: poolPreparing, Capacity: cfg.Workers,
+		Policy: string(cfg.Policy), MinuteMS: float64(cfg.Minute) / float64(time.Millisecond), PollMS: cfg.Poll.Milliseconds(),
+		LeaseMS: cfg.Lease.Milliseconds(), MaxRetry: cfg.MaxRetry, Backoff: cfg.Backoff, Shards: cfg.Shards,
+		Slots: make([]string, cfg.Workers), Running: map[string]float64{}, Jobs: len(n.Jobs),
+		XPriority: descending(xp), OPriority: descending(op), SeenMS: now,
+		CutoffMin: float64(n.Window.Minutes()), WindowFrom: n.Window.Start, Host: host, PID: os.Getpid(), StartedMS: now}
+	pool, err := attributevalue.MarshalMap(p)
+	if err != nil {
+		return "", fmt.Errorf("marshal pool: %w", err)
+	}
+	if err := e.createTable(ctx); err != nil {
+		return "", err
+	}
+	if err := e.takeNight(ctx, n.BatchDate, pool, now); err != nil {
+		return "", err
+	}
+	// The night is ours: keep its heartbeat while the reset runs.
+	hctx, stopBeat := context.WithCancel(ctx)
+	beat := make(chan error, 1)
+	go func() { beat <- e.keepAlive(hctx, n.BatchDate, runID) }()
+	err = e.reset(ctx, n, runID, jobs)
+	stopBeat()
+	if berr := <-beat; err == nil && berr != nil && !errors.Is(berr, context.Canceled) {
+		err = berr
+	}
+	if err == nil {
+		var expr expression.Expression
+		expr, err = expression.NewBuilder().
+			WithCondition(expression.Name(attrRun).Equal(expression.Value(runID)).And(expression.Name("state").Equal(expression.Value(poolPreparing)))).
+			WithUpdate(expression.Set(expression.Name("state"), expression.Value(poolWaiting)).
+				Set(expression.Name("run_seen_ms"), expression.Value(e.now().UnixMilli()))).Build()
+		if err == nil {
+			err = e.update(ctx, n.BatchDate, skPool, expr)
+		}
+	}
+	if err != nil {
+		e.abandon(context.WithoutCancel(ctx), n.BatchDate, runID)
+		return "", fmt.Errorf("reset night %s: %w", n.BatchDate, err)
+	}
+	return runID, nil
+}
+
+// takeNight writes the new run's pool item if the night is free: no pool,
+// a run that is over, or a coordinator silent for StaleAfter. Otherwise it
+// returns a *BusyError naming the run that holds the night.
+func (e *Executor) takeNight(ctx context.Context, date string, pool map[string]types.AttributeValue, now int64) error {
+	free := expression.AttributeNotExists(expression.Name(attrSK)).
+		Or(expression.Name("state").In(expression.Value(poolDone), expression.Value(poolAbandoned)),
+			expression.Name("run_seen_ms").LessThan(expression.Value(now-StaleAfter.Milliseconds())))
+	expr, err := expression.NewBuilder().WithCondition(free).Build()
+	if err != nil {
+		return fmt.Errorf("build take: %w", err)
+	}
+	_, err = catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
+		return e.db.Client().PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(e.db.Table()), Item: pool,
+			ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		var old poolItem
+		if ccf.Item == nil || attributevalue.UnmarshalMap(ccf.Item, &old) != nil {
+			if p, ok, rerr := e.readPool(ctx, date); rerr == nil && ok {
+				old = p
+			}
+		}
+		return &BusyError{BatchDate: date, RunID: old.RunID, Host: old.Host, PID: old.PID,
+			Started: time.UnixMilli(old.StartedMS), Seen: e.now().Sub(time.UnixMilli(old.SeenMS))}
+	}
+	if err != nil {
+		return fmt.Errorf("take night %s: %w", date, err)
+	}
+	return nil
+}
+
+// reset deletes the previous run's items of the night (attempts, dead
+// letters, workers, jobs no longer in it) and writes the new run's jobs.
+func (e *Executor) reset(ctx context.Context, n queuekit.Night, runID string, jobs []types.WriteRequest) error {
+	old, err := e.nightItems(ctx, n.BatchDate, "")
+	if err != nil {
+		return err
+	}
+	// Jobs are rewritten in place; one batch may not name a key twice.
 	rewritten := map[string]bool{skPool: true}
 	for _, j := range n.Jobs {
 		rewritten[jobSK(j.JobID)] = true
@@ -205,44 +318,20 @@ func (e *Executor) Prepare(ctx context.Context, n queuekit.Night, cfg Config) (s
 		reqs = append(reqs, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: map[string]types.AttributeValue{
 			attrDate: it[attrDate], attrSK: it[attrSK]}}})
 	}
-	xp, op := map[int]bool{}, map[int]bool{}
-	for _, j := range n.Jobs {
-		arr := float64(j.ArrivalMinute(n.Window))
-		it := jobItem{BatchDate: n.BatchDate, SK: jobSK(j.JobID), JobID: j.JobID, Class: j.WorkloadClass,
-			Priority: j.Priority, Arrival: arr, Estimate: float64(j.RuntimeMinutes), Exclusive: j.RequiresExclusiveLock,
-			Status: NotStarted, MaxRetry: cfg.MaxRetry,
-			ClaimShard: shardOf(n.BatchDate, j.RequiresExclusiveLock, j.Priority, j.JobID, cfg.Shards), DueKey: dueKey(arr, j.JobID)}
-		if j.RequiresExclusiveLock {
-			xp[j.Priority] = true
-		} else {
-			op[j.Priority] = true
+	return e.batchWrite(ctx, append(reqs, jobs...))
+}
+
+// keepAlive heartbeats the run's pool once a second until ctx ends; it
+// returns the error that stopped it (a replaced run, an unreachable server).
+func (e *Executor) keepAlive(ctx context.Context, date, runID string) error {
+	for {
+		if err := sleep(ctx, time.Second); err != nil {
+			return err
 		}
-		av, err := attributevalue.MarshalMap(it)
-		if err != nil {
-			return "", fmt.Errorf("marshal job %s: %w", j.JobID, err)
+		if err := e.touch(ctx, date, runID); err != nil {
+			return err
 		}
-		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: av}})
 	}
-	if err := e.batchWrite(ctx, reqs); err != nil {
-		return "", fmt.Errorf("reset night %s: %w", n.BatchDate, err)
-	}
-	p := poolItem{BatchDate: n.BatchDate, SK: skPool, RunID: runID, State: poolWaiting, Capacity: cfg.Workers,
-		Policy: string(cfg.Policy), MinuteMS: float64(cfg.Minute) / float64(time.Millisecond), PollMS: cfg.Poll.Milliseconds(),
-		LeaseMS: cfg.Lease.Milliseconds(), MaxRetry: cfg.MaxRetry, Backoff: cfg.Backoff, Shards: cfg.Shards,
-		Slots: make([]string, cfg.Workers), Running: map[string]float64{}, Jobs: len(n.Jobs),
-		XPriority: descending(xp), OPriority: descending(op), SeenMS: e.now().UnixMilli(),
-		CutoffMin: float64(n.Window.Minutes()), WindowFrom: n.Window.Start}
-	av, err := attributevalue.MarshalMap(p)
-	if err != nil {
-		return "", fmt.Errorf("marshal pool: %w", err)
-	}
-	_, err = catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
-		return e.db.Client().PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(e.db.Table()), Item: av})
-	})
-	if err != nil {
-		return "", fmt.Errorf("write pool of night %s: %w", n.BatchDate, err)
-	}
-	return runID, nil
 }
 
 func descending(set map[int]bool) []int {
@@ -286,6 +375,7 @@ func (e *Executor) batchWrite(ctx context.Context, reqs []types.WriteRequest) er
 // starts the night clock (state RUNNING, minute 0 = now). It keeps the run's
 // heartbeat until ctx ends or the night is done.
 func (e *Executor) Start(ctx context.Context, date, runID string) error {
+	var touched time.Time
 	for {
 		p, ok, err := e.readPool(ctx, date)
 		if err != nil {
@@ -313,8 +403,11 @@ func (e *Executor) Start(ctx context.Context, date, runID string) error {
 			}
 			return nil
 		}
-		if err := e.touch(ctx, date, runID); err != nil {
-			return err
+		if time.Since(touched) >= time.Second {
+			if err := e.touch(ctx, date, runID); err != nil {
+				return err
+			}
+			touched = time.Now()
 		}
 		if err := sleep(ctx, 20*time.Millisecond); err != nil {
 			return err
@@ -337,6 +430,18 @@ func (e *Executor) touch(ctx context.Context, date, runID string) error {
 		return fmt.Errorf("run heartbeat of night %s: %w", date, err)
 	}
 	return nil
+}
+
+// updateOld is update asking for the item's old image when the condition
+// fails (for fence.Check).
+func (e *Executor) updateOld(ctx context.Context, date, sk string, expr expression.Expression) error {
+	_, err := catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.UpdateItemOutput, error) {
+		return e.db.Client().UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(e.db.Table()),
+			Key: key(date, sk), ConditionExpression: expr.Condition(), UpdateExpression: expr.Update(),
+			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
+	})
+	return err
 }
 
 // update runs one conditional UpdateItem.
@@ -396,15 +501,17 @@ func (e *Executor) WaitDone(ctx context.Context, date, runID string, progress fu
 	}
 }
 
-// abandon marks an interrupted run's night DONE (if it is still that run),
-// so its workers leave and the next run need not wait StaleAfter. Best
-// effort: if it fails, the night frees itself after StaleAfter.
+// abandon marks an interrupted or failed run's night ABANDONED (if it is
+// still that run's and not done), so its workers leave and the next run need
+// not wait StaleAfter. Best effort: if it fails, the night frees itself
+// after StaleAfter.
 func (e *Executor) abandon(ctx context.Context, date, runID string) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	expr, err := expression.NewBuilder().
-		WithCondition(expression.Name("run_id").Equal(expression.Value(runID))).
-		WithUpdate(expression.Set(expression.Name("state"), expression.Value(poolDone))).Build()
+		WithCondition(expression.Name("run_id").Equal(expression.Value(runID)).
+			And(expression.Name("state").NotEqual(expression.Value(poolDone)))).
+		WithUpdate(expression.Set(expression.Name("state"), expression.Value(poolAbandoned))).Build()
 	if err == nil {
 		_ = e.update(ctx, date, skPool, expr)
 	}
@@ -444,8 +551,9 @@ func (e *Executor) Run(ctx context.Context, n queuekit.Night, cfg Config, slots 
 		return Report{}, err
 	}
 	parent := ctx
+	finished := false
 	defer func() {
-		if parent.Err() != nil { // interrupted: free the night for the next run at once
+		if !finished { // interrupted or failed: free the night for the next run at once
 			e.abandon(context.WithoutCancel(parent), n.BatchDate, runID)
 		}
 	}()
@@ -484,10 +592,19 @@ func (e *Executor) Run(ctx context.Context, n queuekit.Night, cfg Config, slots 
 			return Report{}, err
 		}
 	}
-	if !joined { // the night is DONE: this process's slots leave at their next poll
+	finished = true // the night is DONE
+	if !joined {    // this process's slots leave at their next poll
 		if err := <-werr; err != nil {
 			return Report{}, err
 		}
 	}
-	return e.Report(context.WithoutCancel(ctx), n, cfg.Workers)
+	rep, err := e.Report(context.WithoutCancel(ctx), n, cfg.Workers)
+	if err != nil {
+		return Report{}, err
+	}
+	// A run reports success only when the night kept every promise.
+	if err := rep.Verify(n); err != nil {
+		return rep, err
+	}
+	return rep, nil
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,15 +21,39 @@ import (
 	"github.com/nightqueue/workshop/queuekit/sim"
 )
 
-// buildCLI builds the queuekit command into the test's temporary directory.
+var (
+	cliOnce sync.Once
+	cliDir  string
+	cliBin  string
+	cliErr  error
+)
+
+// TestMain removes the CLI built for the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if cliDir != "" {
+		_ = os.RemoveAll(cliDir)
+	}
+	os.Exit(code)
+}
+
+// buildCLI builds the queuekit command once for the package's tests.
 func buildCLI(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "queuekit")
-	out, err := exec.Command("go", "build", "-o", bin, "../cmd/queuekit").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build the CLI: %v\n%s", err, out)
+	cliOnce.Do(func() {
+		cliDir, cliErr = os.MkdirTemp("", "lease-cli-")
+		if cliErr != nil {
+			return
+		}
+		cliBin = filepath.Join(cliDir, "queuekit")
+		if out, err := exec.Command("go", "build", "-o", cliBin, "../cmd/queuekit").CombinedOutput(); err != nil {
+			cliErr = fmt.Errorf("go build the CLI: %v\n%s", err, out)
+		}
+	})
+	if cliErr != nil {
+		t.Fatal(cliErr)
 	}
-	return bin
+	return cliBin
 }
 
 // workerProc is one `queuekit worker` process.
@@ -194,11 +219,11 @@ func TestKilledWorkerJobIsReclaimedAfterItsLease(t *testing.T) {
 // and then resumed. Requests wait, nobody's lease expires (the lease, 10 s,
 // outlasts the pause with the heartbeat margin), so no job is lost and none
 // runs twice: each job has exactly one attempt, SUCCESS. The server is this
-// test's own (port $LEASE_PAUSE_PORT, default 8113), never a shared one.
+// test's own (port $LEASE_PAUSE_PORT, default 8150), never a shared one.
 func TestDynamoDBPausedMidRunLosesNothing(t *testing.T) {
 	port := os.Getenv("LEASE_PAUSE_PORT")
 	if port == "" {
-		port = "8113"
+		port = "8150"
 	}
 	bin := buildCLI(t)
 	srv := ddbtest.StartPrivate(t, port)

@@ -10,7 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/nightqueue/workshop/queuekit"
@@ -60,6 +62,13 @@ type Report struct {
 	Schedule    []Entry        // every attempt, in start order
 	Statuses    map[string]int // jobs per execution_status
 	Elapsed     time.Duration  // wall time from minute 0 to the last finish
+	// The pool item as the run left it: busy slots, jobs ended of all, the
+	// retries allowed, and the jobs still recorded as running.
+	PoolBusy, PoolEnded, PoolJobs, MaxRetry, PoolRunning int
+	PoolExclusive                                        string
+	// Fenced counts late ends refused by their fencing condition, over
+	// every worker process (as flushed to the table).
+	Fenced int
 }
 
 // nightState is every item of a night's execution state.
@@ -152,9 +161,15 @@ func (e *Executor) Report(ctx context.Context, n queuekit.Night, c int) (Report,
 		r.Retries += j.CurrentRetry
 	}
 	for _, w := range s.workers {
+		if w.RunID != s.pool.RunID {
+			continue
+		}
 		r.Won += w.Won
 		r.Lost += w.Lost
+		r.Fenced += w.Fenced
 	}
+	r.PoolBusy, r.PoolEnded, r.PoolJobs, r.MaxRetry = s.pool.Busy, s.pool.Ended, s.pool.Jobs, s.pool.MaxRetry
+	r.PoolRunning, r.PoolExclusive = len(s.pool.Running), s.pool.Exclusive
 	r.Schedule = s.schedule(e.now())
 	r.Realised = Realise(n, r.Schedule, c, pol)
 	r.Forecast, err = sim.Run(n, sim.Config{Workers: c, Policy: pol})
@@ -316,8 +331,40 @@ func (e *Executor) Status(ctx context.Context, date string) (Status, error) {
 		st.Retries += j.CurrentRetry
 	}
 	for _, w := range s.workers {
+		if w.RunID != s.pool.RunID {
+			continue
+		}
 		st.ClaimsWon += w.Won
 		st.ClaimsLost += w.Lost
 	}
 	return st, nil
+}
+
+// JobState is one job's execution item, as a notebook shows it.
+type JobState struct {
+	JobID   string
+	Status  string // execution_status
+	Worker  string // the holder ("" when nobody holds the lease)
+	Attempt int
+	Token   int64 // the fencing token: how many times the lease changed hands
+	Retries int   // current_retry
+}
+
+// Job reads one job's execution item with a strongly consistent read.
+func (e *Executor) Job(ctx context.Context, date, id string) (JobState, error) {
+	out, err := catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
+		return e.db.Client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(e.db.Table()),
+			Key: key(date, jobSK(id)), ConsistentRead: aws.Bool(true)})
+	})
+	if err != nil {
+		return JobState{}, fmt.Errorf("read job %s of night %s: %w", id, date, err)
+	}
+	if out.Item == nil {
+		return JobState{}, fmt.Errorf("night %s has no job %s in %s", date, id, e.db.Table())
+	}
+	var j jobItem
+	if err := attributevalue.UnmarshalMap(out.Item, &j); err != nil {
+		return JobState{}, fmt.Errorf("decode job %s: %w", id, err)
+	}
+	return JobState{JobID: j.JobID, Status: j.Status, Worker: j.Worker, Attempt: j.Attempt, Token: j.Token, Retries: j.CurrentRetry}, nil
 }

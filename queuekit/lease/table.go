@@ -2,10 +2,8 @@ package lease
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/fnv"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -14,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/fence"
 )
 
 // The execution states of seed 003.
@@ -34,10 +33,16 @@ var States = []string{NotStarted, Claimed, Processing, Success, RetriableFailure
 
 // Pool states.
 const (
-	poolWaiting = "WAITING" // prepared; waiting for slots to join
-	poolRunning = "RUNNING"
-	poolDone    = "DONE"
+	poolPreparing = "PREPARING" // the run holds the night and resets it; workers wait
+	poolWaiting   = "WAITING"   // prepared; waiting for slots to join
+	poolRunning   = "RUNNING"
+	poolDone      = "DONE"
+	poolAbandoned = "ABANDONED" // the run stopped unfinished (interrupted or failed)
 )
+
+// jobFence is the fenced lease on a JOB item: the token moves on at every
+// claim, end and reaping, the holder is the worker's name.
+var jobFence = fence.Fence{Token: attrToken, Holder: "worker", Until: attrLeaseTil}
 
 // Table layout: attribute and index names of the companion table.
 const (
@@ -48,6 +53,8 @@ const (
 	attrDue       = "due_key"
 	attrLeaseSh   = "lease_shard"
 	attrLeaseTil  = "lease_until"
+	attrToken     = "fence_token"
+	attrRun       = "run_id"
 	IndexClaim    = "claimable"
 	IndexLeases   = "leases"
 	skPool        = "POOL"
@@ -80,6 +87,8 @@ type jobItem struct {
 	DueKey       string  `dynamodbav:"due_key,omitempty"`
 	LeaseShard   string  `dynamodbav:"lease_shard,omitempty"`
 	LastError    string  `dynamodbav:"last_error,omitempty"`
+	Token        int64   `dynamodbav:"fence_token"`
+	RunID        string  `dynamodbav:"run_id"`
 }
 
 // poolItem is POOL.
@@ -110,6 +119,9 @@ type poolItem struct {
 	SeenMS     int64              `dynamodbav:"run_seen_ms"`
 	CutoffMin  float64            `dynamodbav:"cutoff_minute"`
 	WindowFrom int                `dynamodbav:"window_start"`
+	Host       string             `dynamodbav:"host"`
+	PID        int                `dynamodbav:"pid"`
+	StartedMS  int64              `dynamodbav:"started_ms"`
 }
 
 // attemptItem is ATTEMPT#<job_id>#<n>.
@@ -143,8 +155,10 @@ type workerItem struct {
 	Won      int    `dynamodbav:"won"`
 	Lost     int    `dynamodbav:"lost"`
 	Finished int    `dynamodbav:"finished"`
+	Fenced   int    `dynamodbav:"fenced"`
 	Slots    int    `dynamodbav:"slots"`
 	SeenMS   int64  `dynamodbav:"seen_ms"`
+	RunID    string `dynamodbav:"run_id"`
 }
 
 func jobSK(id string) string                  { return prefixJob + id }
@@ -252,23 +266,5 @@ func (e *Executor) readPool(ctx context.Context, date string) (poolItem, bool, e
 }
 
 // lostRace reports whether err is a lost race: a failed condition, alone or
-// inside a cancelled transaction.
-func lostRace(err error) bool {
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
-		return true
-	}
-	var tce *types.TransactionCanceledException
-	if errors.As(err, &tce) {
-		for _, r := range tce.CancellationReasons {
-			c := aws.ToString(r.Code)
-			if c == "ConditionalCheckFailed" || c == "TransactionConflict" {
-				return true
-			}
-		}
-		// Reasons missing: a conflict with another transaction.
-		return len(tce.CancellationReasons) == 0 || strings.Contains(tce.ErrorMessage(), "ConditionalCheckFailed")
-	}
-	var tcx *types.TransactionConflictException
-	return errors.As(err, &tcx)
-}
+// inside a cancelled transaction, or a transaction conflict.
+func lostRace(err error) bool { return fence.Refused(err) || fence.Conflict(err) }

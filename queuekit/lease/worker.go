@@ -25,6 +25,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/fence"
 	"github.com/nightqueue/workshop/queuekit/sim"
 )
 
@@ -73,6 +74,9 @@ type WorkerConfig struct {
 	Minute time.Duration
 	// Progress, if not nil, gets this process's counters about once a second.
 	Progress func(WorkerStats)
+	// Logf, if not nil, gets one line per event worth a log line (a late
+	// end refused by its fencing condition).
+	Logf func(format string, args ...any)
 }
 
 // WorkerStats counts what one worker process did.
@@ -83,8 +87,12 @@ type WorkerStats struct {
 	Lost     int    `json:"claims_lost"`        // claim transactions that lost a race: counted, never errors
 	Finished int    `json:"jobs_succeeded"`
 	Failed   int    `json:"attempts_failed"`
-	Dropped  int    `json:"leases_lost"` // attempts abandoned because the lease could not be kept
+	Dropped  int    `json:"leases_lost"` // attempts whose lease could not be kept (cut short, or lost before their end)
 	Reaped   int    `json:"leases_reaped"`
+	// Fenced counts ends this process sent after its lease had passed to
+	// another tenure: refused by their fencing condition, so never a second
+	// end.
+	Fenced int `json:"ends_fenced"`
 }
 
 // NoRunError says that no run of the night is prepared or running.
@@ -93,6 +101,24 @@ type NoRunError struct{ BatchDate string }
 func (e *NoRunError) Error() string {
 	return fmt.Sprintf("no run of night %s is waiting for workers: start one with `queuekit run --batch-date %s --workers N --slots K`",
 		e.BatchDate, e.BatchDate)
+}
+
+// OrphanError says that the run a worker joined is gone: its coordinator
+// stopped heartbeating the pool, abandoned the run, or another run took the
+// night over. The worker leaves; its attempts in flight are ended by the
+// reaper of the next run's workers or written off when the night is reset.
+type OrphanError struct {
+	BatchDate, RunID string
+	Reason           string
+}
+
+func (e *OrphanError) Error() string {
+	return fmt.Sprintf("run %s of night %s has stopped: %s; this worker leaves (start a new run with `queuekit run --batch-date %s`, then workers)",
+		e.RunID, e.BatchDate, e.Reason, e.BatchDate)
+}
+
+func (w *worker) orphan(reason string) error {
+	return &OrphanError{BatchDate: w.date, RunID: w.run, Reason: reason}
 }
 
 // worker is one process's part of a run.
@@ -107,6 +133,7 @@ type worker struct {
 	stats    WorkerStats
 	synced   WorkerStats // counters already added to WORKER#<name>
 	progress func(WorkerStats)
+	log      func(format string, args ...any)
 	profile  sim.Profile // conservative's free-slot profile, reused by the claimer loop
 }
 
@@ -136,7 +163,9 @@ func (e *Executor) Join(ctx context.Context, date string, wc WorkerConfig) (Work
 		if err != nil {
 			return WorkerStats{}, err
 		}
-		if ok && q.State != poolDone {
+		// A run that is preparing is waited for; a run whose coordinator
+		// went silent is not joined (its night is free for the next run).
+		if ok && (q.State == poolWaiting || q.State == poolRunning) && time.Since(time.UnixMilli(q.SeenMS)) < StaleAfter {
 			p = q
 			break
 		}
@@ -147,14 +176,19 @@ func (e *Executor) Join(ctx context.Context, date string, wc WorkerConfig) (Work
 			return WorkerStats{}, err
 		}
 	}
+	if wc.Slots > p.Capacity {
+		return WorkerStats{}, &LimitError{Flag: "--slots", Value: wc.Slots, Max: p.Capacity,
+			Why: fmt.Sprintf("the run %s of night %s has a pool of %d slots, and a worker cannot hold more slots than the pool has", p.RunID, date, p.Capacity)}
+	}
 	if wc.Minute != 0 && math.Abs(float64(wc.Minute)/float64(time.Millisecond)-p.MinuteMS) > 1e-9 {
 		return WorkerStats{}, fmt.Errorf("minute = %s, but the run of night %s uses %g ms per job-minute: pass the run's value or leave it out",
 			wc.Minute, date, p.MinuteMS)
 	}
-	w := &worker{e: e, date: date, run: p.RunID, name: wc.Name, p: p, work: wc.Work, progress: wc.Progress}
+	w := &worker{e: e, date: date, run: p.RunID, name: wc.Name, p: p, work: wc.Work, progress: wc.Progress, log: wc.Logf}
 	w.stats.Name = wc.Name
 	expr, err := expression.NewBuilder().
-		WithCondition(expression.Name("run_id").Equal(expression.Value(p.RunID))).
+		WithCondition(expression.Name(attrRun).Equal(expression.Value(p.RunID)).
+			And(expression.Name("state").In(expression.Value(poolWaiting), expression.Value(poolRunning)))).
 		WithUpdate(expression.Add(expression.Name("joined"), expression.Value(wc.Slots))).Build()
 	if err != nil {
 		return WorkerStats{}, fmt.Errorf("build join: %w", err)
@@ -184,24 +218,46 @@ func (w *worker) count(fn func(s *WorkerStats)) {
 	w.mu.Unlock()
 }
 
-// flush adds this process's new counts to WORKER#<name>.
+// flush adds this process's new counts to WORKER#<name>, in a transaction
+// that checks the pool still belongs to this worker's run: a worker of an
+// older run writes nothing into a newer run of the night.
 func (w *worker) flush(ctx context.Context, slots int) error {
 	s := w.snapshot()
 	d := s
 	d.Won -= w.synced.Won
 	d.Lost -= w.synced.Lost
 	d.Finished -= w.synced.Finished
+	d.Fenced -= w.synced.Fenced
 	expr, err := expression.NewBuilder().WithUpdate(
 		expression.Add(expression.Name("won"), expression.Value(d.Won)).
 			Add(expression.Name("lost"), expression.Value(d.Lost)).
 			Add(expression.Name("finished"), expression.Value(d.Finished)).
+			Add(expression.Name("fenced"), expression.Value(d.Fenced)).
 			Set(expression.Name("worker"), expression.Value(w.name)).
 			Set(expression.Name("slots"), expression.Value(slots)).
+			Set(expression.Name(attrRun), expression.Value(w.run)).
 			Set(expression.Name("seen_ms"), expression.Value(time.Now().UnixMilli()))).Build()
 	if err != nil {
 		return fmt.Errorf("build worker counters: %w", err)
 	}
-	if err := w.e.update(ctx, w.date, prefixWorker+w.name, expr); err != nil {
+	run, err := expression.NewBuilder().WithCondition(w.ofRun()).Build()
+	if err != nil {
+		return fmt.Errorf("build worker counters: %w", err)
+	}
+	table := aws.String(w.e.db.Table())
+	_, err = catalog.Call(ctx, w.e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
+		return w.e.db.Client().TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+			{ConditionCheck: &types.ConditionCheck{TableName: table, Key: key(w.date, skPool), ConditionExpression: run.Condition(),
+				ExpressionAttributeNames: run.Names(), ExpressionAttributeValues: run.Values()}},
+			txUpdate(table, key(w.date, prefixWorker+w.name), expr),
+		}})
+	})
+	switch {
+	case fence.Refused(err, 0): // a newer run holds the night: its tables are not ours to count in
+		return nil
+	case fence.Conflict(err): // counted at the next flush
+		return nil
+	case err != nil:
 		return fmt.Errorf("write worker counters: %w", err)
 	}
 	w.synced = s
@@ -209,6 +265,13 @@ func (w *worker) flush(ctx context.Context, slots int) error {
 		w.progress(s)
 	}
 	return nil
+}
+
+// logf logs one line, if the worker has a log.
+func (w *worker) logf(format string, args ...any) {
+	if w.log != nil {
+		w.log("worker %s: %s", w.name, fmt.Sprintf(format, args...))
+	}
 }
 
 func (w *worker) minute() float64 { return w.minuteAt(time.Now().UnixMilli()) }
@@ -220,6 +283,7 @@ func (w *worker) minuteAt(ms int64) float64 { return float64(ms-w.p.T0) / w.p.Mi
 type claimed struct {
 	job   jobItem
 	slots []int
+	atMS  int64 // when the claim was decided: its lease runs from here
 }
 
 // loop is the claimer: it reads the pool and the claimable index, claims for
@@ -252,6 +316,7 @@ func (w *worker) claimLoop(ctx context.Context, free int, jobs chan<- claimed, f
 	lease := time.Duration(w.p.LeaseMS) * time.Millisecond
 	reapEvery := max(poll, lease/8)
 	var lastReap, lastFlush time.Time
+	seen, seenAt := w.p.SeenMS, time.Now()
 	idle := func() error {
 		t := time.NewTimer(poll)
 		defer t.Stop()
@@ -283,8 +348,23 @@ func (w *worker) claimLoop(ctx context.Context, free int, jobs chan<- claimed, f
 		if err != nil {
 			return err
 		}
-		if !ok || p.RunID != w.run || p.State == poolDone {
+		switch {
+		case ok && p.RunID == w.run && p.State == poolDone:
 			return nil
+		case !ok:
+			return w.orphan("its pool item is gone")
+		case p.RunID != w.run:
+			return w.orphan(fmt.Sprintf("run %s (host %s, pid %d) has taken the night over", p.RunID, p.Host, p.PID))
+		case p.State == poolAbandoned:
+			return w.orphan("its coordinator abandoned it")
+		}
+		// The coordinator heartbeats the pool; its silence is timed on this
+		// process's clock (from when the heartbeat last changed), so clocks
+		// of different machines need not agree.
+		if p.SeenMS != seen {
+			seen, seenAt = p.SeenMS, time.Now()
+		} else if silent := time.Since(seenAt); silent > StaleAfter {
+			return w.orphan(fmt.Sprintf("its coordinator (host %s, pid %d) has not heartbeaten the pool for %.0f s", p.Host, p.PID, silent.Seconds()))
 		}
 		if p.State == poolWaiting {
 			if err := idle(); err != nil {
@@ -464,7 +544,7 @@ func (w *worker) conservative(ctx context.Context, p poolItem, now float64, skip
 	w.profile.Reset(now, c)
 	for id, f := range p.Running {
 		if f > now {
-			w.profile.Reserve(now, f, held(p.Slots, id))
+			w.profile.Reserve(now, f, held(p, id))
 		}
 	}
 	free := c - p.Busy
@@ -486,10 +566,14 @@ func (w *worker) conservative(ctx context.Context, p poolItem, now float64, skip
 	return nil, nil
 }
 
-// held is the number of slots job id holds in the slot table (at least 1).
-func held(slots []string, id string) int {
+// held is the number of slots job id holds: all c for the exclusive job,
+// otherwise its entries in the slot table (at least 1).
+func held(p poolItem, id string) int {
+	if p.Exclusive == id {
+		return p.Capacity
+	}
 	n := 0
-	for _, s := range slots {
+	for _, s := range p.Slots {
 		if s == id {
 			n++
 		}
@@ -631,15 +715,15 @@ func (w *worker) claimInput(p poolItem, picks []pick, nowMS int64) (*dynamodb.Tr
 		j := pk.job
 		attempt := j.Attempt + 1
 		total += pk.workers
+		grant := jobFence.Acquire(fence.Token(j.Token), w.name, time.UnixMilli(nowMS+lease.Milliseconds()))
 		jobExpr, err := expression.NewBuilder().
-			WithCondition(expression.Name(attrShard).Equal(expression.Value(j.ClaimShard)).
-				And(expression.Name("attempt").Equal(expression.Value(j.Attempt)))).
-			WithUpdate(expression.Set(expression.Name("execution_status"), expression.Value(Claimed)).
+			WithCondition(grant.Cond.And(expression.Name(attrShard).Equal(expression.Value(j.ClaimShard)),
+				expression.Name("attempt").Equal(expression.Value(j.Attempt)),
+				expression.Name(attrRun).Equal(expression.Value(w.run)))).
+			WithUpdate(grant.Update.Set(expression.Name("execution_status"), expression.Value(Claimed)).
 				Set(expression.Name("attempt"), expression.Value(attempt)).
-				Set(expression.Name("worker"), expression.Value(w.name)).
 				Set(expression.Name("worker_ids"), expression.Value(pk.ids)).
 				Set(expression.Name(attrLeaseSh), expression.Value(w.date)).
-				Set(expression.Name(attrLeaseTil), expression.Value(nowMS+lease.Milliseconds())).
 				Set(expression.Name("heartbeat_at"), expression.Value(nowMS)).
 				Remove(expression.Name(attrShard)).Remove(expression.Name(attrDue))).Build()
 		if err != nil {
@@ -653,21 +737,25 @@ func (w *worker) claimInput(p poolItem, picks []pick, nowMS int64) (*dynamodb.Tr
 		items = append(items, txUpdate(table, key(w.date, jobSK(j.JobID)), jobExpr),
 			types.TransactWriteItem{Put: &types.Put{TableName: table, Item: att, ConditionExpression: aws.String("attribute_not_exists(sk)")}})
 		up = up.Set(expression.Name("running."+j.JobID), expression.Value(w.minuteAt(nowMS)+j.Estimate))
-		for _, i := range pk.ids {
-			up = up.Set(expression.Name(fmt.Sprintf("slots[%d]", i)), expression.Value(j.JobID))
-		}
 		if j.Exclusive {
+			// An exclusive job holds every slot: the pool records it once
+			// (exclusive, busy = c), not slot by slot, so the claim's
+			// expression stays small whatever c is.
 			up = up.Set(expression.Name("exclusive"), expression.Value(j.JobID))
+		} else {
+			for _, i := range pk.ids {
+				up = up.Set(expression.Name(fmt.Sprintf("slots[%d]", i)), expression.Value(j.JobID))
+			}
 		}
-		j.Attempt, j.Worker, j.Slots = attempt, w.name, pk.ids
-		cs = append(cs, claimed{job: j, slots: pk.ids})
+		j.Attempt, j.Worker, j.Slots, j.Token = attempt, w.name, pk.ids, int64(grant.Hold.Token)
+		cs = append(cs, claimed{job: j, slots: pk.ids, atMS: nowMS})
 	}
 	up = up.Add(expression.Name("busy"), expression.Value(total))
 	cond := expression.Name("run_id").Equal(expression.Value(w.run)).
 		And(expression.Name("version").Equal(expression.Value(p.Version))).
 		And(expression.Name("state").Equal(expression.Value(poolRunning)))
 	if len(picks) == 1 && picks[0].workers == p.Capacity {
-		cond = cond.And(expression.Name("busy").Equal(expression.Value(0)))
+		cond = cond.And(expression.Name("busy").Equal(expression.Value(0)), expression.Name("exclusive").Equal(expression.Value("")))
 	} else {
 		cond = cond.And(expression.Name("busy").LessThanEqual(expression.Value(p.Capacity - total))).
 			And(expression.Name("exclusive").Equal(expression.Value("")))

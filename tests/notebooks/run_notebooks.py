@@ -129,6 +129,10 @@ EXPECTATIONS: dict[str, dict[str, list[str]]] = {
                         "statuses: 9 SUCCESS, 1 FATAL_FAILURE; retries 3",
                         "jobs after the cutoff: forecast 9,"]},
 }
+# 05, issue 15: the sleeping worker's late end is refused by its fencing
+# condition, and the pool counts the job's end once.
+EXPECTATIONS["05"]["contains"] += ["late end (", "refused by its fencing condition",
+                                   "ends the pool counted for the job: **1**"]
 
 # A chart cell's HTML must hold an element ECharts draws into and the init call.
 ECHARTS_HTML = re.compile(r"echarts\.init\(", re.S)

@@ -14,12 +14,17 @@
 //   - 2 for bad usage or input only: an unknown command or flag, a malformed
 //     or out-of-limit value, an input file that does not validate. These are
 //     checked before any server is contacted, so nothing is written; stderr
-//     gets one line naming the flag or file, the value and what to do;
+//     gets one line naming the flag or file, the value and what to do. Two
+//     refusals need the server's answer and still exit 2, because nothing is
+//     written and the person fixes them by changing the command: a night
+//     another run holds ("already running", naming its run id, start, host
+//     and pid) and a pool beyond DynamoDB's item and expression limits;
 //   - 1 for everything a server or the run answers: DynamoDB or SQS
 //     unreachable (one line naming the endpoint and how to start the server),
 //     an endpoint that answers but is not DynamoDB (or SQS) (one line naming
-//     the endpoint and the variable to fix), a missing table, night or run, a
-//     night already running, the AWS configuration, an interrupted run.
+//     the endpoint and the variable to fix), a missing table, night or run,
+//     the AWS configuration, an interrupted run, a worker orphaned by a dead
+//     run.
 //
 // SIGINT (Ctrl-C) and SIGTERM cancel the running command, which stops at its
 // next step and exits 1; a second signal ends the process at once.
@@ -33,6 +38,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/nightqueue/workshop/queuekit/lease"
 	"io"
 	"math"
 	"os"
@@ -225,8 +231,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // is contacted), 1 for everything else (servers and runtime). A server's
 // answer is never relabelled as usage, whatever the user could do about it.
 func exitCode(err error) int {
-	var ue usageError
-	if errors.As(err, &ue) {
+	var (
+		ue    usageError
+		busy  *lease.BusyError
+		limit *lease.LimitError
+	)
+	// A night another run holds and a pool beyond DynamoDB's limits are
+	// refused before anything is written, and the person fixes them by
+	// changing the command (wait, or fewer workers): exit 2, as issue 15's
+	// contract says, even though the server had to be asked.
+	if errors.As(err, &ue) || errors.As(err, &busy) || errors.As(err, &limit) {
 		return 2
 	}
 	return 1
@@ -239,5 +253,6 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nExit status: 0 done; 1 a server or the run failed (unreachable, wrong server, missing table, night or run);")
-	fmt.Fprintln(w, "2 bad usage or input (flags, limits, input files), checked before any server is contacted.")
+	fmt.Fprintln(w, "2 bad usage or input (flags, limits, input files), checked before anything is written;")
+	fmt.Fprintln(w, "also 2: a night already running (another run holds it) and a pool beyond DynamoDB's item and expression limits.")
 }

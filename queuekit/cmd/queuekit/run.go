@@ -46,7 +46,7 @@ func parsePolicy(s string) (sim.Policy, error) {
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("run")
 	date := fs.String("batch-date", "", "the night to run (YYYY-MM-DD), e.g. 2026-05-13 (required)")
-	workers := fs.Int("workers", 0, fmt.Sprintf("slots in the pool, N, 1 to %d (required)", maxPoolWorkers))
+	workers := fs.Int("workers", 0, fmt.Sprintf("slots in the pool, N, 1 to %d (required; the pool is one DynamoDB item of at most 400 KB)", lease.MaxWorkers))
 	slots := fs.Int("slots", 0, "slots this process provides, 0..N (default: all N); queuekit worker processes provide the rest")
 	policy := fs.String("policy", "barrier", "dispatch policy: barrier, easy (EASY backfilling; backfill is an alias) or conservative (conservative backfilling)")
 	minute := addMinuteFlag(fs, lease.DefaultMinute.Seconds()*1000)
@@ -66,8 +66,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := checkDate(*date); err != nil {
 		return err
 	}
-	if *workers < 1 || *workers > maxPoolWorkers {
-		return usagef("--workers %d: want 1 to %d workers", *workers, maxPoolWorkers)
+	// The upper bound is the pool item's (lease.MaxWorkers), checked with
+	// its reason by Config.Validate before anything is written.
+	if *workers < 1 {
+		return usagef("--workers %d: want 1 to %d workers", *workers, lease.MaxWorkers)
 	}
 	if !isSet(fs, "slots") {
 		*slots = *workers

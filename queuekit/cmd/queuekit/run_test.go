@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"os"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -135,7 +137,9 @@ func TestRunBadInputWritesNothing(t *testing.T) {
 		{[]string{"run", "--workers", "3"}, 2, "--batch-date is required"},
 		{[]string{"run", "--batch-date", "2030-01-01", "--workers", "3"}, 1, "night 2030-01-01 has no jobs"},
 		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "0"}, 2, "--workers 0"},
-		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "1000000000"}, 2, "--workers 1000000000: want 1 to 10000"},
+		// Limits before writes (issue 15): the pool is one item of at most 400 KB.
+		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "1000000"}, 2, "--workers 1000000 is beyond the limit of 2000: the pool is one DynamoDB item"},
+		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "20000", "--slots", "0"}, 2, "--workers 20000 is beyond the limit of 2000"},
 		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--slots", "4"}, 2, "--slots 4"},
 		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--slots", "-2"}, 2, "--slots -2"},
 		{[]string{"run", "--batch-date", "2026-05-13", "--workers", "3", "--minute-ms", "0"}, 2, "--minute-ms 0"},
@@ -174,16 +178,24 @@ func TestRunRefusesANightAlreadyRunning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ex.Prepare(ctx, n, lease.Config{Workers: 3}); err != nil {
+	runID, err := ex.Prepare(ctx, n, lease.Config{Workers: 3})
+	if err != nil {
 		t.Fatal(err)
 	}
+	host, _ := os.Hostname()
 	before, err := ex.Status(ctx, "2026-05-13")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, errOut, code := runDynamoCLI(t, "run", "--batch-date", "2026-05-13", "--workers", "3", "--endpoint", ep, "--table", table)
-	if code != 1 || !strings.Contains(errOut, "already running") || strings.Count(errOut, "\n") != 1 {
-		t.Fatalf("exit %d, stderr %q; want 1 (the server's state, not usage) and one line saying the night is already running", code, errOut)
+	if code != 2 || !strings.Contains(errOut, "already running") || strings.Count(errOut, "\n") != 1 {
+		t.Fatalf("exit %d, stderr %q; want 2 (issue 15's contract) and one line saying the night is already running", code, errOut)
+	}
+	// It names the run, when it started, and which host and pid hold it.
+	for _, want := range []string{"run " + runID, "started 20", "by host " + host + " pid " + strconv.Itoa(os.Getpid())} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr %q does not name %q", errOut, want)
+		}
 	}
 	after, err := ex.Status(ctx, "2026-05-13")
 	if err != nil || !reflect.DeepEqual(before, after) {

@@ -67,15 +67,19 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stderr, "queuekit worker %s: claims won %d, lost %d; %d jobs succeeded (%.0f s)\n",
 			s.Name, s.Won, s.Lost, s.Finished, time.Since(began).Seconds())
 	}
-	st, err := ex.Join(ctx, *date, lease.WorkerConfig{Slots: *slots, Name: *name, Work: work, Wait: *wait, Minute: m, Progress: progress})
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(stderr, "queuekit worker: %s\n", fmt.Sprintf(format, args...))
+	}
+	st, err := ex.Join(ctx, *date, lease.WorkerConfig{Slots: *slots, Name: *name, Work: work, Wait: *wait, Minute: m,
+		Progress: progress, Logf: logf})
 	if err != nil {
 		return err
 	}
 	if *asJSON {
 		return writeJSON(stdout, st)
 	}
-	fmt.Fprintf(stdout, "worker %s: claims won %d, lost %d; %d jobs succeeded, %d attempts failed, %d leases lost, %d expired leases reaped\n",
-		st.Name, st.Won, st.Lost, st.Finished, st.Failed, st.Dropped, st.Reaped)
+	fmt.Fprintf(stdout, "worker %s: claims won %d, lost %d; %d jobs succeeded, %d attempts failed, %d leases lost, %d late ends fenced, %d expired leases reaped\n",
+		st.Name, st.Won, st.Lost, st.Finished, st.Failed, st.Dropped, st.Fenced, st.Reaped)
 	return nil
 }
 
