@@ -153,10 +153,10 @@ func (f *Fleet) end(ctx context.Context, w *writes, j Job, h fence.Hold, workErr
 			until, _ := time.Parse(time.RFC3339Nano, j.RepeatUntil)
 			repeat = !next.After(until)
 		}
-		upd = upd.Add(n(attrEnds), v(1)).Add(n(attrRuns), v(1)).Set(n(attrRetry), v(0)).Remove(n("last_error"))
-		if repeat {
+		upd = upd.Add(n(attrEnds), v(1)).Add(n(attrRuns), v(1)).Remove(n("last_error"))
+		if repeat { // the next run starts with its retries afresh
 			status = NotStarted
-			upd = upd.Set(n(attrStatus), v(NotStarted)).Set(n("scheduled_job_execution_time"), v(next.UTC().Format(TimeLayout))).
+			upd = upd.Set(n(attrRetry), v(0)).Set(n(attrStatus), v(NotStarted)).Set(n("scheduled_job_execution_time"), v(next.UTC().Format(TimeLayout))).
 				Set(n(attrDue), v(next.UnixMilli()))
 		} else {
 			upd = upd.Set(n(attrStatus), v(Success)).Remove(n(attrShard)).Remove(n(attrDue))

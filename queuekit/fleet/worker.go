@@ -99,6 +99,14 @@ type owned struct {
 	live   context.Context
 }
 
+// usable reports whether the worker may still act as the shard's owner: its
+// keeper has not lost the lease, and the lease, as far as the worker knows,
+// lasts beyond a margin of a quarter lease. (After a pause the keeper learns
+// of a loss only at its next heartbeat; until then, time tells.)
+func (o *owned) usable(now time.Time, lease time.Duration) bool {
+	return o.live.Err() == nil && now.Before(o.keeper.Valid().Add(-lease/4))
+}
+
 // worker is one running worker.
 type worker struct {
 	f   *Fleet
@@ -124,7 +132,7 @@ func (wk *worker) stats() Stats {
 	s.Writes, s.TableWU, s.IndexWU = wk.w.requests, wk.w.tableWU, wk.w.gsiWU
 	s.Owned = nil
 	for k, o := range wk.shards {
-		if o.live.Err() == nil {
+		if o.usable(wk.f.now(), wk.f.opts.ShardLease) {
 			s.Owned = append(s.Owned, k)
 		}
 	}
@@ -160,7 +168,7 @@ func (f *Fleet) Join(ctx context.Context, cfg WorkerConfig) (Stats, error) {
 
 	var mh fence.Hold
 	var mkeeper *fence.Keeper
-	mctx := ctx
+	g, gctx := errgroup.WithContext(ctx)
 	if !f.opts.PollAll {
 		var since time.Time
 		var jerr error
@@ -168,14 +176,21 @@ func (f *Fleet) Join(ctx context.Context, cfg WorkerConfig) (Stats, error) {
 		if jerr != nil {
 			return Stats{}, jerr
 		}
-		mkeeper, mctx = fence.Keep(ctx, since, f.opts.ShardLease, wk.beat(func(w *writes) fence.Beat { return f.renewMember(w, mh) }))
+		// The leases (membership here, shards in rebalance) live on final, so
+		// that they can still be given back after ctx ends.
+		var mctx context.Context
+		mkeeper, mctx = fence.Keep(final, since, f.opts.ShardLease, wk.beat(func(w *writes) fence.Beat { return f.renewMember(w, mh) }))
+		g.Go(func() error {
+			select {
+			case <-mctx.Done():
+				return fmt.Errorf("worker %s lost its membership: %w", cfg.Name, context.Cause(mctx))
+			case <-gctx.Done():
+				return nil
+			}
+		})
+		g.Go(func() error { return wk.rebalance(gctx, final) })
 	}
-
 	cands := make(chan Job, cfg.Slots)
-	g, gctx := errgroup.WithContext(mctx)
-	if !f.opts.PollAll {
-		g.Go(func() error { return wk.rebalance(gctx) })
-	}
 	g.Go(func() error { defer close(cands); return wk.poll(gctx, cands) })
 	slotsDone := make(chan struct{})
 	var slots sync.WaitGroup
@@ -229,9 +244,6 @@ func (f *Fleet) Join(ctx context.Context, cfg WorkerConfig) (Stats, error) {
 	if ctx.Err() == nil && gerr != nil {
 		return st, gerr
 	}
-	if ctx.Err() == nil && mctx.Err() != nil {
-		return st, fmt.Errorf("worker %s lost its membership: %w", cfg.Name, context.Cause(mctx))
-	}
 	return st, nil
 }
 
@@ -264,12 +276,12 @@ func (wk *worker) beat(mk func(w *writes) fence.Beat) fence.Beat {
 // live members and the shard items, releases the shards the assignment
 // gives to others, forgets the ones whose lease it lost, and acquires its
 // own as they come free or their leases end.
-func (wk *worker) rebalance(ctx context.Context) error {
+func (wk *worker) rebalance(ctx, life context.Context) error {
 	f := wk.f
 	t := time.NewTicker(f.opts.ShardLease / 4)
 	defer t.Stop()
 	for {
-		if err := wk.rebalanceOnce(ctx); err != nil && ctx.Err() == nil {
+		if err := wk.rebalanceOnce(ctx, life); err != nil && ctx.Err() == nil {
 			var un *catalog.UnreachableError
 			if errors.As(err, &un) {
 				// DynamoDB is away: the keepers stop what they cannot renew.
@@ -285,7 +297,7 @@ func (wk *worker) rebalance(ctx context.Context) error {
 	}
 }
 
-func (wk *worker) rebalanceOnce(ctx context.Context) error {
+func (wk *worker) rebalanceOnce(ctx, life context.Context) error {
 	f := wk.f
 	members, err := f.liveMembers(ctx)
 	if err != nil {
@@ -355,7 +367,7 @@ func (wk *worker) rebalanceOnce(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		keeper, live := fence.Keep(ctx, since, f.opts.ShardLease, wk.beat(func(w *writes) fence.Beat { return f.renewShard(w, k, h) }))
+		keeper, live := fence.Keep(life, since, f.opts.ShardLease, wk.beat(func(w *writes) fence.Beat { return f.renewShard(w, k, h) }))
 		wk.mu.Lock()
 		wk.shards[k] = &owned{hold: h, keeper: keeper, live: live}
 		wk.st.ShardsAcquired++
@@ -376,8 +388,9 @@ func (wk *worker) pollShards() []int {
 	wk.mu.Lock()
 	defer wk.mu.Unlock()
 	var ks []int
+	now := wk.f.now()
 	for k, o := range wk.shards {
-		if o.live.Err() == nil {
+		if o.usable(now, wk.f.opts.ShardLease) {
 			ks = append(ks, k)
 		}
 	}
@@ -509,7 +522,7 @@ func (wk *worker) run(ctx context.Context, j Job) {
 	var werr error
 	keeper, wctx := fence.Keep(ctx, f.now(), f.opts.Lease, wk.beat(func(bw *writes) fence.Beat { return f.heartbeat(bw, got, h) }))
 	werr = wk.cfg.Work(wctx, got)
-	if wk.cfg.WorkLog != nil {
+	if wk.cfg.WorkLog != nil && wctx.Err() == nil { // the work finished (it was not stopped by a lost lease)
 		_, _ = io.WriteString(wk.cfg.WorkLog, attemptText(got))
 	}
 	if err := keeper.Stop(); err != nil {
