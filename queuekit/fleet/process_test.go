@@ -559,3 +559,34 @@ func TestListAllJobsAndViewJob(t *testing.T) {
 }
 
 var _ = catalog.EnvEndpoint
+
+// The write units a job costs, as ReturnConsumedCapacity reports them,
+// follow from the index rules (a write that adds or removes an index entry
+// costs one index write, one that changes the index key two): index 1 (the
+// submit puts the entry) + 2 (the claim moves due_at to the lease's end) +
+// 1 (the end removes it) = 4 for a job shorter than a heartbeat; table 1 +
+// 1 + 1 = 3, plus the workers' shard and membership writes shared over the
+// jobs. Writes per job (requests) are the same 3 plus that share.
+func TestWriteUnitsPerJobFollowTheIndexRules(t *testing.T) {
+	f := newFleet(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rep, err := f.Run(ctx, fleet.RunConfig{Bin: buildCLI(t), Jobs: 400, Workers: 2, Slots: 4, Shards: 4, Ceiling: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", rep)
+	if rep.IndexWUPerJob < 3.999 || rep.IndexWUPerJob > 4.001 {
+		t.Errorf("index write units per job %.3f, want 4", rep.IndexWUPerJob)
+	}
+	if rep.TableWUPerJob < 3 || rep.TableWUPerJob > 3.3 || rep.WritesPerJob < 3 || rep.WritesPerJob > 3.3 {
+		t.Errorf("table write units per job %.3f, writes per job %.3f: want 3 and a small share of shard writes", rep.TableWUPerJob, rep.WritesPerJob)
+	}
+	if rep.Succeeded != 400 || rep.Attempts != 400 || rep.Claims.Won != 400 || rep.WriteCeiling <= 0 || rep.JobsPerSecond <= 0 {
+		t.Errorf("report %+v: want 400 jobs succeeded on 400 attempts, a measured ceiling and rate", rep)
+	}
+	l := rep.Lifecycle()
+	if l.StateWrites != 3 || l.IndexWrites != 4 {
+		t.Errorf("lifecycle %+v: want 3 state writes and 4 index writes", l)
+	}
+}

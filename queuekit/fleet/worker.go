@@ -330,7 +330,9 @@ func (wk *worker) rebalanceOnce(ctx, life context.Context) error {
 		o := wk.shards[k]
 		delete(wk.shards, k) // stop polling it first
 		wk.mu.Unlock()
-		if o.keeper.Stop() == nil {
+		if o.keeper.Stop() != nil { // lost before it could be given back
+			wk.add(func(st *Stats, _ *writes) { st.ShardsLost++ })
+		} else {
 			var w writes
 			err := f.releaseShard(ctx, &w, k, o.hold)
 			wk.add(func(st *Stats, all *writes) {
