@@ -109,10 +109,10 @@ func (f *Fleet) Run(ctx context.Context, cfg RunConfig) (RunReport, error) {
 		}
 	}
 	rep := RunReport{Jobs: cfg.Jobs, Workers: cfg.Workers, Slots: cfg.Slots, Shards: cfg.Shards, PollAll: f.opts.PollAll}
-	say("creating table %s with %d shards", f.Table(), cfg.Shards)
 	if err := f.Reset(ctx, cfg.Shards); err != nil {
 		return rep, err
 	}
+	say("created table %s with %d shards", f.Table(), cfg.Shards)
 	if cfg.Ceiling > 0 {
 		say("measuring the write ceiling: %d clients for %s", cfg.Workers*cfg.Slots, cfg.Ceiling)
 		c, err := f.WriteCeiling(ctx, cfg.Workers*cfg.Slots, cfg.Ceiling)

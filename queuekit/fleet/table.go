@@ -53,9 +53,9 @@ var jobFence = fence.Default
 
 // Options configure a Fleet. Set them with the With... functions.
 type Options struct {
-	// Lease is a job's lease (default 5 s); heartbeats every Lease/4.
+	// Lease is a job's lease (default 10 s); heartbeats every Lease/4.
 	Lease time.Duration
-	// ShardLease is a shard's (and a member's) lease (default 3 s); renewed
+	// ShardLease is a shard's (and a member's) lease (default 6 s); renewed
 	// and rebalanced every ShardLease/4.
 	ShardLease time.Duration
 	// Poll is how long a worker with nothing due waits before it reads the
@@ -99,7 +99,7 @@ type Fleet struct {
 // New opens the fleet on the table <catalog table>_fleet, with the catalog's
 // client, endpoint, timeouts and typed errors. It does not contact DynamoDB.
 func New(cat *catalog.Catalog, opts ...Option) (*Fleet, error) {
-	o := Options{Lease: 5 * time.Second, ShardLease: 3 * time.Second, Poll: 50 * time.Millisecond,
+	o := Options{Lease: 10 * time.Second, ShardLease: 6 * time.Second, Poll: 50 * time.Millisecond,
 		RetryBase: 200 * time.Millisecond, RetryMax: 10 * time.Second, Now: time.Now}
 	for _, fn := range opts {
 		fn(&o)

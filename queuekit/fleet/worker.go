@@ -90,6 +90,8 @@ type Stats struct {
 	Owned          []int `json:"owned"`
 	// Queries counts the due index Queries.
 	Queries int `json:"queries"`
+	// Rejoins counts memberships lost (not renewed in time) and taken again.
+	Rejoins int `json:"rejoins"`
 }
 
 // owned is one shard this worker holds.
@@ -166,28 +168,14 @@ func (f *Fleet) Join(ctx context.Context, cfg WorkerConfig) (Stats, error) {
 	final, cancelFinal := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelFinal()
 
-	var mh fence.Hold
-	var mkeeper *fence.Keeper
 	g, gctx := errgroup.WithContext(ctx)
+	var member *membership
 	if !f.opts.PollAll {
-		var since time.Time
-		var jerr error
-		wk.add(func(_ *Stats, w *writes) { mh, since, jerr = f.join(ctx, w, cfg.Name) })
-		if jerr != nil {
-			return Stats{}, jerr
+		member = &membership{wk: wk}
+		if err := member.join(ctx, final); err != nil {
+			return Stats{}, err
 		}
-		// The leases (membership here, shards in rebalance) live on final, so
-		// that they can still be given back after ctx ends.
-		var mctx context.Context
-		mkeeper, mctx = fence.Keep(final, since, f.opts.ShardLease, wk.beat(func(w *writes) fence.Beat { return f.renewMember(w, mh) }))
-		g.Go(func() error {
-			select {
-			case <-mctx.Done():
-				return fmt.Errorf("worker %s lost its membership: %w", cfg.Name, context.Cause(mctx))
-			case <-gctx.Done():
-				return nil
-			}
-		})
+		g.Go(func() error { return member.keep(gctx, final) })
 		g.Go(func() error { return wk.rebalance(gctx, final) })
 	}
 	cands := make(chan Job, cfg.Slots)
@@ -234,8 +222,8 @@ func (f *Fleet) Join(ctx context.Context, cfg WorkerConfig) (Stats, error) {
 			})
 		}
 	}
-	if mkeeper != nil && mkeeper.Stop() == nil {
-		wk.add(func(_ *Stats, w *writes) { _ = f.leave(final, w, mh) })
+	if member != nil {
+		member.leave(final)
 	}
 	st := wk.stats()
 	if cfg.Progress != nil {
@@ -245,6 +233,76 @@ func (f *Fleet) Join(ctx context.Context, cfg WorkerConfig) (Stats, error) {
 		return st, gerr
 	}
 	return st, nil
+}
+
+// membership is the worker's MEMBER lease. Lost (DynamoDB too slow to
+// renew it in time, or the process paused), it is taken again under a new
+// token: the worker's shards follow from the assignment either way.
+type membership struct {
+	wk     *worker
+	mu     sync.Mutex
+	hold   fence.Hold
+	keeper *fence.Keeper
+	live   context.Context
+}
+
+func (m *membership) join(ctx, life context.Context) error {
+	f := m.wk.f
+	var h fence.Hold
+	var since time.Time
+	var err error
+	m.wk.add(func(_ *Stats, w *writes) { h, since, err = f.join(ctx, w, m.wk.cfg.Name) })
+	if err != nil {
+		return err
+	}
+	k, live := fence.Keep(life, since, f.opts.ShardLease, m.wk.beat(func(w *writes) fence.Beat { return f.renewMember(w, h) }))
+	m.mu.Lock()
+	m.hold, m.keeper, m.live = h, k, live
+	m.mu.Unlock()
+	return nil
+}
+
+// keep joins again whenever the membership is lost, until ctx ends.
+func (m *membership) keep(ctx, life context.Context) error {
+	for {
+		m.mu.Lock()
+		live, k := m.live, m.keeper
+		m.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-live.Done():
+		}
+		_ = k.Stop()
+		m.wk.add(func(st *Stats, _ *writes) { st.Rejoins++ })
+		for {
+			err := m.join(ctx, life)
+			if err == nil {
+				break
+			}
+			var un *catalog.UnreachableError
+			if ctx.Err() != nil {
+				return nil
+			}
+			if !errors.As(err, &un) {
+				return err
+			}
+			if sleepCtx(ctx, m.wk.f.opts.Poll) != nil {
+				return nil
+			}
+		}
+	}
+}
+
+// leave ends the membership, if still held, so the others rebalance at
+// their next look.
+func (m *membership) leave(ctx context.Context) {
+	m.mu.Lock()
+	h, k := m.hold, m.keeper
+	m.mu.Unlock()
+	if k.Stop() == nil {
+		m.wk.add(func(_ *Stats, w *writes) { _ = m.wk.f.leave(ctx, w, h) })
+	}
 }
 
 // ShardCountError says that a worker was started with another K than the

@@ -30,8 +30,8 @@ type fleetFlags struct {
 func addFleetFlags(fs *flag.FlagSet, leases bool) *fleetFlags {
 	ff := &fleetFlags{df: addDynamoFlags(fs), withLeases: leases}
 	if leases {
-		fs.IntVar(&ff.leaseMS, "lease-ms", 5000, "a job's lease, ms; heartbeats every quarter")
-		fs.IntVar(&ff.shardMS, "shard-lease-ms", 3000, "a shard's and a member's lease, ms; renewed and rebalanced every quarter")
+		fs.IntVar(&ff.leaseMS, "lease-ms", 10000, "a job's lease, ms; heartbeats every quarter")
+		fs.IntVar(&ff.shardMS, "shard-lease-ms", 6000, "a shard's and a member's lease, ms; renewed and rebalanced every quarter")
 		fs.BoolVar(&ff.pollAll, "poll-all", false, "every worker polls every shard, owning none (the comparison of the benchmark)")
 	}
 	return ff
