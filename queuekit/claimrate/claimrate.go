@@ -237,3 +237,28 @@ func night(ctx context.Context, cat *catalog.Catalog, w, s, n int) (float64, int
 	}
 	return float64(n) / elapsed.Seconds(), won, lost, nil
 }
+
+// PoolBound predicts the night executor's ceiling from one measurement: one
+// client makes conditional UpdateItems back to back on the fleet table for
+// d, which gives the server's round trip r for one conditional write. Every
+// job costs the pool item two writes that cannot overlap (its claim and its
+// release), each at least one round trip, so however many workers race, the
+// pool serves at most 1/(2r) jobs a second; its transactions are slower than
+// a single UpdateItem, and lost races add more, so the real figure is lower.
+func PoolBound(ctx context.Context, cat *catalog.Catalog, d time.Duration) (roundTrip time.Duration, jobsPerSecond float64, err error) {
+	f, err := fleet.New(cat)
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := f.Reset(ctx, 1); err != nil {
+		return 0, 0, err
+	}
+	rate, err := f.WriteCeiling(ctx, 1, d)
+	if err != nil {
+		return 0, 0, err
+	}
+	if !(rate > 0) {
+		return 0, 0, fmt.Errorf("pool bound: no write completed in %s", d)
+	}
+	return time.Duration(float64(time.Second) / rate), rate / 2, nil
+}

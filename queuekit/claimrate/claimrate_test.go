@@ -67,6 +67,27 @@ func TestCompareMeasuresEveryConfiguration(t *testing.T) {
 	}
 }
 
+// The pool bound is half the rate of one client's conditional writes: two
+// serialised writes per job.
+func TestPoolBoundIsHalfOneClientsWriteRate(t *testing.T) {
+	cat := ddbtest.NewCatalog(t)
+	t.Cleanup(func() {
+		if f, err := fleet.New(cat); err == nil {
+			_ = f.Catalog().DeleteTable(context.Background())
+		}
+	})
+	rtt, bound, err := claimrate.PoolBound(context.Background(), cat, 500*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rtt <= 0 || bound <= 0 {
+		t.Fatalf("round trip %s, bound %v", rtt, bound)
+	}
+	if want := 1 / (2 * rtt.Seconds()); bound < want*0.999 || bound > want*1.001 {
+		t.Errorf("bound %v, want 1/(2 × %s) = %v", bound, rtt, want)
+	}
+}
+
 func ExampleMedian() {
 	fmt.Println(claimrate.Median([]float64{3, 1, 2}), claimrate.Median([]float64{4, 1, 3, 2}))
 	// Output: 2 2.5
