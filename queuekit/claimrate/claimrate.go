@@ -241,11 +241,21 @@ func night(ctx context.Context, cat *catalog.Catalog, w, s, n int) (float64, int
 // PoolBound predicts the night executor's ceiling from one measurement: one
 // client makes conditional UpdateItems back to back on the fleet table for
 // d, which gives the server's round trip r for one conditional write. Every
-// job costs the pool item two writes that cannot overlap (its claim and its
-// release), each at least one round trip, so however many workers race, the
-// pool serves at most 1/(2r) jobs a second; its transactions are slower than
-// a single UpdateItem, and lost races add more, so the real figure is lower.
-func PoolBound(ctx context.Context, cat *catalog.Catalog, d time.Duration) (roundTrip time.Duration, jobsPerSecond float64, err error) {
+// write on the pool item waits for the one before it (each is conditioned on
+// the version the previous one left), so the pool takes at most 1/r writes a
+// second whatever the number of workers. A job costs the pool its release
+// (one write) and its share of a claim (one write for up to jobsPerClaim
+// jobs: a worker with k free slots claims up to k in one transaction), so
+//
+//	jobs/s <= (1/r) / (1 + 1/jobsPerClaim),
+//
+// 1/(2r) when every claim takes one job. The pool's writes are transactions,
+// slower than one UpdateItem, and lost races add more, so the real figure is
+// lower.
+func PoolBound(ctx context.Context, cat *catalog.Catalog, d time.Duration, jobsPerClaim int) (roundTrip time.Duration, jobsPerSecond float64, err error) {
+	if jobsPerClaim < 1 {
+		return 0, 0, fmt.Errorf("pool bound: %d jobs per claim, want at least 1", jobsPerClaim)
+	}
 	f, err := fleet.New(cat)
 	if err != nil {
 		return 0, 0, err
@@ -260,5 +270,5 @@ func PoolBound(ctx context.Context, cat *catalog.Catalog, d time.Duration) (roun
 	if !(rate > 0) {
 		return 0, 0, fmt.Errorf("pool bound: no write completed in %s", d)
 	}
-	return time.Duration(float64(time.Second) / rate), rate / 2, nil
+	return time.Duration(float64(time.Second) / rate), rate / (1 + 1/float64(jobsPerClaim)), nil
 }

@@ -67,8 +67,8 @@ func TestCompareMeasuresEveryConfiguration(t *testing.T) {
 	}
 }
 
-// The pool bound is half the rate of one client's conditional writes: two
-// serialised writes per job.
+// The pool bound is one client's conditional write rate over 1 + 1/k: a
+// release per job and a claim per k jobs (half the rate when k = 1).
 func TestPoolBoundIsHalfOneClientsWriteRate(t *testing.T) {
 	cat := ddbtest.NewCatalog(t)
 	t.Cleanup(func() {
@@ -76,15 +76,20 @@ func TestPoolBoundIsHalfOneClientsWriteRate(t *testing.T) {
 			_ = f.Catalog().DeleteTable(context.Background())
 		}
 	})
-	rtt, bound, err := claimrate.PoolBound(context.Background(), cat, 500*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
+	for _, k := range []int{1, 4} {
+		rtt, bound, err := claimrate.PoolBound(context.Background(), cat, 300*time.Millisecond, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rtt <= 0 || bound <= 0 {
+			t.Fatalf("round trip %s, bound %v", rtt, bound)
+		}
+		if want := (1 / rtt.Seconds()) / (1 + 1/float64(k)); bound < want*0.999 || bound > want*1.001 {
+			t.Errorf("k = %d: bound %v, want (1/%s)/(1 + 1/%d) = %v", k, bound, rtt, k, want)
+		}
 	}
-	if rtt <= 0 || bound <= 0 {
-		t.Fatalf("round trip %s, bound %v", rtt, bound)
-	}
-	if want := 1 / (2 * rtt.Seconds()); bound < want*0.999 || bound > want*1.001 {
-		t.Errorf("bound %v, want 1/(2 × %s) = %v", bound, rtt, want)
+	if _, _, err := claimrate.PoolBound(context.Background(), cat, time.Millisecond, 0); err == nil {
+		t.Error("0 jobs per claim: want an error")
 	}
 }
 

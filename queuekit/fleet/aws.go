@@ -61,3 +61,10 @@ func Project(l capacity.Lifecycle, peakFactor float64) (Projection, error) {
 		ShardsAverage: avg.WriteShards, ShardsPeak: peak.WriteShards, WriteUnitsPerJob: avg.WriteUnitsPerJob,
 		IndexWriteUnitsPerSecondPeak: peak.IndexWriteUnitsPerSecond, OnDemandUSDPerDay: avg.OnDemandUSDPerDay}, nil
 }
+
+// IndexWritesPerJob is what one job costs the due index, in writes, by the
+// index rules (a write that adds or removes an index entry costs one, one
+// that changes the index key two): the submit puts the entry (1), the claim
+// moves due_at to the lease's end (2), each heartbeat moves it again (2),
+// the end removes it (1).
+func IndexWritesPerJob(heartbeats int) float64 { return float64(1 + 2 + 2*heartbeats + 1) }

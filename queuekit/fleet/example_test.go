@@ -42,3 +42,9 @@ func ExampleProject() {
 	// Output:
 	// 1157.4 jobs/s: 5 shards on average, 8 at a peak of 1.6×; 7 write units a job; $445.50 a day on demand
 }
+
+// A job's index writes grow by two with every heartbeat.
+func ExampleIndexWritesPerJob() {
+	fmt.Println(fleet.IndexWritesPerJob(0), fleet.IndexWritesPerJob(2))
+	// Output: 4 8
+}
