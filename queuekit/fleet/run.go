@@ -227,7 +227,7 @@ func (f *Fleet) Run(ctx context.Context, cfg RunConfig) (RunReport, error) {
 	}
 	check := time.NewTicker(500 * time.Millisecond)
 	defer check.Stop()
-	lastSay := time.Now()
+	lastSay, lastCount := time.Now(), time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -254,6 +254,23 @@ func (f *Fleet) Run(ctx context.Context, cfg RunConfig) (RunReport, error) {
 			default:
 			}
 		}
+		// The workers' own counts say when the end is near; the index (a
+		// COUNT Query per shard, which reads every unfinished job's index
+		// entry) confirms it, and is read every 5 s regardless, since a
+		// killed worker's last counts are lost. Reading it every half
+		// second would cost DynamoDB Local more than the workers do.
+		ended := 0
+		mu.Lock()
+		for _, p := range procs {
+			p.mu.Lock()
+			ended += p.last.Succeeded + p.last.Fatal
+			p.mu.Unlock()
+		}
+		mu.Unlock()
+		if ended < cfg.Jobs && time.Since(lastCount) < 5*time.Second {
+			continue
+		}
+		lastCount = time.Now()
 		left, err := f.Unfinished(ctx, cfg.Shards)
 		if err != nil {
 			return rep, err

@@ -57,8 +57,8 @@ type WorkerConfig struct {
 	// WorkLog, when set, gets one line "<job_id> <attempt>" each time a
 	// job's work finishes, written with one Write (open it O_APPEND).
 	WorkLog io.Writer
-	// Progress, when set, is called about every StatsEvery with the
-	// counters so far.
+	// Progress, when set, is called about every StatsEvery (default
+	// 250 ms) with the counters so far.
 	Progress   func(Stats)
 	StatsEvery time.Duration
 }
@@ -160,7 +160,7 @@ func (f *Fleet) Join(ctx context.Context, cfg WorkerConfig) (Stats, error) {
 	}
 	cfg.Shards = k
 	if cfg.StatsEvery <= 0 {
-		cfg.StatsEvery = time.Second
+		cfg.StatsEvery = 250 * time.Millisecond
 	}
 	wk := &worker{f: f, cfg: cfg, shards: map[int]*owned{}, inflight: map[string]bool{}}
 	wk.st.Name = cfg.Name
