@@ -17,7 +17,8 @@ PY := .venv/bin/python
 # every output table cell showing exactly its source text;
 # those with cells tagged "chart" must also draw at least one chart.
 NOTEBOOK ?= 00-welcome.ipynb 01-schema-design.ipynb 02-query-vs-scan.ipynb 03-queueing-parameters.ipynb 04-simulation.ipynb \
-	05-run-the-night.ipynb 06-timers-ttl-streams.ipynb 07-fan-out-with-sqs.ipynb 08-capacity-and-cost.ipynb 09-when-ml-helps.ipynb
+	05-run-the-night.ipynb 06-timers-ttl-streams.ipynb 07-fan-out-with-sqs.ipynb 08-capacity-and-cost.ipynb 09-when-ml-helps.ipynb \
+	10-a-fleet-for-100-million-jobs.ipynb
 # Extra arguments for tests/notebooks/run_notebooks.py, e.g. NOTEBOOK_ARGS="-v --runs 2".
 NOTEBOOK_ARGS ?=
 # Shell scripts this repository lints.
@@ -35,7 +36,7 @@ WITH_TEST_SERVERS := DYNAMODB_PORT=$(TEST_DYNAMODB_PORT) SQS_PORT=$(TEST_SQS_POR
 TEST_STAGES := test-go test-deploy test-notebooks test-browser test-security test-runtime
 
 .PHONY: help workshop setup dynamodb sqs lint lint-shell test test-go test-deploy test-notebooks test-browser \
-	test-security test-runtime notebooks browser security browser-deps bench bench-dynamodb bench-sqs clean \
+	test-security test-runtime notebooks browser security browser-deps bench bench-dynamodb bench-fleet bench-sqs clean \
 	reset-notebooks
 
 help: ## list the targets
@@ -131,6 +132,10 @@ bench: setup ## simulator benchmarks, queuekit vs Ciw and plain Python, notebook
 bench-dynamodb: ## seeding 100,000 items (minutes); claims/s and lost claims of the executor with 1, 2, 4, 8 workers
 	$(WITH_TEST_SERVERS) go test -run '^$$' -bench Seed100k -benchtime 1x -timeout 30m ./queuekit/catalog/
 	$(WITH_TEST_SERVERS) go test -run '^$$' -bench Claims -benchtime 400x ./queuekit/lease/
+
+bench-fleet: ## the fleet beside the night executor at 2 and 8 workers, 20,000 jobs per fleet run, 3 interleaved rounds (about 25 min)
+	$(WITH_TEST_SERVERS) go test -run '^$$' -bench Compare -benchtime 1x -timeout 90m ./queuekit/claimrate/ \
+	  -args -fleet-jobs $${FLEET_JOBS:-20000} -fleet-workers $${FLEET_WORKERS:-2,8} -rounds $${ROUNDS:-3}
 
 bench-sqs: ## SQS sends and receive+delete with 1, 4, 8 processors on ElasticMQ; TTL timer delay for 20 and 200 items (minutes)
 	$(WITH_TEST_SERVERS) go test -run '^$$' -bench 'SendBatch|ReceiveDelete' -benchtime 10000x ./queuekit/queue/

@@ -73,6 +73,8 @@ var commands = []command{
 	{"status", "a night's execution state: jobs per execution_status, retries, dead letters", runStatus},
 	{"timers", "schedule timers on DynamoDB TTL, fire them from the stream, and measure their delay", runTimers},
 	{"fanout", "fan the generated nights out through SQS, one slice per night, and collate a capacity report", runFanout},
+	{"fleet", "seed 003's sharded fleet: N jobs, W worker processes, K shards, measured (also: fleet submit|list|view)", runFleet},
+	{"fleet-worker", "join a fleet with S slots until stopped (queuekit fleet starts these)", runFleetWorker},
 }
 
 // lookup returns the command with the given name.

@@ -52,6 +52,11 @@ var dynamoCommands = [][]string{
 	{"status", "--batch-date", "2026-05-13"},
 	{"timers", "--count", "1"},
 	{"fanout", "--slices", "2"},
+	{"fleet", "--jobs", "10", "--workers", "1", "--slots", "1", "--shards", "1", "--job-ms", "0"},
+	{"fleet-worker", "--shards", "1", "--slots", "1"},
+	{"fleet", "submit", "--user", "u1", "--job", "j1"},
+	{"fleet", "list", "--user", "u1"},
+	{"fleet", "view", "--user", "u1", "--job", "j1"},
 }
 
 // checkOneLine asserts exit 1 and exactly one stderr line holding every want.

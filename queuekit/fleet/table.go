@@ -1,0 +1,477 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/fence"
+)
+
+// Seed 003's execution_status values.
+const (
+	NotStarted       = "NOT_STARTED"
+	Claimed          = "CLAIMED"
+	Processing       = "PROCESSING"
+	Success          = "SUCCESS"
+	RetriableFailure = "RETRIABLE_FAILURE"
+	FatalFailure     = "FATAL_FAILURE"
+)
+
+// Attribute and index names of the fleet table.
+const (
+	attrPK      = "pk"
+	attrSK      = "sk"
+	attrShard   = "claim_shard" // the due index's partition key; only while claimable
+	attrDue     = "due_at"      // the due index's sort key (Unix ms); only while claimable
+	attrStatus  = "execution_status"
+	attrRetry   = "current_retry"
+	attrAttempt = "attempt"
+	attrEnds    = "ends"
+	attrRuns    = "runs"
+	// IndexDue is the sparse GSI (claim_shard, due_at).
+	IndexDue = "due"
+	// TableSuffix names the fleet table after the catalog's.
+	TableSuffix = "_fleet"
+	// MaxShards bounds K.
+	MaxShards = 1000
+)
+
+// jobFence is the lease on a job item (and on shard items: the same names).
+var jobFence = fence.Default
+
+// Options configure a Fleet. Set them with the With... functions.
+type Options struct {
+	// Lease is a job's lease (default 10 s); heartbeats every Lease/4.
+	Lease time.Duration
+	// ShardLease is a shard's (and a member's) lease (default 6 s); renewed
+	// and rebalanced every ShardLease/4.
+	ShardLease time.Duration
+	// Poll is how long a worker with nothing due waits before it reads the
+	// index again (default 50 ms).
+	Poll time.Duration
+	// RetryBase and RetryMax bound the retry backoff (defaults 200 ms, 10 s).
+	RetryBase, RetryMax time.Duration
+	// PollAll makes every worker poll every shard, without ownership (the
+	// comparison the benchmark makes).
+	PollAll bool
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Option sets one of the Options.
+type Option func(*Options)
+
+// WithLease sets the job lease.
+func WithLease(d time.Duration) Option { return func(o *Options) { o.Lease = d } }
+
+// WithShardLease sets the shard and membership lease.
+func WithShardLease(d time.Duration) Option { return func(o *Options) { o.ShardLease = d } }
+
+// WithPoll sets the idle poll interval.
+func WithPoll(d time.Duration) Option { return func(o *Options) { o.Poll = d } }
+
+// WithRetryBackoff sets the retry backoff bounds.
+func WithRetryBackoff(base, max time.Duration) Option {
+	return func(o *Options) { o.RetryBase, o.RetryMax = base, max }
+}
+
+// WithPollAll makes every worker poll every shard, owning none.
+func WithPollAll(on bool) Option { return func(o *Options) { o.PollAll = on } }
+
+// Fleet is the fleet executor on one DynamoDB table. Safe for concurrent use.
+type Fleet struct {
+	cat  *catalog.Catalog
+	opts Options
+}
+
+// New opens the fleet on the table <catalog table>_fleet, with the catalog's
+// client, endpoint, timeouts and typed errors. It does not contact DynamoDB.
+func New(cat *catalog.Catalog, opts ...Option) (*Fleet, error) {
+	o := Options{Lease: 10 * time.Second, ShardLease: 6 * time.Second, Poll: 50 * time.Millisecond,
+		RetryBase: 200 * time.Millisecond, RetryMax: 10 * time.Second, Now: time.Now}
+	for _, fn := range opts {
+		fn(&o)
+	}
+	if o.Lease < 40*time.Millisecond || o.ShardLease < 40*time.Millisecond || o.Poll <= 0 || o.RetryBase <= 0 || o.RetryMax < o.RetryBase {
+		return nil, fmt.Errorf("fleet options: lease %s, shard lease %s (each at least 40ms), poll %s (> 0), retry backoff %s..%s (0 < base <= max)",
+			o.Lease, o.ShardLease, o.Poll, o.RetryBase, o.RetryMax)
+	}
+	table := cat.Table()
+	if !strings.HasSuffix(table, TableSuffix) {
+		table += TableSuffix
+	}
+	s, err := cat.Sibling(table)
+	if err != nil {
+		return nil, err
+	}
+	return &Fleet{cat: s, opts: o}, nil
+}
+
+// Table is the fleet table's name.
+func (f *Fleet) Table() string { return f.cat.Table() }
+
+// Catalog is the catalog client on the fleet table.
+func (f *Fleet) Catalog() *catalog.Catalog { return f.cat }
+
+func (f *Fleet) client() *dynamodb.Client { return f.cat.Client() }
+
+func (f *Fleet) now() time.Time { return f.opts.Now() }
+
+// Reset deletes the fleet table if it exists and creates it afresh for K
+// shards: on-demand, keyed (pk, sk), with the sparse index "due"
+// (claim_shard, due_at), projecting every attribute so a claimer needs no
+// second read. K is recorded in the item META/CONFIG (read once by every
+// worker, never written again).
+func (f *Fleet) Reset(ctx context.Context, shards int) error {
+	if shards < 1 || shards > MaxShards {
+		return fmt.Errorf("shards %d: want 1 to %d", shards, MaxShards)
+	}
+	if err := f.cat.DeleteTable(ctx); err != nil {
+		return err
+	}
+	in := &dynamodb.CreateTableInput{
+		BillingMode: types.BillingModePayPerRequest,
+		AttributeDefinitions: []types.AttributeDefinition{
+			{AttributeName: aws.String(attrPK), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String(attrSK), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String(attrShard), AttributeType: types.ScalarAttributeTypeN},
+			{AttributeName: aws.String(attrDue), AttributeType: types.ScalarAttributeTypeN},
+		},
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String(attrPK), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String(attrSK), KeyType: types.KeyTypeRange},
+		},
+		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{
+			IndexName: aws.String(IndexDue),
+			KeySchema: []types.KeySchemaElement{
+				{AttributeName: aws.String(attrShard), KeyType: types.KeyTypeHash},
+				{AttributeName: aws.String(attrDue), KeyType: types.KeyTypeRange},
+			},
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
+		}},
+	}
+	if err := f.cat.CreateTableFrom(ctx, in); err != nil {
+		return err
+	}
+	_, err := catalog.Call(ctx, f.cat, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
+		return f.client().PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(f.Table()), Item: map[string]types.AttributeValue{
+			attrPK: &types.AttributeValueMemberS{Value: "META"}, attrSK: &types.AttributeValueMemberS{Value: "CONFIG"},
+			"shards": &types.AttributeValueMemberN{Value: strconv.Itoa(shards)},
+		}})
+	})
+	if err != nil {
+		return fmt.Errorf("record the shard count in %s: %w", f.Table(), err)
+	}
+	return nil
+}
+
+// NoFleetError says that the fleet table has not been created.
+type NoFleetError struct{ Table, Endpoint string }
+
+func (e *NoFleetError) Error() string {
+	return fmt.Sprintf("fleet table %s does not exist at %s: start a fleet with `queuekit fleet --jobs N --workers W --slots S --shards K --job-ms D` (it creates the table), or `queuekit fleet submit --create --shards K ...`",
+		e.Table, e.Endpoint)
+}
+
+// Shards reads K from META/CONFIG.
+func (f *Fleet) Shards(ctx context.Context) (int, error) {
+	out, err := catalog.Call(ctx, f.cat, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
+		return f.client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(f.Table()), ConsistentRead: aws.Bool(true),
+			Key: key("META", "CONFIG")})
+	})
+	var missing *catalog.TableMissingError
+	if errors.As(err, &missing) || (err == nil && out.Item == nil) {
+		return 0, &NoFleetError{Table: f.Table(), Endpoint: endpointText(f.cat)}
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read the shard count of %s: %w", f.Table(), err)
+	}
+	var k int
+	if err := attributevalue.Unmarshal(out.Item["shards"], &k); err != nil || k < 1 {
+		return 0, fmt.Errorf("fleet table %s: META/CONFIG shards is malformed: recreate the table", f.Table())
+	}
+	return k, nil
+}
+
+func endpointText(c *catalog.Catalog) string {
+	if c.Endpoint() == "" {
+		return "AWS"
+	}
+	return c.Endpoint()
+}
+
+func key(pk, sk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{attrPK: &types.AttributeValueMemberS{Value: pk}, attrSK: &types.AttributeValueMemberS{Value: sk}}
+}
+
+// TimeLayout is how scheduled_job_execution_time is written: RFC 3339 in UTC
+// with milliseconds, so strings sort as times.
+const TimeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// Job is one job item, with seed 003's attributes and the executor's.
+type Job struct {
+	UserID         string `dynamodbav:"user_id" json:"user_id"`
+	JobID          string `dynamodbav:"job_id" json:"job_id"`
+	JobType        string `dynamodbav:"job_type" json:"job_type"`
+	ScheduledAt    string `dynamodbav:"scheduled_job_execution_time" json:"scheduled_job_execution_time"`
+	Priority       int    `dynamodbav:"job_priority" json:"job_priority"`
+	ResultLocation string `dynamodbav:"result_location" json:"result_location"`
+	Status         string `dynamodbav:"execution_status" json:"execution_status"`
+	CurrentRetry   int    `dynamodbav:"current_retry" json:"current_retry"`
+	MaxRetry       int    `dynamodbav:"max_retry" json:"max_retry"`
+	// IntervalS is job_interval in seconds; 0 is a one-off job.
+	IntervalS int `dynamodbav:"job_interval" json:"job_interval"`
+	// RepeatUntil ends a recurring job: no run is scheduled after it (RFC
+	// 3339; "" repeats for ever).
+	RepeatUntil string `dynamodbav:"repeat_until,omitempty" json:"repeat_until,omitempty"`
+	Shard       int    `dynamodbav:"shard_id" json:"shard_id"`
+	Attempt     int    `dynamodbav:"attempt" json:"attempt"`
+	Runs        int    `dynamodbav:"runs" json:"runs"`
+	Ends        int    `dynamodbav:"ends" json:"ends"`
+	LastError   string `dynamodbav:"last_error,omitempty" json:"last_error,omitempty"`
+	Holder      string `dynamodbav:"holder,omitempty" json:"holder,omitempty"`
+	Token       int64  `dynamodbav:"fence_token" json:"fence_token"`
+	// Fail makes the work of every attempt fail (a demonstration of retries
+	// and dead letters): "" never, "retriable" or "fatal".
+	Fail string `dynamodbav:"fail,omitempty" json:"fail,omitempty"`
+
+	// index keys, present only while claimable
+	ClaimShard *int   `dynamodbav:"claim_shard,omitempty" json:"-"`
+	DueAt      *int64 `dynamodbav:"due_at,omitempty" json:"-"`
+}
+
+// InputError says that a job given to Submit is malformed: bad input, found
+// before anything is written.
+type InputError struct{ Field, Value, Want string }
+
+func (e *InputError) Error() string {
+	return fmt.Sprintf("job %s %q: %s", e.Field, e.Value, e.Want)
+}
+
+// Validate checks a job about to be submitted.
+func (j Job) Validate() error {
+	switch {
+	case j.UserID == "" || len(j.UserID) > 200:
+		return &InputError{"user_id", j.UserID, "want 1 to 200 characters"}
+	case j.JobID == "" || len(j.JobID) > 200:
+		return &InputError{"job_id", j.JobID, "want 1 to 200 characters"}
+	case j.JobType == "":
+		return &InputError{"job_type", j.JobType, "want a job type, e.g. report"}
+	case j.Priority < 0 || j.Priority > 9:
+		return &InputError{"job_priority", strconv.Itoa(j.Priority), "want 0 to 9"}
+	case j.MaxRetry < 0 || j.MaxRetry > 100:
+		return &InputError{"max_retry", strconv.Itoa(j.MaxRetry), "want 0 to 100"}
+	case j.IntervalS < 0 || j.IntervalS > 366*86400:
+		return &InputError{"job_interval", strconv.Itoa(j.IntervalS), "want seconds, 0 (one-off) to a year"}
+	case j.Fail != "" && j.Fail != "retriable" && j.Fail != "fatal":
+		return &InputError{"fail", j.Fail, `want "", "retriable" or "fatal"`}
+	}
+	if _, err := time.Parse(time.RFC3339Nano, j.ScheduledAt); err != nil {
+		return &InputError{"scheduled_job_execution_time", j.ScheduledAt, "want an RFC 3339 time, e.g. 2026-11-23T20:00:00Z"}
+	}
+	if j.RepeatUntil != "" {
+		if _, err := time.Parse(time.RFC3339Nano, j.RepeatUntil); err != nil {
+			return &InputError{"repeat_until", j.RepeatUntil, "want an RFC 3339 time"}
+		}
+	}
+	return nil
+}
+
+// ShardOf is the shard of a job: FNV-1a of user_id and job_id, mod K.
+func ShardOf(userID, jobID string, shards int) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(userID))
+	_, _ = h.Write([]byte{0})
+	_, _ = h.Write([]byte(jobID))
+	return int(h.Sum32() % uint32(shards))
+}
+
+// item builds a new job's item: NOT_STARTED, in the due index at its
+// scheduled time.
+func (j Job) item(shards int) (map[string]types.AttributeValue, error) {
+	if err := j.Validate(); err != nil {
+		return nil, err
+	}
+	at, _ := time.Parse(time.RFC3339Nano, j.ScheduledAt)
+	j.ScheduledAt = at.UTC().Format(TimeLayout)
+	j.Status, j.CurrentRetry, j.Attempt, j.Runs, j.Ends, j.Token, j.Holder, j.LastError = NotStarted, 0, 0, 0, 0, 0, "", ""
+	j.Shard = ShardOf(j.UserID, j.JobID, shards)
+	due := at.UnixMilli()
+	j.ClaimShard, j.DueAt = &j.Shard, &due
+	item, err := attributevalue.MarshalMap(j)
+	if err != nil {
+		return nil, fmt.Errorf("marshal job %s/%s: %w", j.UserID, j.JobID, err)
+	}
+	item[attrPK] = &types.AttributeValueMemberS{Value: "USER#" + j.UserID}
+	item[attrSK] = &types.AttributeValueMemberS{Value: "JOB#" + j.JobID}
+	return item, nil
+}
+
+// ExistsError says that a job with this user_id and job_id was submitted
+// before.
+type ExistsError struct{ UserID, JobID string }
+
+func (e *ExistsError) Error() string {
+	return fmt.Sprintf("job %s of user %s exists already: choose another job_id (view it with `queuekit fleet view --user %s --job %s`)",
+		e.JobID, e.UserID, e.UserID, e.JobID)
+}
+
+// SubmitJob is seed 003's submitJob: it writes one NOT_STARTED job with a
+// PutItem that refuses to replace an existing job (*ExistsError).
+func (f *Fleet) SubmitJob(ctx context.Context, j Job) (Job, error) {
+	k, err := f.Shards(ctx)
+	if err != nil {
+		return Job{}, err
+	}
+	item, err := j.item(k)
+	if err != nil {
+		return Job{}, err
+	}
+	_, err = catalog.Call(ctx, f.cat, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
+		return f.client().PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(f.Table()), Item: item,
+			ConditionExpression: aws.String("attribute_not_exists(pk)")})
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return Job{}, &ExistsError{j.UserID, j.JobID}
+	}
+	if err != nil {
+		return Job{}, fmt.Errorf("submit job %s of user %s: %w", j.JobID, j.UserID, err)
+	}
+	return unmarshalJob(item)
+}
+
+// SubmitReport is what SubmitJobs wrote.
+type SubmitReport = catalog.SeedReport
+
+// SubmitJobs submits many jobs with BatchWriteItem (the catalog's writer:
+// 25 a request, parallel, unprocessed items retried). Every job is validated
+// first; on any problem nothing is written. A job that exists is replaced.
+func (f *Fleet) SubmitJobs(ctx context.Context, jobs []Job, opts ...catalog.SeedOption) (SubmitReport, error) {
+	k, err := f.Shards(ctx)
+	if err != nil {
+		return SubmitReport{}, err
+	}
+	items := make([]map[string]types.AttributeValue, 0, len(jobs))
+	seen := make(map[[2]string]bool, len(jobs))
+	for i, j := range jobs {
+		if seen[[2]string{j.UserID, j.JobID}] {
+			return SubmitReport{}, fmt.Errorf("job %d: user %s job %s given twice", i+1, j.UserID, j.JobID)
+		}
+		seen[[2]string{j.UserID, j.JobID}] = true
+		item, err := j.item(k)
+		if err != nil {
+			return SubmitReport{}, fmt.Errorf("job %d: %w", i+1, err)
+		}
+		items = append(items, item)
+	}
+	return f.cat.PutItems(ctx, items, opts...)
+}
+
+func unmarshalJob(item map[string]types.AttributeValue) (Job, error) {
+	var j Job
+	if err := attributevalue.UnmarshalMap(item, &j); err != nil {
+		return Job{}, fmt.Errorf("job item %v: %w", item[attrSK], err)
+	}
+	return j, nil
+}
+
+// ListAllJobs is seed 003's listAllJobs(user_id): one paginated Query on the
+// table's own key, pk = USER#<user_id> AND begins_with(sk, "JOB#"), in
+// job_id order. Never a Scan.
+func (f *Fleet) ListAllJobs(ctx context.Context, userID string) ([]Job, error) {
+	kc := expression.Key(attrPK).Equal(expression.Value("USER#" + userID)).And(expression.Key(attrSK).BeginsWith("JOB#"))
+	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
+	if err != nil {
+		return nil, err
+	}
+	p := dynamodb.NewQueryPaginator(f.client(), &dynamodb.QueryInput{TableName: aws.String(f.Table()),
+		KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()})
+	var jobs []Job
+	for p.HasMorePages() {
+		out, err := catalog.Call(ctx, f.cat, func(ctx context.Context) (*dynamodb.QueryOutput, error) { return p.NextPage(ctx) })
+		if err != nil {
+			var missing *catalog.TableMissingError
+			if errors.As(err, &missing) {
+				return nil, &NoFleetError{Table: f.Table(), Endpoint: endpointText(f.cat)}
+			}
+			return nil, fmt.Errorf("list the jobs of user %s: %w", userID, err)
+		}
+		for _, it := range out.Items {
+			j, err := unmarshalJob(it)
+			if err != nil {
+				return nil, err
+			}
+			jobs = append(jobs, j)
+		}
+	}
+	return jobs, nil
+}
+
+// NotFoundError says that viewJob found no such job.
+type NotFoundError struct{ UserID, JobID string }
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("no job %s for user %s: `queuekit fleet list --user %s` lists that user's jobs", e.JobID, e.UserID, e.UserID)
+}
+
+// ViewJob is seed 003's viewJob(user_id, job_id): one GetItem (strongly
+// consistent, so a job just submitted or ended reads as it is).
+func (f *Fleet) ViewJob(ctx context.Context, userID, jobID string) (Job, error) {
+	out, err := catalog.Call(ctx, f.cat, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
+		return f.client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(f.Table()), ConsistentRead: aws.Bool(true),
+			Key: key("USER#"+userID, "JOB#"+jobID)})
+	})
+	var missing *catalog.TableMissingError
+	if errors.As(err, &missing) {
+		return Job{}, &NoFleetError{Table: f.Table(), Endpoint: endpointText(f.cat)}
+	}
+	if err != nil {
+		return Job{}, fmt.Errorf("view job %s of user %s: %w", jobID, userID, err)
+	}
+	if out.Item == nil {
+		return Job{}, &NotFoundError{userID, jobID}
+	}
+	return unmarshalJob(out.Item)
+}
+
+// DeadLetter is one dead-lettered job.
+type DeadLetter struct {
+	UserID    string `dynamodbav:"user_id" json:"user_id"`
+	JobID     string `dynamodbav:"job_id" json:"job_id"`
+	Attempts  int    `dynamodbav:"attempts" json:"attempts"`
+	LastError string `dynamodbav:"last_error" json:"last_error"`
+	At        string `dynamodbav:"at" json:"at"`
+}
+
+// DeadLetters reads the dead letters with one paginated Query (pk = DLQ).
+func (f *Fleet) DeadLetters(ctx context.Context) ([]DeadLetter, error) {
+	p := dynamodb.NewQueryPaginator(f.client(), &dynamodb.QueryInput{TableName: aws.String(f.Table()),
+		KeyConditionExpression:    aws.String("pk = :d"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":d": &types.AttributeValueMemberS{Value: "DLQ"}}})
+	var out []DeadLetter
+	for p.HasMorePages() {
+		page, err := catalog.Call(ctx, f.cat, func(ctx context.Context) (*dynamodb.QueryOutput, error) { return p.NextPage(ctx) })
+		if err != nil {
+			return nil, fmt.Errorf("read dead letters: %w", err)
+		}
+		var ds []DeadLetter
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &ds); err != nil {
+			return nil, err
+		}
+		out = append(out, ds...)
+	}
+	return out, nil
+}

@@ -1,0 +1,626 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/fence"
+)
+
+// WorkFunc does one job's work. ctx is cancelled when the job's lease is
+// lost. An error retries the job (with backoff, while retries are left);
+// Fatal(err) ends it FATAL_FAILURE at once.
+type WorkFunc func(ctx context.Context, j Job) error
+
+// Sleep is the work of a job that takes d: it waits d (or until ctx ends),
+// and fails as the job's Fail attribute says ("retriable", "fatal").
+func Sleep(d time.Duration) WorkFunc {
+	return func(ctx context.Context, j Job) error {
+		if d > 0 {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			case <-t.C:
+			}
+		}
+		switch j.Fail {
+		case "retriable":
+			return errors.New("the job's work failed (fail=retriable)")
+		case "fatal":
+			return Fatal(errors.New("the job's work failed (fail=fatal)"))
+		}
+		return nil
+	}
+}
+
+// WorkerConfig configures one worker (one process, usually).
+type WorkerConfig struct {
+	Name   string
+	Slots  int
+	Shards int // K, checked against the table's
+	Work   WorkFunc
+	// WorkLog, when set, gets one line "<job_id> <attempt>" each time a
+	// job's work finishes, written with one Write (open it O_APPEND).
+	WorkLog io.Writer
+	// Progress, when set, is called about every StatsEvery (default
+	// 250 ms) with the counters so far.
+	Progress   func(Stats)
+	StatsEvery time.Duration
+}
+
+// Stats are one worker's counters.
+type Stats struct {
+	Name string `json:"name"`
+	// Won and Lost count claims (conditional UpdateItems) that committed and
+	// that a condition refused.
+	Won  int `json:"won"`
+	Lost int `json:"lost"`
+	// Succeeded, Retried, Fatal count the ends this worker wrote (a
+	// recurring run's end counts as succeeded).
+	Succeeded int `json:"succeeded"`
+	Retried   int `json:"retried"`
+	Fatal     int `json:"fatal"`
+	// Fenced counts attempts whose lease was lost (heartbeat or end refused).
+	Fenced int `json:"fenced"`
+	// Writes is every write request sent (refused ones too: AWS bills them);
+	// TableWU and IndexWU the write units DynamoDB reported consumed.
+	Writes  int     `json:"writes"`
+	TableWU float64 `json:"table_wu"`
+	IndexWU float64 `json:"index_wu"`
+	// ShardsAcquired, ShardsReleased, ShardsLost count ownership changes;
+	// Owned is the shards owned at the last report.
+	ShardsAcquired int   `json:"shards_acquired"`
+	ShardsReleased int   `json:"shards_released"`
+	ShardsLost     int   `json:"shards_lost"`
+	Owned          []int `json:"owned"`
+	// Queries counts the due index Queries.
+	Queries int `json:"queries"`
+	// Rejoins counts memberships lost (not renewed in time) and taken again.
+	Rejoins int `json:"rejoins"`
+}
+
+// owned is one shard this worker holds.
+type owned struct {
+	hold   fence.Hold
+	keeper *fence.Keeper
+	live   context.Context
+}
+
+// usable reports whether the worker may still act as the shard's owner: its
+// keeper has not lost the lease, and the lease, as far as the worker knows,
+// lasts beyond a margin of a quarter lease. (After a pause the keeper learns
+// of a loss only at its next heartbeat; until then, time tells.)
+func (o *owned) usable(now time.Time, lease time.Duration) bool {
+	return o.live.Err() == nil && now.Before(o.keeper.Valid().Add(-lease/4))
+}
+
+// worker is one running worker.
+type worker struct {
+	f   *Fleet
+	cfg WorkerConfig
+
+	mu       sync.Mutex
+	st       Stats
+	w        writes
+	shards   map[int]*owned
+	inflight map[string]bool
+}
+
+func (wk *worker) add(fn func(st *Stats, w *writes)) {
+	wk.mu.Lock()
+	fn(&wk.st, &wk.w)
+	wk.mu.Unlock()
+}
+
+func (wk *worker) stats() Stats {
+	wk.mu.Lock()
+	defer wk.mu.Unlock()
+	s := wk.st
+	s.Writes, s.TableWU, s.IndexWU = wk.w.requests, wk.w.tableWU, wk.w.gsiWU
+	s.Owned = nil
+	for k, o := range wk.shards {
+		if o.usable(wk.f.now(), wk.f.opts.ShardLease) {
+			s.Owned = append(s.Owned, k)
+		}
+	}
+	slices.Sort(s.Owned)
+	return s
+}
+
+// Join runs one worker until ctx ends: it joins the fleet, owns its shards
+// (or polls them all, WithPollAll), claims due jobs for its free slots, runs
+// them, and ends them. When ctx ends it stops claiming, lets the jobs it
+// holds finish and end, releases its shards and leaves. It returns its
+// counters.
+func (f *Fleet) Join(ctx context.Context, cfg WorkerConfig) (Stats, error) {
+	if cfg.Slots < 1 || cfg.Name == "" || cfg.Work == nil {
+		return Stats{}, fmt.Errorf("worker: slots %d (want >= 1), name %q (want one), work (want one)", cfg.Slots, cfg.Name)
+	}
+	k, err := f.Shards(ctx)
+	if err != nil {
+		return Stats{}, err
+	}
+	if cfg.Shards != 0 && cfg.Shards != k {
+		return Stats{}, &ShardCountError{Table: f.Table(), Want: k, Got: cfg.Shards}
+	}
+	cfg.Shards = k
+	if cfg.StatsEvery <= 0 {
+		cfg.StatsEvery = 250 * time.Millisecond
+	}
+	wk := &worker{f: f, cfg: cfg, shards: map[int]*owned{}, inflight: map[string]bool{}}
+	wk.st.Name = cfg.Name
+	// Final writes (ends of jobs in flight, releases) outlive ctx, briefly.
+	final, cancelFinal := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelFinal()
+
+	g, gctx := errgroup.WithContext(ctx)
+	var member *membership
+	if !f.opts.PollAll {
+		member = &membership{wk: wk}
+		if err := member.join(ctx, final); err != nil {
+			return Stats{}, err
+		}
+		g.Go(func() error { return member.keep(gctx, final) })
+		g.Go(func() error { return wk.rebalance(gctx, final) })
+	}
+	cands := make(chan Job, cfg.Slots)
+	g.Go(func() error { defer close(cands); return wk.poll(gctx, cands) })
+	slotsDone := make(chan struct{})
+	var slots sync.WaitGroup
+	for range cfg.Slots {
+		slots.Add(1)
+		go func() {
+			defer slots.Done()
+			for j := range cands {
+				wk.run(final, j)
+			}
+		}()
+	}
+	go func() { slots.Wait(); close(slotsDone) }()
+	g.Go(func() error {
+		t := time.NewTicker(cfg.StatsEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-gctx.Done():
+				return nil
+			case <-t.C:
+				if cfg.Progress != nil {
+					cfg.Progress(wk.stats())
+				}
+			}
+		}
+	})
+	gerr := g.Wait()
+	<-slotsDone
+	// Leave: release the shards, end the membership.
+	wk.mu.Lock()
+	held := wk.shards
+	wk.shards = map[int]*owned{}
+	wk.mu.Unlock()
+	for k, o := range held {
+		if o.keeper.Stop() == nil {
+			wk.add(func(st *Stats, w *writes) {
+				if f.releaseShard(final, w, k, o.hold) == nil {
+					st.ShardsReleased++
+				}
+			})
+		}
+	}
+	if member != nil {
+		member.leave(final)
+	}
+	st := wk.stats()
+	if cfg.Progress != nil {
+		cfg.Progress(st)
+	}
+	if ctx.Err() == nil && gerr != nil {
+		return st, gerr
+	}
+	return st, nil
+}
+
+// membership is the worker's MEMBER lease. Lost (DynamoDB too slow to
+// renew it in time, or the process paused), it is taken again under a new
+// token: the worker's shards follow from the assignment either way.
+type membership struct {
+	wk     *worker
+	mu     sync.Mutex
+	hold   fence.Hold
+	keeper *fence.Keeper
+	live   context.Context
+}
+
+func (m *membership) join(ctx, life context.Context) error {
+	f := m.wk.f
+	var h fence.Hold
+	var since time.Time
+	var err error
+	m.wk.add(func(_ *Stats, w *writes) { h, since, err = f.join(ctx, w, m.wk.cfg.Name) })
+	if err != nil {
+		return err
+	}
+	k, live := fence.Keep(life, since, f.opts.ShardLease, m.wk.beat(func(w *writes) fence.Beat { return f.renewMember(w, h) }))
+	m.mu.Lock()
+	m.hold, m.keeper, m.live = h, k, live
+	m.mu.Unlock()
+	return nil
+}
+
+// keep joins again whenever the membership is lost, until ctx ends.
+func (m *membership) keep(ctx, life context.Context) error {
+	for {
+		m.mu.Lock()
+		live, k := m.live, m.keeper
+		m.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-live.Done():
+		}
+		_ = k.Stop()
+		m.wk.add(func(st *Stats, _ *writes) { st.Rejoins++ })
+		for {
+			err := m.join(ctx, life)
+			if err == nil {
+				break
+			}
+			var un *catalog.UnreachableError
+			if ctx.Err() != nil {
+				return nil
+			}
+			if !errors.As(err, &un) {
+				return err
+			}
+			if sleepCtx(ctx, m.wk.f.opts.Poll) != nil {
+				return nil
+			}
+		}
+	}
+}
+
+// leave ends the membership, if still held, so the others rebalance at
+// their next look.
+func (m *membership) leave(ctx context.Context) {
+	m.mu.Lock()
+	h, k := m.hold, m.keeper
+	m.mu.Unlock()
+	if k.Stop() == nil {
+		m.wk.add(func(_ *Stats, w *writes) { _ = m.wk.f.leave(ctx, w, h) })
+	}
+}
+
+// ShardCountError says that a worker was started with another K than the
+// table's.
+type ShardCountError struct {
+	Table     string
+	Want, Got int
+}
+
+func (e *ShardCountError) Error() string {
+	return fmt.Sprintf("--shards %d: the fleet table %s was made for %d shards; start the worker with --shards %d", e.Got, e.Table, e.Want, e.Want)
+}
+
+// beat wraps a heartbeat built on the worker's write counters.
+func (wk *worker) beat(mk func(w *writes) fence.Beat) fence.Beat {
+	return func(ctx context.Context, until time.Time) error {
+		var w writes
+		err := mk(&w)(ctx, until)
+		wk.add(func(_ *Stats, all *writes) {
+			all.requests += w.requests
+			all.tableWU += w.tableWU
+			all.gsiWU += w.gsiWU
+		})
+		return err
+	}
+}
+
+// rebalance keeps this worker's shards: every ShardLease/4 it reads the
+// live members and the shard items, releases the shards the assignment
+// gives to others, forgets the ones whose lease it lost, and acquires its
+// own as they come free or their leases end.
+func (wk *worker) rebalance(ctx, life context.Context) error {
+	f := wk.f
+	t := time.NewTicker(f.opts.ShardLease / 4)
+	defer t.Stop()
+	for {
+		if err := wk.rebalanceOnce(ctx, life); err != nil && ctx.Err() == nil {
+			var un *catalog.UnreachableError
+			if errors.As(err, &un) {
+				// DynamoDB is away: the keepers stop what they cannot renew.
+			} else {
+				return err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+func (wk *worker) rebalanceOnce(ctx, life context.Context) error {
+	f := wk.f
+	members, err := f.liveMembers(ctx)
+	if err != nil {
+		return err
+	}
+	mine := Assign(members, wk.cfg.Shards, wk.cfg.Name)
+	wk.mu.Lock()
+	var drop, lost []int
+	for k, o := range wk.shards {
+		switch {
+		case o.live.Err() != nil:
+			lost = append(lost, k)
+		case !slices.Contains(mine, k):
+			drop = append(drop, k)
+		}
+	}
+	for _, k := range lost {
+		delete(wk.shards, k)
+		wk.st.ShardsLost++
+	}
+	var want []int
+	for _, k := range mine {
+		if wk.shards[k] == nil {
+			want = append(want, k)
+		}
+	}
+	wk.mu.Unlock()
+	for _, k := range drop {
+		wk.mu.Lock()
+		o := wk.shards[k]
+		delete(wk.shards, k) // stop polling it first
+		wk.mu.Unlock()
+		if o.keeper.Stop() != nil { // lost before it could be given back
+			wk.add(func(st *Stats, _ *writes) { st.ShardsLost++ })
+		} else {
+			var w writes
+			err := f.releaseShard(ctx, &w, k, o.hold)
+			wk.add(func(st *Stats, all *writes) {
+				all.requests += w.requests
+				if err == nil {
+					st.ShardsReleased++
+				}
+			})
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	states, err := f.ShardStates(ctx)
+	if err != nil {
+		return err
+	}
+	byShard := map[int]ShardState{}
+	for _, s := range states {
+		byShard[s.Shard] = s
+	}
+	now := f.now().UnixMilli()
+	for _, k := range want {
+		s := byShard[k]
+		if s.Holder != "" && s.UntilMS >= now {
+			continue // its owner still holds it: it releases at its next look, or its lease ends
+		}
+		var w writes
+		h, since, err := f.acquireShard(ctx, &w, k, s, wk.cfg.Name)
+		wk.add(func(_ *Stats, all *writes) { all.requests += w.requests; all.tableWU += w.tableWU })
+		if fence.Refused(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		keeper, live := fence.Keep(life, since, f.opts.ShardLease, wk.beat(func(w *writes) fence.Beat { return f.renewShard(w, k, h) }))
+		wk.mu.Lock()
+		wk.shards[k] = &owned{hold: h, keeper: keeper, live: live}
+		wk.st.ShardsAcquired++
+		wk.mu.Unlock()
+	}
+	return nil
+}
+
+// pollShards is the shards this worker polls now.
+func (wk *worker) pollShards() []int {
+	if wk.f.opts.PollAll {
+		all := make([]int, wk.cfg.Shards)
+		for i := range all {
+			all[i] = i
+		}
+		return all
+	}
+	wk.mu.Lock()
+	defer wk.mu.Unlock()
+	var ks []int
+	now := wk.f.now()
+	for k, o := range wk.shards {
+		if o.usable(now, wk.f.opts.ShardLease) {
+			ks = append(ks, k)
+		}
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// poll reads the due index of the polled shards, round robin, and hands
+// jobs not already in this worker's hands to the slots.
+func (wk *worker) poll(ctx context.Context, cands chan<- Job) error {
+	f := wk.f
+	next := 0
+	idle := 0
+	for ctx.Err() == nil {
+		shards := wk.pollShards()
+		if len(shards) == 0 {
+			if sleepCtx(ctx, f.opts.Poll) != nil {
+				return nil
+			}
+			continue
+		}
+		k := shards[next%len(shards)]
+		next++
+		jobs, err := wk.due(ctx, k)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			var un *catalog.UnreachableError
+			if errors.As(err, &un) {
+				if sleepCtx(ctx, f.opts.Poll) != nil {
+					return nil
+				}
+				continue
+			}
+			return err
+		}
+		if len(jobs) == 0 {
+			idle++
+			if idle >= len(shards) {
+				idle = 0
+				if sleepCtx(ctx, f.opts.Poll) != nil {
+					return nil
+				}
+			}
+			continue
+		}
+		idle = 0
+		for _, j := range jobs {
+			select {
+			case cands <- j:
+			case <-ctx.Done():
+				wk.done(j.JobID)
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+func (wk *worker) done(id string) {
+	wk.mu.Lock()
+	delete(wk.inflight, id)
+	wk.mu.Unlock()
+}
+
+// due is one Query of the due index: shard k's jobs claimable now, oldest
+// first, without those already in this worker's hands (marked in flight).
+func (wk *worker) due(ctx context.Context, k int) ([]Job, error) {
+	f := wk.f
+	limit := int32(2 * wk.cfg.Slots)
+	in := &dynamodb.QueryInput{TableName: aws.String(f.Table()), IndexName: aws.String(IndexDue), Limit: aws.Int32(limit),
+		KeyConditionExpression: aws.String("claim_shard = :k AND due_at <= :now"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":k":   &types.AttributeValueMemberN{Value: fmt.Sprint(k)},
+			":now": &types.AttributeValueMemberN{Value: fmt.Sprint(f.now().UnixMilli())}}}
+	var jobs []Job
+	for page := 0; page < 4 && len(jobs) == 0; page++ {
+		out, err := catalog.Call(ctx, f.cat, func(ctx context.Context) (*dynamodb.QueryOutput, error) { return f.client().Query(ctx, in) })
+		if err != nil {
+			return nil, fmt.Errorf("query shard %d of the due index: %w", k, err)
+		}
+		wk.add(func(st *Stats, _ *writes) { st.Queries++ })
+		var got []Job
+		if err := attributevalue.UnmarshalListOfMaps(out.Items, &got); err != nil {
+			return nil, err
+		}
+		wk.mu.Lock()
+		for _, j := range got {
+			if !wk.inflight[j.JobID] {
+				wk.inflight[j.JobID] = true
+				jobs = append(jobs, j)
+			}
+		}
+		wk.mu.Unlock()
+		if out.LastEvaluatedKey == nil {
+			break
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+	return jobs, nil
+}
+
+// run claims j and, when won, runs its work under the lease and ends it.
+func (wk *worker) run(ctx context.Context, j Job) {
+	defer wk.done(j.JobID)
+	f := wk.f
+	var w writes
+	defer func() {
+		wk.add(func(_ *Stats, all *writes) {
+			all.requests += w.requests
+			all.tableWU += w.tableWU
+			all.gsiWU += w.gsiWU
+		})
+	}()
+	got, h, outcome, err := f.claim(ctx, &w, j, wk.cfg.Name)
+	switch {
+	case err != nil:
+		wk.add(func(st *Stats, _ *writes) { st.Lost++ })
+		return
+	case outcome == claimLost:
+		wk.add(func(st *Stats, _ *writes) { st.Lost++ })
+		return
+	case outcome == claimEnded:
+		wk.add(func(st *Stats, _ *writes) { st.Fatal++ })
+		return
+	}
+	wk.add(func(st *Stats, _ *writes) { st.Won++ })
+	var werr error
+	keeper, wctx := fence.Keep(ctx, f.now(), f.opts.Lease, wk.beat(func(bw *writes) fence.Beat { return f.heartbeat(bw, got, h) }))
+	werr = wk.cfg.Work(wctx, got)
+	if wk.cfg.WorkLog != nil && wctx.Err() == nil { // the work finished (it was not stopped by a lost lease)
+		_, _ = io.WriteString(wk.cfg.WorkLog, attemptText(got))
+	}
+	if err := keeper.Stop(); err != nil {
+		wk.add(func(st *Stats, _ *writes) { st.Fenced++ })
+		return
+	}
+	status, err := f.end(ctx, &w, got, h, werr)
+	if err != nil {
+		if errors.Is(err, fence.ErrFenced) {
+			wk.add(func(st *Stats, _ *writes) { st.Fenced++ })
+		}
+		return
+	}
+	wk.add(func(st *Stats, _ *writes) {
+		switch status {
+		case Success, NotStarted:
+			st.Succeeded++
+		case RetriableFailure:
+			st.Retried++
+		case FatalFailure:
+			st.Fatal++
+		}
+	})
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// OpenWorkLog opens path for appending work-log lines (O_APPEND, so lines
+// of several processes never interleave).
+func OpenWorkLog(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+}
