@@ -73,7 +73,8 @@ func TestFleetBadInputIsExitTwoAndWritesNothing(t *testing.T) {
 	}
 	// Listing a fleet that was never made names the command that makes it.
 	_, errOut, code := runCLI(t, append([]string{"fleet", "list", "--user", "u"}, common...)...)
-	if code != 2 || !strings.Contains(errOut, "does not exist") || !strings.Contains(errOut, "queuekit fleet") {
+	// A missing table is the server's answer, not bad input: exit 1.
+	if code != 1 || !strings.Contains(errOut, "does not exist") || !strings.Contains(errOut, "queuekit fleet") {
 		t.Errorf("list without a fleet: exit %d, %q", code, errOut)
 	}
 }
@@ -118,8 +119,8 @@ func TestFleetSubmitListView(t *testing.T) {
 	if _, ok := j["scheduled_job_execution_time"].(string); !ok {
 		t.Errorf("no scheduled_job_execution_time in %s", out)
 	}
-	if _, errOut, code := runCLI(t, append([]string{"fleet", "submit", "--user", "u1", "--job", "j1"}, common...)...); code != 2 || !strings.Contains(errOut, "exists already") {
-		t.Errorf("second submit: exit %d, %q; want exit 2, exists already", code, errOut)
+	if _, errOut, code := runCLI(t, append([]string{"fleet", "submit", "--user", "u1", "--job", "j1"}, common...)...); code != 1 || !strings.Contains(errOut, "exists already") {
+		t.Errorf("second submit: exit %d, %q; want exit 1 (the server's answer), exists already", code, errOut)
 	}
 	if _, errOut, code := runCLI(t, append([]string{"fleet", "submit", "--user", "u1", "--job", "j2"}, common...)...); code != 0 {
 		t.Fatalf("submit j2: %s", errOut)
@@ -133,7 +134,7 @@ func TestFleetSubmitListView(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "job j2 of user u1: NOT_STARTED") {
 		t.Errorf("view: exit %d, %q", code, out)
 	}
-	if _, errOut, code := runCLI(t, append([]string{"fleet", "view", "--user", "u2", "--job", "j2"}, common...)...); code != 2 || !strings.Contains(errOut, "no job j2 for user u2") {
+	if _, errOut, code := runCLI(t, append([]string{"fleet", "view", "--user", "u2", "--job", "j2"}, common...)...); code != 1 || !strings.Contains(errOut, "no job j2 for user u2") {
 		t.Errorf("view a missing job: exit %d, %q", code, errOut)
 	}
 }
