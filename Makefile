@@ -23,7 +23,9 @@ NOTEBOOK_ARGS ?=
 SHELL_SCRIPTS := scripts/setup.sh scripts/workshop.sh scripts/env.sh scripts/with-servers.sh scripts/dynamodb-local.sh .ci/run \
 	scripts/elasticmq.sh scripts/local-server.sh scripts/servers.sh scripts/progress.sh \
 	scripts/test-stages.sh tests/lib/check.sh tests/security/loopback.sh \
-	tests/runtime/shared-servers.sh tests/runtime/signals.sh tests/runtime/home.sh scripts/workspace.sh
+	tests/runtime/shared-servers.sh tests/runtime/signals.sh tests/runtime/home.sh scripts/workspace.sh \
+	scripts/lab-entrypoint.sh tests/compose/run.sh tests/compose/standins.sh tests/compose/compose-plugin.sh \
+	tests/compose/standins/elasticmq-native-server
 # The tests' servers: their own ports, so a test run never shares a workshop's
 # in-memory tables (set DYNAMODB_PORT / SQS_PORT to choose).
 TEST_DYNAMODB_PORT := $(or $(DYNAMODB_PORT),8001)
@@ -33,7 +35,7 @@ WITH_TEST_SERVERS := DYNAMODB_PORT=$(TEST_DYNAMODB_PORT) SQS_PORT=$(TEST_SQS_POR
 TEST_STAGES := test-go test-deploy test-notebooks test-browser test-security test-runtime
 
 .PHONY: help workshop setup dynamodb sqs lint test test-go test-deploy test-notebooks test-browser \
-	test-security test-runtime notebooks browser security browser-deps bench bench-dynamodb bench-sqs clean \
+	test-security test-runtime test-compose notebooks browser security browser-deps bench bench-dynamodb bench-sqs clean \
 	reset-notebooks
 
 help: ## list the targets
@@ -92,6 +94,9 @@ test-runtime: ## servers shared by two runs, make workshop under SIGTERM, nothin
 	tests/runtime/shared-servers.sh
 	tests/runtime/signals.sh
 	tests/runtime/home.sh
+
+test-compose: ## as root on Debian (CI: .ci/run after make test): docker compose up --build for real, own dockerd, stand-in images, every check, down -v
+	tests/compose/run.sh
 
 notebooks: setup ## execute every notebook headless, with the servers started for the run
 	$(WITH_TEST_SERVERS) $(MAKE) test-notebooks
