@@ -107,7 +107,12 @@ command -v docker >/dev/null || die "no docker CLI after installing docker.io"
 
 # The compose plugin takes minutes on a cold cache: build it while the engine
 # starts and the stand-ins build.
-"$ROOT/tests/compose/compose-plugin.sh" "$DOCKER_CONFIG" >"$LOGS/compose-plugin.log" 2>&1 &
+rm -f "$LOGS/compose-plugin.status"
+{
+  status=0
+  "$ROOT/tests/compose/compose-plugin.sh" "$DOCKER_CONFIG" >"$LOGS/compose-plugin.log" 2>&1 || status=$?
+  echo "$status" >"$LOGS/compose-plugin.status"
+} &
 plugin_pid=$!
 
 # One data root, one daemon: refuse to start next to a dockerd that uses ours.
@@ -137,7 +142,11 @@ step "2/4 stand-ins for the three images (tests/compose/standins.sh)"
 "$ROOT/tests/compose/standins.sh"
 phase_done "stand-ins"
 step "3/4 the compose v2 plugin (tests/compose/compose-plugin.sh; log $LOGS/compose-plugin.log)"
-if ! alive "waiting for the compose plugin build" wait "$plugin_pid"; then
+plugin_done() {
+  while [[ ! -f "$LOGS/compose-plugin.status" ]]; do sleep 1; done
+  return "$(cat "$LOGS/compose-plugin.status")"
+}
+if ! alive "waiting for the compose plugin build" plugin_done; then
   tail -n 20 "$LOGS/compose-plugin.log" >&2
   die "building the compose plugin failed (log above)"
 fi
@@ -153,7 +162,13 @@ say "project $PROJECT; ports: DYNAMODB_PORT=$DYNAMODB_PORT SQS_PORT=$SQS_PORT LA
 images_before="$(docker image ls -q --no-trunc | sort -u)"
 up=1
 t_up=$SECONDS
-if ! alive "docker compose up --build -d" dc up --build -d >"$LOGS/up.log" 2>&1; then
+# logged LOG CMD...: CMD with its output in LOG (alive's lines stay on stderr).
+logged() {
+  local log="$1"
+  shift
+  "$@" >"$log" 2>&1
+}
+if ! alive "docker compose up --build -d (log $LOGS/up.log)" logged "$LOGS/up.log" dc up --build -d; then
   tail -n 40 "$LOGS/up.log" >&2
   dc logs --no-color >"$LOGS/services.log" 2>&1 || true
   not_ok "docker compose up --build -d (log above; services: $LOGS/services.log)"
@@ -204,7 +219,9 @@ check "with the token: GET /api/contents answers 200" test "$(code -H "Authoriza
 kernels="$(curl -s -m 10 -H "Authorization: token $token" "$base/api/kernelspecs" |
   python3 -c 'import json,sys; print(" ".join(sorted(json.load(sys.stdin)["kernelspecs"])))' 2>&1 || true)"
 check "the lab offers the gonb kernel only (got: $kernels)" test "$kernels" = gonb
-lab_user="$(docker top "$(cid lab)" -eo uid,args | awk '/jupyter-lab|jupyter lab/ && !/awk/ {print $1; exit}')"
+# lab_uid: the uid JupyterLab runs as in the lab container (docker top is ps on the host).
+lab_uid() { { docker top "$(cid lab)" -eo pid,uid,args || true; } | awk '/jupyter-lab/ {print $2; exit}'; }
+lab_user="$(lab_uid)"
 ws_uid="$(stat -c %u "$ROOT/workspace")"
 check "JupyterLab runs as the owner of ./workspace (uid $ws_uid; got ${lab_user:-none})" test "${lab_user:-x}" = "$ws_uid"
 check "the lab put the notebooks into ./workspace on the host" test -f "$ROOT/workspace/00-welcome.ipynb"
@@ -254,15 +271,15 @@ ddb() {
 }
 tables() { ddb ListTables '{}' | python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["TableNames"]))'; }
 marker="compose-test-marker-$$"
-ddb CreateTable "{\"TableName\":\"$marker\",\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],\"BillingMode\":\"PAY_PER_REQUEST\"}" >/dev/null
-ddb PutItem "{\"TableName\":\"$marker\",\"Item\":{\"pk\":{\"S\":\"kept\"},\"v\":{\"S\":\"$PROJECT\"}}}" >/dev/null
+ddb CreateTable "{\"TableName\":\"$marker\",\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],\"BillingMode\":\"PAY_PER_REQUEST\"}" >/dev/null || true
+ddb PutItem "{\"TableName\":\"$marker\",\"Item\":{\"pk\":{\"S\":\"kept\"},\"v\":{\"S\":\"$PROJECT\"}}}" >/dev/null || true
 before="$(tables || true)"
 # has_marker TABLES: the marker and at least one table the lab seeded.
 has_marker() { [[ " $1 " == *" $marker "* && $(wc -w <<<"$1") -ge 2 ]]; }
 check "the catalog holds the seeded tables and the marker before down (tables: $before)" has_marker "$before"
 
 t_rs=$SECONDS
-dc down >"$LOGS/down.log" 2>&1
+dc down >"$LOGS/down.log" 2>&1 || not_ok "docker compose down (log: $LOGS/down.log)"
 check "after down, the DynamoDB volume is still there" test -n "$(docker volume ls -q --filter "label=com.docker.compose.project=$PROJECT")"
 check "after down, no container of the project is left" test -z "$(docker ps -aq --filter "label=com.docker.compose.project=$PROJECT")"
 dc up -d >"$LOGS/up-again.log" 2>&1 || { tail -n 20 "$LOGS/up-again.log" >&2; not_ok "docker compose up -d after down"; }
@@ -289,7 +306,7 @@ services:
       - $extra_ws:/home/workshop/workshop/workspace
 EOF
 if dc -f docker-compose.yml -f "$LOGS/owner.override.yml" up -d --no-build lab >"$LOGS/owner.log" 2>&1 && wait_url >/dev/null; then
-  lab_user="$(docker top "$(cid lab)" -eo uid,args | awk '/jupyter-lab|jupyter lab/ && !/awk/ {print $1; exit}')"
+  lab_user="$(lab_uid)"
   check "with a workspace owned by uid 4321, JupyterLab runs as 4321 (got ${lab_user:-none})" test "${lab_user:-x}" = 4321
   check "and the notebooks it copied there belong to 4321:4321" \
     test "$(stat -c %u:%g "$extra_ws/00-welcome.ipynb" 2>/dev/null)" = 4321:4321

@@ -67,21 +67,38 @@ base_image() {
     [[ "$(docker image inspect -f '{{index .Config.Labels "nightqueue.rootfs"}}' "$BASE")" != "$(stat -c %Y-%s "$tarball")" ]]; then
     say "importing $tarball as $BASE"
     docker import --change "LABEL nightqueue.stand-in=debian:bookworm nightqueue.rootfs=$(stat -c %Y-%s "$tarball")" \
+      --change 'LABEL nightqueue.stand-in.differs="debootstrap --variant=minbase bookworm from the Debian mirror, not the debian:bookworm image"' \
       --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
       --change 'CMD ["bash"]' "$tarball" "$BASE" >/dev/null
   fi
 }
 
-# build IMAGE DOCKERFILE CONTEXT [ARGS...]: docker build, unless IMAGE is the real one.
+# build IMAGE DOCKERFILE CONTEXT [ARGS...]: docker build, unless IMAGE is the
+# real one or a stand-in built from the same inputs (the label
+# nightqueue.stand-in.key: a hash of the Dockerfile, the build arguments, the
+# context's file names and sizes (jar names carry their versions; the Go
+# toolchain's is a build argument) and its small files' contents), so a
+# second run sends no context.
 build() {
-  local image="$1" file="$2" ctx="$3"
+  local image="$1" file="$2" ctx="$3" key
   shift 3
   if is_real "$image"; then
     say "$image is present and is not a stand-in: using it"
     return
   fi
+  key="$({
+    cat "$HERE/$file"
+    printf '%s\n' "$@"
+    find "$ctx" -type f -printf '%P %s\n' | sort
+    find "$ctx" -type f -size -1M -print0 | sort -z | xargs -0 -r cat
+  } | sha256sum | cut -c1-16)"
+  if [[ "$(docker image inspect -f '{{index .Config.Labels "nightqueue.stand-in.key"}}' "$image" 2>/dev/null)" == "$key" ]]; then
+    say "stand-in $image is up to date"
+    return
+  fi
   say "building the stand-in $image"
-  alive "building $image" docker build -q -t "$image" -f "$HERE/$file" "$@" "$ctx" >/dev/null ||
+  alive "building $image" docker build -q -t "$image" --label "nightqueue.stand-in.key=$key" \
+    -f "$HERE/$file" "$@" "$ctx" >/dev/null ||
     die "docker build of the stand-in $image failed (rerun: docker build -f $HERE/$file $ctx)"
 }
 
@@ -135,4 +152,6 @@ dynamodb
 step "stand-in softwaremill/elasticmq-native:1.7.1"
 elasticmq
 step "stand-ins ready"
-docker image ls --filter label=nightqueue.stand-in --format '  {{.Repository}}:{{.Tag}}  {{.Size}}' >&2
+for image in "$BASE" "$GO_IMAGE" amazon/dynamodb-local:3.3.1 softwaremill/elasticmq-native:1.7.1; do
+  docker image inspect -f "  $image  {{.Size}} bytes  stand-in: {{index .Config.Labels \"nightqueue.stand-in.differs\"}}" "$image" >&2
+done
