@@ -253,9 +253,9 @@ check "the host listens on the three ports at 127.0.0.1 only (ss -ltn)" listen_o
 
 # Notebooks 00 and 07 inside the lab container, as the same user as the lab.
 t_nb=$SECONDS
-if dc exec -T -e LAB_ENTRYPOINT_QUIET=1 lab scripts/lab-entrypoint.sh bash -c \
-  'source scripts/env.sh && python tests/notebooks/run_notebooks.py --timings /tmp/notebook-timings.json notebooks/00-welcome.ipynb notebooks/07-fan-out-with-sqs.ipynb' \
-  >"$LOGS/notebooks.log" 2>&1; then
+if alive "running notebooks 00 and 07 in the lab container (log $LOGS/notebooks.log)" logged "$LOGS/notebooks.log" \
+  dc exec -T -e LAB_ENTRYPOINT_QUIET=1 lab scripts/lab-entrypoint.sh bash -c \
+  'source scripts/env.sh && python tests/notebooks/run_notebooks.py --timings /tmp/notebook-timings.json notebooks/00-welcome.ipynb notebooks/07-fan-out-with-sqs.ipynb'; then
   ok "notebooks 00 and 07 ran inside the lab container against dynamodb:8000 and sqs:9324 ($((SECONDS - t_nb)) s; log $LOGS/notebooks.log)"
 else
   not_ok "notebooks 00 and 07 inside the lab container (log: $LOGS/notebooks.log)"
