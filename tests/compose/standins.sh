@@ -40,6 +40,13 @@ mirror() {
   echo "${m:-http://deb.debian.org/debian}"
 }
 
+# logged LOG CMD...: CMD with its output in LOG (alive's lines stay on stderr).
+logged() {
+  local log="$1"
+  shift
+  "$@" >"$log" 2>&1
+}
+
 # is_real IMAGE succeeds when IMAGE exists and is not one of our stand-ins.
 is_real() {
   local label
@@ -57,7 +64,7 @@ base_image() {
     rm -rf "$tmp"
     mkdir -p "$tmp"
     say "debootstrap --variant=minbase bookworm from $(mirror) (minutes, once; cached as $tarball)"
-    alive "debootstrapping bookworm" debootstrap --variant=minbase bookworm "$tmp" "$(mirror)" >"$tmp.log" 2>&1 ||
+    alive "debootstrapping bookworm (log $tmp.log)" logged "$tmp.log" debootstrap --variant=minbase bookworm "$tmp" "$(mirror)" ||
       { tail -n 20 "$tmp.log" >&2; die "debootstrap failed (log above: $tmp.log)"; }
     tar -C "$tmp" --numeric-owner -cf - . | gzip -1 >"$tarball.tmp"
     mv "$tarball.tmp" "$tarball"
