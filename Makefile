@@ -26,7 +26,9 @@ SHELL_SCRIPTS := scripts/setup.sh scripts/workshop.sh scripts/env.sh scripts/wit
 	scripts/elasticmq.sh scripts/local-server.sh scripts/servers.sh scripts/progress.sh \
 	scripts/test-stages.sh tests/lib/check.sh tests/security/loopback.sh \
 	tests/runtime/shared-servers.sh tests/runtime/signals.sh tests/runtime/home.sh scripts/workspace.sh \
-	tests/runtime/kernel-processes.sh tests/runtime/lint-shell.sh
+	tests/runtime/kernel-processes.sh tests/runtime/lint-shell.sh \
+	scripts/lab-entrypoint.sh tests/compose/run.sh tests/compose/standins.sh tests/compose/compose-plugin.sh \
+	tests/compose/standins/elasticmq-native-server
 # The tests' servers: their own ports, so a test run never shares a workshop's
 # in-memory tables (set DYNAMODB_PORT / SQS_PORT to choose).
 TEST_DYNAMODB_PORT := $(or $(DYNAMODB_PORT),8001)
@@ -36,7 +38,7 @@ WITH_TEST_SERVERS := DYNAMODB_PORT=$(TEST_DYNAMODB_PORT) SQS_PORT=$(TEST_SQS_POR
 TEST_STAGES := test-go test-deploy test-notebooks test-browser test-security test-runtime
 
 .PHONY: help workshop setup dynamodb sqs lint lint-shell test test-go test-deploy test-notebooks test-browser \
-	test-security test-runtime notebooks browser security browser-deps bench bench-dynamodb bench-fleet bench-sqs clean \
+	test-security test-runtime test-compose notebooks browser security browser-deps bench bench-dynamodb bench-fleet bench-sqs clean \
 	reset-notebooks
 
 help: ## list the targets
@@ -106,6 +108,9 @@ test-runtime: ## servers shared by two runs, make workshop under TERM and Ctrl-C
 	tests/runtime/home.sh
 	tests/runtime/kernel-processes.sh
 	tests/runtime/lint-shell.sh
+
+test-compose: ## as root on Debian (CI: .ci/run after make test): docker compose up --build for real, own dockerd, stand-in images, every check, down -v
+	tests/compose/run.sh
 
 notebooks: setup ## execute every notebook headless, with the servers started for the run
 	$(WITH_TEST_SERVERS) $(MAKE) test-notebooks

@@ -97,20 +97,33 @@ func TestComposeDynamoDBPersistsToANamedVolume(t *testing.T) {
 	}
 }
 
+// The dynamodb healthcheck uses bash alone (no curl, no wget): exec form
+// ["CMD", "bash", "-c", SCRIPT], SCRIPT reading the status line from
+// 127.0.0.1:8000 through bash's /dev/tcp.
 func TestComposeDynamoDBHealthcheckAcceptsHTTP400(t *testing.T) {
 	s := service(t, loadCompose(t), "dynamodb")
 	hc := s.HealthCheck
-	if hc == nil || hc.Disable || len(hc.Test) < 2 {
+	if hc == nil || hc.Disable || len(hc.Test) == 0 {
 		t.Fatalf("dynamodb has no healthcheck: %+v", hc)
 	}
-	if hc.Test[0] != "CMD-SHELL" {
-		t.Fatalf("healthcheck test = %q, want a CMD-SHELL command", hc.Test)
+	if len(hc.Test) != 4 || hc.Test[0] != "CMD" || hc.Test[1] != "bash" || hc.Test[2] != "-c" {
+		t.Fatalf("healthcheck test = %q, want [CMD bash -c SCRIPT] (bash is in the image; curl and wget may not be)", hc.Test)
 	}
-	cmd := hc.Test[1]
-	if !strings.Contains(cmd, "400") || !strings.Contains(cmd, "http://localhost:8000/") {
-		t.Fatalf("healthcheck %q does not check for HTTP 400 from http://localhost:8000/", cmd)
+	script := hc.Test[3]
+	for _, tool := range []string{"curl", "wget", "nc "} {
+		if strings.Contains(script, tool) {
+			t.Errorf("healthcheck %q uses %s, which the image may lack", script, tool)
+		}
 	}
-	// Run the real command with /bin/sh against servers that answer like
+	if !strings.Contains(script, "/dev/tcp/127.0.0.1/8000") || !strings.Contains(script, "400") {
+		t.Fatalf("healthcheck %q does not check for HTTP 400 from 127.0.0.1:8000", script)
+	}
+	run := func(addr string) error {
+		host, port, _ := strings.Cut(addr, ":")
+		cmd := exec.Command("bash", "-c", strings.ReplaceAll(script, "/dev/tcp/127.0.0.1/8000", "/dev/tcp/"+host+"/"+port))
+		return cmd.Run()
+	}
+	// Run the real command with bash against servers that answer like
 	// DynamoDB Local (400 to an unsigned GET /) and unlike it.
 	for _, tc := range []struct {
 		status  int
@@ -121,17 +134,16 @@ func TestComposeDynamoDBHealthcheckAcceptsHTTP400(t *testing.T) {
 				w.WriteHeader(tc.status)
 			}))
 			defer srv.Close()
-			err := exec.Command("/bin/sh", "-c", strings.ReplaceAll(cmd, "http://localhost:8000", srv.URL)).Run()
-			if (err == nil) != tc.healthy {
+			if err := run(srv.Listener.Addr().String()); (err == nil) != tc.healthy {
 				t.Errorf("healthcheck with HTTP %d: err = %v, want healthy = %v", tc.status, err, tc.healthy)
 			}
 		})
 	}
 	t.Run("down", func(t *testing.T) {
 		srv := httptest.NewServer(http.NotFoundHandler())
-		url := srv.URL
+		addr := srv.Listener.Addr().String()
 		srv.Close()
-		if err := exec.Command("/bin/sh", "-c", strings.ReplaceAll(cmd, "http://localhost:8000", url)).Run(); err == nil {
+		if err := run(addr); err == nil {
 			t.Error("healthcheck passes when nothing listens")
 		}
 	})
@@ -280,10 +292,13 @@ func TestDockerfileBaseIsPinnedToTheModulesGoVersion(t *testing.T) {
 	}
 }
 
+// The image starts as root only for scripts/lab-entrypoint.sh, which drops to
+// the owner of the mounted workspace before it runs CMD; every RUN of setup.sh
+// runs as the workshop user.
 func TestDockerfileRunsSetupAsANonRootUser(t *testing.T) {
 	user := "root"
 	var setupRuns, setupAsRoot int
-	var cmd []string
+	var cmd, entrypoint []string
 	for _, n := range dockerfile(t) {
 		switch strings.ToLower(n.Value) {
 		case "user":
@@ -297,10 +312,12 @@ func TestDockerfileRunsSetupAsANonRootUser(t *testing.T) {
 			}
 		case "cmd":
 			cmd = args(n)
+		case "entrypoint":
+			entrypoint = args(n)
 		}
 	}
-	if isRoot(user) {
-		t.Errorf("the final USER is %q; the container must run as a non-root user", user)
+	if isRoot(user) && !slices.ContainsFunc(entrypoint, func(s string) bool { return strings.HasSuffix(s, "scripts/lab-entrypoint.sh") }) {
+		t.Errorf("the final USER is %q and the ENTRYPOINT %q is not scripts/lab-entrypoint.sh, which drops root", user, entrypoint)
 	}
 	if setupRuns == 0 {
 		t.Error("Dockerfile never RUNs scripts/setup.sh (the same install steps as the host)")
@@ -310,6 +327,86 @@ func TestDockerfileRunsSetupAsANonRootUser(t *testing.T) {
 	}
 	if !slices.ContainsFunc(cmd, func(s string) bool { return strings.HasSuffix(s, "scripts/workshop.sh") }) {
 		t.Errorf("CMD = %q, want it to start scripts/workshop.sh", cmd)
+	}
+	data, err := os.ReadFile(filepath.Join(root(t), "scripts", "lab-entrypoint.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "exec setpriv --reuid=") {
+		t.Error("scripts/lab-entrypoint.sh does not drop privileges with setpriv")
+	}
+}
+
+// TestDockerfileFetchesNoFrontend: a `# syntax=` directive makes BuildKit pull
+// a frontend image from Docker Hub on every build, a fourth image that the
+// compose file does not name (issue 17).
+func TestDockerfileFetchesNoFrontend(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(root(t), "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range strings.Split(string(data), "\n") {
+		l := strings.ToLower(strings.ReplaceAll(line, " ", ""))
+		if strings.HasPrefix(l, "#syntax=") || strings.HasPrefix(l, "#!syntax=") {
+			t.Errorf("Dockerfile:%d: %q makes BuildKit pull a frontend image; remove it", i+1, line)
+		}
+		if !strings.HasPrefix(l, "#") {
+			break // parser directives are only read before the first instruction or comment-free line
+		}
+	}
+	var froms []string
+	for _, n := range dockerfile(t) {
+		if strings.EqualFold(n.Value, "from") {
+			froms = append(froms, args(n)[0])
+		}
+	}
+	if len(froms) != 1 {
+		t.Errorf("Dockerfile has FROM %q; want one base image, the only image the lab's build pulls", froms)
+	}
+}
+
+// TestComposeNeedsNoUIDFromTheUser: bash never exports UID, and as root a uid
+// 0 user cannot be created, so the lab takes no uid build argument and no
+// user: the entrypoint adopts the owner of ./workspace (issue 17).
+func TestComposeNeedsNoUIDFromTheUser(t *testing.T) {
+	s := service(t, loadCompose(t), "lab")
+	if s.Build != nil && len(s.Build.Args) > 0 {
+		t.Errorf("lab build args = %v; the image must not depend on the builder's uid", s.Build.Args)
+	}
+	if s.User != "" {
+		t.Errorf("lab user = %q; leave it unset, the entrypoint adopts the workspace's owner", s.User)
+	}
+	data, err := os.ReadFile(filepath.Join(root(t), "docker-compose.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "${UID") {
+		t.Error("docker-compose.yml reads ${UID...}, which bash does not export")
+	}
+}
+
+// The published ports follow DYNAMODB_PORT, SQS_PORT and LAB_PORT, still on
+// 127.0.0.1, so a second stack (or a test) can avoid ports in use.
+func TestComposePortsFollowTheirVariables(t *testing.T) {
+	dir := root(t)
+	opts, err := cli.NewProjectOptions([]string{filepath.Join(dir, "docker-compose.yml")},
+		cli.WithWorkingDirectory(dir),
+		cli.WithEnv([]string{"DYNAMODB_PORT=18000", "SQS_PORT=19324", "LAB_PORT=18888"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := opts.LoadProject(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for svc, want := range map[string]string{"dynamodb": "18000", "sqs": "19324", "lab": "18888"} {
+		s := service(t, p, svc)
+		if len(s.Ports) != 1 || s.Ports[0].Published != want || s.Ports[0].HostIP != "127.0.0.1" {
+			t.Errorf("%s ports = %+v, want 127.0.0.1:%s", svc, s.Ports, want)
+		}
+	}
+	if v := service(t, p, "lab").Environment["LAB_PUBLIC_URL"]; v == nil || *v != "http://127.0.0.1:18888" {
+		t.Errorf("lab LAB_PUBLIC_URL = %v, want http://127.0.0.1:18888", v)
 	}
 }
 

@@ -150,7 +150,7 @@ setup_echarts() {
     return
   fi
   { mkdir -p "$(dirname "$dest")" && cp "$js" "$dest"; } ||
-    die "cannot write $dest; in Docker, build with your uid: docker compose build --build-arg UID=\$(id -u)"
+    die "cannot write $dest; make the repository writable for $(id -un) (in Docker the lab runs as the owner of workspace/: start it with docker compose up, not --user)"
   say "echarts asset copied to $dest (served at /files/assets/echarts.min.js)"
 }
 
