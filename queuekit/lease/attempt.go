@@ -269,6 +269,13 @@ func (e *Executor) end(ctx context.Context, date, run string, j jobItem, step fe
 	switch {
 	case err == nil:
 		return nil
+	case fence.Refused(err, 0) && extra != nil:
+		// The reaper's write is conditioned on the token and the lease end
+		// it read: a refusal means the job changed since, either another
+		// end or reaper moved the token on, or the holder's heartbeat came
+		// first and renewed the lease (same token, later lease_until). In
+		// both cases the reaper lost the race and must leave the job alone.
+		return &fence.FencedError{Op: "reap", Hold: hold, Now: jobFence.HoldOf(refusedImage(err)), Err: err}
 	case fence.Refused(err, 0):
 		return jobFence.Check(err, "end", hold, 0)
 	case fence.Refused(err, 1):
@@ -278,6 +285,16 @@ func (e *Executor) end(ctx context.Context, date, run string, j jobItem, step fe
 		return &PoolError{BatchDate: date, JobID: j.JobID, Attempt: j.Attempt, Err: err}
 	}
 	return fmt.Errorf("end attempt %d of job %s: %w", j.Attempt, j.JobID, err)
+}
+
+// refusedImage is the job's old image in a cancelled end transaction
+// (item 0), or nil.
+func refusedImage(err error) map[string]types.AttributeValue {
+	var tce *types.TransactionCanceledException
+	if !errors.As(err, &tce) || len(tce.CancellationReasons) < 1 {
+		return nil
+	}
+	return tce.CancellationReasons[0].Item
 }
 
 // poolImage is the pool's old image in a cancelled end transaction (item 1).
