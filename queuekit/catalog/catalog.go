@@ -30,34 +30,32 @@ package catalog
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net"
-	"net/url"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/nightqueue/workshop/queuekit"
+	"github.com/nightqueue/workshop/queuekit/internal/awsapi"
+	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
 )
 
 // DefaultTable is the table of the job catalog.
 const DefaultTable = queuekit.TableName
 
 // EnvEndpoint is the standard AWS variable naming the DynamoDB endpoint.
-const EnvEndpoint = "AWS_ENDPOINT_URL_DYNAMODB"
+const EnvEndpoint = awsapi.DynamoDBEnv
 
 // LocalRegion is the region used with DynamoDB Local when none is given. With
 // -sharedDb, Local keeps one database whatever the region and credentials.
-const LocalRegion = "us-east-1"
+const LocalRegion = awsapi.LocalRegion
 
 // Hints printed with errors a person can act on.
 const (
-	StartLocalHint = "start DynamoDB Local with `scripts/dynamodb-local.sh start` (or `make dynamodb`)"
+	StartLocalHint = awsapi.DynamoDBStartHint
 	SeedHint       = "create and seed it with `go run ./queuekit/cmd/queuekit seed --sample`"
 )
 
@@ -147,11 +145,8 @@ func WithClientOptions(fns ...func(*dynamodb.Options)) Option {
 // Catalog is the job catalog in one DynamoDB table. It is safe for
 // concurrent use.
 type Catalog struct {
-	client   *dynamodb.Client
-	cfg      aws.Config // what client was built from; Streams builds its client from it too
-	opts     Options
-	endpoint string // as configured; "" means the AWS default endpoint
-	local    bool
+	db   *dynamo.Table // client, endpoint, timeouts, typed errors: the AWS layer
+	opts Options
 }
 
 // OptionError says that an option given to New is malformed (a table name, an
@@ -188,77 +183,44 @@ func New(ctx context.Context, opts ...Option) (*Catalog, error) {
 		return nil, &OptionError{fmt.Sprintf("catalog options: writers = %d, max attempts = %d, call timeout = %s, wait timeout = %s: each must be positive",
 			o.Writers, o.MaxAttempts, o.CallTimeout, o.WaitTimeout)}
 	}
-	endpoint := o.Endpoint
-	if endpoint == "" {
-		endpoint = os.Getenv(EnvEndpoint)
-	}
-	c := &Catalog{opts: o, endpoint: endpoint}
-	if endpoint != "" {
-		u, err := url.Parse(endpoint)
-		if err != nil || u.Scheme == "" || u.Host == "" {
-			return nil, &OptionError{fmt.Sprintf("endpoint %q: not a URL; write it as http://localhost:8000", endpoint)}
+	conn, err := awsapi.Load(ctx, awsapi.DynamoDB, awsapi.Endpoint{URL: o.Endpoint, Region: o.Region, Profile: o.Profile})
+	if errors.Is(err, awsapi.ErrNotURL) {
+		ep := o.Endpoint
+		if ep == "" {
+			ep = os.Getenv(EnvEndpoint)
 		}
-		c.local = IsLocalEndpoint(endpoint)
+		return nil, &OptionError{fmt.Sprintf("endpoint %q: not a URL; write it as http://localhost:8000", ep)}
 	}
-	if c.local {
-		region := o.Region
-		if region == "" {
-			region = LocalRegion
-		}
-		// DynamoDB Local accepts any credentials; these never leave a local endpoint.
-		cfg := aws.Config{
-			Region:      region,
-			Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
-		}
-		c.cfg = cfg
-		c.client = dynamodb.NewFromConfig(cfg, append([]func(*dynamodb.Options){func(d *dynamodb.Options) {
-			d.BaseEndpoint = aws.String(endpoint)
-			// Local omits the response checksum on errors; the SDK would log a warning each time.
-			d.DisableValidateResponseChecksum = true
-		}}, o.ClientOptions...)...)
-		return c, nil
-	}
-	var load []func(*config.LoadOptions) error
-	if o.Region != "" {
-		load = append(load, config.WithRegion(o.Region))
-	}
-	if o.Profile != "" {
-		load = append(load, config.WithSharedConfigProfile(o.Profile))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, load...)
 	if err != nil {
 		return nil, fmt.Errorf("load AWS configuration (profile %q, region %q): %w; check AWS_PROFILE, AWS_REGION and ~/.aws/config", o.Profile, o.Region, err)
 	}
-	fns := o.ClientOptions
-	if o.Endpoint != "" {
-		fns = append([]func(*dynamodb.Options){func(d *dynamodb.Options) { d.BaseEndpoint = aws.String(o.Endpoint) }}, fns...)
+	db := dynamo.New(conn, o.Table, dynamo.Options{
+		CallTimeout: o.CallTimeout, WaitTimeout: o.WaitTimeout,
+		Writers: o.Writers, MaxAttempts: o.MaxAttempts, BaseBackoff: o.BaseBackoff, MaxBackoff: o.MaxBackoff,
+		MissingHint: missingHint, ClientOptions: o.ClientOptions,
+	})
+	return &Catalog{db: db, opts: o}, nil
+}
+
+// missingHint says how to create a missing table: seed it, naming the table
+// and the endpoint when they are not the defaults.
+func missingHint(table, endpoint string) string {
+	hint := strings.TrimSuffix(SeedHint, "`")
+	if table != DefaultTable {
+		hint += " --table " + table
 	}
-	c.cfg = cfg
-	c.client = dynamodb.NewFromConfig(cfg, fns...)
-	return c, nil
+	if strings.Contains(endpoint, "://") {
+		// Name the endpoint too: without it the command would go to AWS.
+		hint += " --endpoint " + endpoint
+	}
+	return hint + "`"
 }
 
 // IsLocalEndpoint reports whether endpoint is a DynamoDB Local: its host is
 // localhost, a loopback or unspecified address, or a name without dots (a
 // docker-compose service such as dynamodb-local). Only such endpoints get the
 // dummy credentials.
-func IsLocalEndpoint(endpoint string) bool {
-	u, err := url.Parse(endpoint)
-	if err != nil {
-		return false
-	}
-	host := u.Hostname()
-	if host == "" {
-		return false
-	}
-	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
-		return true
-	}
-	if ip := net.ParseIP(host); ip != nil {
-		return ip.IsLoopback() || ip.IsUnspecified()
-	}
-	return !strings.Contains(host, ".")
-}
+func IsLocalEndpoint(endpoint string) bool { return awsapi.IsLocalEndpoint(endpoint) }
 
 func validTableName(name string) error {
 	ok := len(name) >= 3 && len(name) <= 255
@@ -277,10 +239,10 @@ func validTableName(name string) error {
 func (c *Catalog) Table() string { return c.opts.Table }
 
 // Endpoint returns the endpoint URL in use, or "" for the AWS default.
-func (c *Catalog) Endpoint() string { return c.endpoint }
+func (c *Catalog) Endpoint() string { return c.db.Conn().URL }
 
 // Local reports whether the catalog talks to a DynamoDB Local.
-func (c *Catalog) Local() bool { return c.local }
+func (c *Catalog) Local() bool { return c.db.Conn().Local }
 
 // KeySchema returns the table's key schema.
 func (c *Catalog) KeySchema() KeySchema { return c.opts.Key }
@@ -289,27 +251,15 @@ func (c *Catalog) KeySchema() KeySchema { return c.opts.Key }
 func (c *Catalog) Window() queuekit.Window { return c.opts.Window }
 
 // Client returns the underlying SDK client, for calls the catalog does not wrap.
-func (c *Catalog) Client() *dynamodb.Client { return c.client }
+func (c *Catalog) Client() *dynamodb.Client { return c.db.Client() }
 
 // where names the endpoint for messages.
-func (c *Catalog) where() string {
-	if c.endpoint != "" {
-		return c.endpoint
-	}
-	return "the AWS default endpoint"
-}
+func (c *Catalog) where() string { return c.db.Where() }
 
 // call runs one DynamoDB call under the call timeout and turns transport and
 // missing-table errors into errors a person can act on.
 func call[T any](ctx context.Context, c *Catalog, fn func(ctx context.Context) (T, error)) (T, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
-	defer cancel()
-	out, err := fn(ctx)
-	if err != nil {
-		var zero T
-		return zero, c.explain(ctx, err)
-	}
-	return out, nil
+	return dynamo.Call(ctx, c.db, fn)
 }
 
 // Call runs one DynamoDB call for packages built on the catalog (for example
@@ -317,7 +267,7 @@ func call[T any](ctx context.Context, c *Catalog, fn func(ctx context.Context) (
 // errors turned into *UnreachableError and a missing table into
 // *TableMissingError, exactly as the catalog's own calls.
 func Call[T any](ctx context.Context, c *Catalog, fn func(ctx context.Context) (T, error)) (T, error) {
-	return call(ctx, c, fn)
+	return dynamo.Call(ctx, c.db, fn)
 }
 
 // Sibling returns a catalog on another table that shares this one's client,
@@ -329,5 +279,10 @@ func (c *Catalog) Sibling(table string) (*Catalog, error) {
 	}
 	s := *c
 	s.opts.Table = table
+	s.db = c.db.Named(table)
 	return &s, nil
 }
+
+// DB returns the catalog's table in the AWS layer, for packages of this
+// module that call DynamoDB through it directly.
+func (c *Catalog) DB() *dynamo.Table { return c.db }

@@ -119,9 +119,7 @@ func (c *Catalog) lookup(ctx context.Context, jobID string) (map[string]types.At
 	in.ExpressionAttributeNames, in.ExpressionAttributeValues = expr.Names(), expr.Values()
 	var found map[string]types.AttributeValue
 	began := time.Now()
-	p := dynamodb.NewQueryPaginator(c.client, in)
-	for p.HasMorePages() {
-		out, err := call(ctx, c, func(ctx context.Context) (*dynamodb.QueryOutput, error) { return p.NextPage(ctx) })
+	for out, err := range c.db.QueryPages(ctx, in) {
 		rep.Elapsed = time.Since(began)
 		if err != nil {
 			return nil, rep, fail(err)

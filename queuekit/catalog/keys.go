@@ -119,17 +119,15 @@ func (c *Catalog) QueryPartition(ctx context.Context, value string) ([]map[strin
 	if err != nil {
 		return nil, rep, fmt.Errorf("query %s = %q: build key condition: %w", pk, value, err)
 	}
-	p := dynamodb.NewQueryPaginator(c.client, &dynamodb.QueryInput{
+	var items []map[string]types.AttributeValue
+	began := time.Now()
+	for out, err := range c.db.QueryPages(ctx, &dynamodb.QueryInput{
 		TableName:                 aws.String(c.opts.Table),
 		KeyConditionExpression:    expr.KeyCondition(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
 		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
-	})
-	var items []map[string]types.AttributeValue
-	began := time.Now()
-	for p.HasMorePages() {
-		out, err := call(ctx, c, func(ctx context.Context) (*dynamodb.QueryOutput, error) { return p.NextPage(ctx) })
+	}) {
 		if err != nil {
 			rep.Elapsed = time.Since(began)
 			return nil, rep, fmt.Errorf("query %s = %q in table %s: page %d: %w", pk, value, c.opts.Table, rep.Pages+1, err)

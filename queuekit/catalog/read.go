@@ -117,7 +117,9 @@ func (c *Catalog) QueryNight(ctx context.Context, date, window string, opts ...R
 	if err != nil {
 		return queuekit.Night{}, rep, fmt.Errorf("query %s: build key condition: %w", describe(date, window), err)
 	}
-	p := dynamodb.NewQueryPaginator(c.client, &dynamodb.QueryInput{
+	var items []map[string]types.AttributeValue
+	began := time.Now()
+	for out, err := range c.db.QueryPages(ctx, &dynamodb.QueryInput{
 		TableName:                 aws.String(c.opts.Table),
 		KeyConditionExpression:    expr.KeyCondition(),
 		FilterExpression:          expr.Filter(),
@@ -125,11 +127,7 @@ func (c *Catalog) QueryNight(ctx context.Context, date, window string, opts ...R
 		ExpressionAttributeValues: expr.Values(),
 		ConsistentRead:            aws.Bool(ro.consistent),
 		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
-	})
-	var items []map[string]types.AttributeValue
-	began := time.Now()
-	for p.HasMorePages() {
-		out, err := call(ctx, c, func(ctx context.Context) (*dynamodb.QueryOutput, error) { return p.NextPage(ctx) })
+	}) {
 		if err != nil {
 			rep.Elapsed = time.Since(began)
 			return queuekit.Night{}, rep, fmt.Errorf("query %s in table %s: page %d: %w", describe(date, window), c.opts.Table, rep.Pages+1, err)
@@ -174,7 +172,7 @@ func (c *Catalog) getItem(ctx context.Context, key map[string]types.AttributeVal
 	rep := AccessReport{Method: "GetItem", Segments: 1}
 	began := time.Now()
 	out, err := call(ctx, c, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
-		return c.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(c.opts.Table), Key: key,
+		return c.db.Client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(c.opts.Table), Key: key,
 			ConsistentRead: aws.Bool(consistent), ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal})
 	})
 	rep.Elapsed = time.Since(began)
@@ -233,9 +231,7 @@ func (c *Catalog) ScanNight(ctx context.Context, date, window string, segments i
 			in.Segment, in.TotalSegments = aws.Int32(int32(s)), aws.Int32(int32(segments))
 		}
 		g.Go(func() error {
-			p := dynamodb.NewScanPaginator(c.client, in)
-			for p.HasMorePages() {
-				out, err := call(gctx, c, func(ctx context.Context) (*dynamodb.ScanOutput, error) { return p.NextPage(ctx) })
+			for out, err := range c.db.ScanPages(gctx, in) {
 				if err != nil {
 					return fmt.Errorf("segment %d of %d: %w", s+1, segments, err)
 				}

@@ -4,23 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/nightqueue/workshop/queuekit"
+	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
 	"github.com/nightqueue/workshop/queuekit/measure"
 	"github.com/nightqueue/workshop/queuekit/prices"
 )
 
 // BatchSize is the most items one BatchWriteItem request may carry.
-const BatchSize = 25
+const BatchSize = dynamo.BatchSize
 
 // MaxPadding is the largest padding WithPadding accepts: it keeps an item well
 // under DynamoDB's 400 KB item limit.
@@ -58,13 +56,7 @@ var PricePerMillionWrites = prices.Table2026.OnDemandPerMillionWrites
 
 // writeUnits sums consumed capacity: total, and the part spent on indexes.
 func writeUnits(ccs ...types.ConsumedCapacity) (total, index float64) {
-	for _, cc := range ccs {
-		total += aws.ToFloat64(cc.CapacityUnits)
-		for _, g := range cc.GlobalSecondaryIndexes {
-			index += aws.ToFloat64(g.CapacityUnits)
-		}
-	}
-	return total, index
+	return dynamo.WriteUnits(ccs...)
 }
 
 // Seed writes jobs into the table with BatchWriteItem: 25 items a request,
@@ -95,109 +87,31 @@ func (c *Catalog) PutItems(ctx context.Context, items []map[string]types.Attribu
 	return c.writeItems(ctx, items, so)
 }
 
-// writeItems writes marshalled items with BatchWriteItem (see Seed).
-func (c *Catalog) writeItems(ctx context.Context, items []map[string]types.AttributeValue, so seedOptions) (_ SeedReport, err error) {
+// writeItems writes marshalled items with the AWS layer's batch writer
+// (see Seed) and reports what it took.
+func (c *Catalog) writeItems(ctx context.Context, items []map[string]types.AttributeValue, so seedOptions) (SeedReport, error) {
 	total := len(items)
-	var batches [][]types.WriteRequest
-	for start := 0; start < total; start += BatchSize {
-		end := min(start+BatchSize, total)
-		b := make([]types.WriteRequest, 0, end-start)
-		for _, it := range items[start:end] {
-			b = append(b, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
-		}
-		batches = append(batches, b)
+	reqs := make([]types.WriteRequest, len(items))
+	for i, it := range items {
+		reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: it}}
 	}
-
-	var (
-		mu  sync.Mutex
-		rep SeedReport
-	)
-	progress := func(written, requests, retried int, units, indexUnits float64) {
-		mu.Lock()
-		defer mu.Unlock()
-		rep.Items += written
-		rep.Requests += requests
-		rep.Retried += retried
-		rep.WriteUnits += units
-		rep.IndexWriteUnits += indexUnits
-		if so.progress != nil && written > 0 {
+	var rep SeedReport
+	began := time.Now()
+	err := c.db.Write(ctx, reqs, dynamo.OnWritten(func(w dynamo.Written) { // serialized by Write
+		rep.Items += w.Items
+		rep.Requests += w.Requests
+		rep.Retried += w.Retried
+		rep.WriteUnits += w.Units
+		rep.IndexWriteUnits += w.IndexUnits
+		if so.progress != nil && w.Items > 0 {
 			so.progress(rep.Items, total)
 		}
-	}
-	// At most Writers batches in flight; the first failure cancels gctx, so
-	// no further batch starts and those in flight stop at their next call.
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(c.opts.Writers)
-	began := time.Now()
-	for _, b := range batches {
-		if gctx.Err() != nil {
-			break
-		}
-		g.Go(func() error { return c.writeBatch(gctx, b, progress) })
-	}
-	err = g.Wait()
+	}))
 	rep.Elapsed = time.Since(began)
-	if err == nil && ctx.Err() != nil { // the caller cancelled before every batch started
-		err = context.Cause(ctx)
-	}
 	if err != nil {
 		return rep, &UnwrittenError{Table: c.opts.Table, Unwritten: total - rep.Items, Total: total, Err: err}
 	}
 	return rep, nil
-}
-
-// writeBatch sends one batch until DynamoDB has taken every item, backing off
-// with full jitter while it returns UnprocessedItems.
-func (c *Catalog) writeBatch(ctx context.Context, b []types.WriteRequest, progress func(written, requests, retried int, units, indexUnits float64)) error {
-	pending := b
-	for attempt := 1; ; attempt++ {
-		out, err := call(ctx, c, func(ctx context.Context) (*dynamodb.BatchWriteItemOutput, error) {
-			return c.client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
-				RequestItems:           map[string][]types.WriteRequest{c.opts.Table: pending},
-				ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes,
-			})
-		})
-		if err != nil {
-			return fmt.Errorf("batch write of %d items: %w", len(pending), err)
-		}
-		left := out.UnprocessedItems[c.opts.Table]
-		retried := 0
-		if attempt > 1 {
-			retried = len(pending)
-		}
-		units, indexUnits := writeUnits(out.ConsumedCapacity...)
-		progress(len(pending)-len(left), 1, retried, units, indexUnits)
-		if len(left) == 0 {
-			return nil
-		}
-		if attempt >= c.opts.MaxAttempts {
-			return fmt.Errorf("%d items still unprocessed after %d attempts; DynamoDB is throttling: retry later, or lower the number of writers", len(left), attempt)
-		}
-		pending = left
-		if err := sleep(ctx, backoff(attempt, c.opts.BaseBackoff, c.opts.MaxBackoff)); err != nil {
-			return fmt.Errorf("waiting to resend %d unprocessed items: %w", len(left), err)
-		}
-	}
-}
-
-// backoff is "full jitter": a uniform wait in [0, min(max, base*2^(attempt-1))].
-func backoff(attempt int, base, maxWait time.Duration) time.Duration {
-	d := base << min(attempt-1, 30)
-	if d <= 0 || d > maxWait {
-		d = maxWait
-	}
-	return rand.N(d + 1) // jitter only: no need for a seeded source
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
 }
 
 // PutEach writes jobs one PutItem after another: the slow baseline Seed is
@@ -211,7 +125,7 @@ func (c *Catalog) PutEach(ctx context.Context, jobs []queuekit.Job, opts ...Seed
 	began := time.Now()
 	for i, it := range items {
 		out, err := call(ctx, c, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
-			return c.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(c.opts.Table), Item: it,
+			return c.db.Client().PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(c.opts.Table), Item: it,
 				ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes})
 		})
 		rep.Requests++

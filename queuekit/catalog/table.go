@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
 )
 
 // CreateTable creates the catalog table (on-demand, keyed by the catalog's
@@ -37,38 +38,9 @@ func (c *Catalog) CreateTable(ctx context.Context) error {
 
 // createAndWait creates the catalog's table as in describes it (its
 // TableName is replaced by the catalog's), accepts a table that already
-// exists, and waits with the SDK's TableExistsWaiter until it is active.
-// It returns the table's description for the caller's schema checks.
+// exists, and waits until it is active: the AWS layer's create-and-wait.
 func (c *Catalog) createAndWait(ctx context.Context, in *dynamodb.CreateTableInput) (*types.TableDescription, error) {
-	req := *in
-	req.TableName = aws.String(c.opts.Table)
-	_, err := call(ctx, c, func(ctx context.Context) (*dynamodb.CreateTableOutput, error) {
-		return c.client.CreateTable(ctx, &req)
-	})
-	var inUse *types.ResourceInUseException
-	if err != nil && !errors.As(err, &inUse) {
-		return nil, fmt.Errorf("create table %s at %s: %w", c.opts.Table, c.where(), err)
-	}
-	out, err := c.waitActive(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("create table %s at %s: %w", c.opts.Table, c.where(), err)
-	}
-	return out.Table, nil
-}
-
-func (c *Catalog) waitActive(ctx context.Context) (*dynamodb.DescribeTableOutput, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.opts.WaitTimeout)
-	defer cancel()
-	w := dynamodb.NewTableExistsWaiter(c.client, func(o *dynamodb.TableExistsWaiterOptions) {
-		if c.local { // Local creates tables at once; do not sleep the AWS default 20 s
-			o.MinDelay, o.MaxDelay = 100*time.Millisecond, time.Second
-		}
-	})
-	out, err := w.WaitForOutput(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(c.opts.Table)}, c.opts.WaitTimeout)
-	if err != nil {
-		return nil, fmt.Errorf("wait until active: %w", c.explain(ctx, err))
-	}
-	return out, nil
+	return c.db.CreateAndWait(ctx, in)
 }
 
 func (c *Catalog) checkKeys(t *types.TableDescription) error {
@@ -79,54 +51,19 @@ func (c *Catalog) checkKeys(t *types.TableDescription) error {
 	return nil
 }
 
-// sameKeys reports whether the table t is keyed exactly by want (the same
-// attributes as HASH and RANGE, in any order).
+// sameKeys reports whether the table t is keyed exactly by want.
 func sameKeys(t *types.TableDescription, want []types.KeySchemaElement) bool {
-	if t == nil || len(t.KeySchema) != len(want) {
-		return false
-	}
-	for _, w := range want {
-		found := false
-		for _, k := range t.KeySchema {
-			found = found || (aws.ToString(k.AttributeName) == aws.ToString(w.AttributeName) && k.KeyType == w.KeyType)
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
+	return dynamo.SameKeys(t, want)
 }
 
 // DeleteTable deletes the catalog table and waits until it is gone. A table
 // that does not exist is fine.
-func (c *Catalog) DeleteTable(ctx context.Context) error {
-	_, err := call(ctx, c, func(ctx context.Context) (*dynamodb.DeleteTableOutput, error) {
-		return c.client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(c.opts.Table)})
-	})
-	var missing *TableMissingError
-	if errors.As(err, &missing) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("delete table %s at %s: %w", c.opts.Table, c.where(), err)
-	}
-	wctx, cancel := context.WithTimeout(ctx, c.opts.WaitTimeout)
-	defer cancel()
-	w := dynamodb.NewTableNotExistsWaiter(c.client, func(o *dynamodb.TableNotExistsWaiterOptions) {
-		if c.local {
-			o.MinDelay, o.MaxDelay = 100*time.Millisecond, time.Second
-		}
-	})
-	if err := w.Wait(wctx, &dynamodb.DescribeTableInput{TableName: aws.String(c.opts.Table)}, c.opts.WaitTimeout); err != nil {
-		return fmt.Errorf("delete table %s at %s: wait until gone: %w", c.opts.Table, c.where(), c.explain(wctx, err))
-	}
-	return nil
-}
+func (c *Catalog) DeleteTable(ctx context.Context) error { return c.db.DeleteAndWait(ctx) }
 
 // Exists reports whether the catalog table exists.
 func (c *Catalog) Exists(ctx context.Context) (bool, error) {
 	_, err := call(ctx, c, func(ctx context.Context) (*dynamodb.DescribeTableOutput, error) {
-		return c.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(c.opts.Table)})
+		return c.db.Client().DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(c.opts.Table)})
 	})
 	var missing *TableMissingError
 	if errors.As(err, &missing) {
@@ -141,13 +78,11 @@ func (c *Catalog) Exists(ctx context.Context) (bool, error) {
 // CountItems counts the items of the table with a paginated Scan (Select
 // COUNT). It reads the whole table: for tests and reports, not the main path.
 func (c *Catalog) CountItems(ctx context.Context) (int, error) {
-	p := dynamodb.NewScanPaginator(c.client, &dynamodb.ScanInput{
+	n := 0
+	for out, err := range c.db.ScanPages(ctx, &dynamodb.ScanInput{
 		TableName: aws.String(c.opts.Table),
 		Select:    types.SelectCount,
-	})
-	n := 0
-	for p.HasMorePages() {
-		out, err := call(ctx, c, func(ctx context.Context) (*dynamodb.ScanOutput, error) { return p.NextPage(ctx) })
+	}) {
 		if err != nil {
 			return 0, fmt.Errorf("count items of table %s: %w", c.opts.Table, err)
 		}

@@ -225,11 +225,9 @@ func (r *Results) slices(ctx context.Context, run string) ([]sliceItem, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := dynamodb.NewQueryPaginator(r.ddb, &dynamodb.QueryInput{TableName: aws.String(r.table), ConsistentRead: aws.Bool(true),
-		KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()})
 	var items []sliceItem
-	for p.HasMorePages() {
-		out, err := catalog.Call(ctx, r.cat, func(ctx context.Context) (*dynamodb.QueryOutput, error) { return p.NextPage(ctx) })
+	for out, err := range r.cat.DB().QueryPages(ctx, &dynamodb.QueryInput{TableName: aws.String(r.table), ConsistentRead: aws.Bool(true),
+		KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()}) {
 		if err != nil {
 			return nil, fmt.Errorf("read results of run %s: %w", run, err)
 		}

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/internal/awsapi"
 	"github.com/nightqueue/workshop/queuekit/queue"
 )
 
@@ -286,14 +287,12 @@ func (p *Processor) handle(ctx context.Context, m types.Message) error {
 // queue deleted. A processor stops on it instead of counting it.
 func fatal(err error) bool {
 	var (
-		qu *queue.UnreachableError
-		qw *queue.WrongServerError
-		du *catalog.UnreachableError
-		dw *catalog.WrongServerError
+		un *awsapi.UnreachableError // SQS or DynamoDB: the AWS layer's one type
+		ws *awsapi.WrongServerError
 		dm *catalog.TableMissingError
 		nq *types.QueueDoesNotExist
 	)
-	return errors.As(err, &qu) || errors.As(err, &qw) || errors.As(err, &du) || errors.As(err, &dw) || errors.As(err, &dm) || errors.As(err, &nq)
+	return errors.As(err, &un) || errors.As(err, &ws) || errors.As(err, &dm) || errors.As(err, &nq)
 }
 
 func (p *Processor) run(ctx context.Context, ptr Pointer) (json.RawMessage, error) {

@@ -375,11 +375,10 @@ func (f *Fleet) Unfinished(ctx context.Context, shards int) (int, error) {
 	g.SetLimit(8)
 	for k := range shards {
 		g.Go(func() error {
-			p := dynamodb.NewQueryPaginator(f.client(), &dynamodb.QueryInput{TableName: aws.String(f.Table()), IndexName: aws.String(IndexDue),
+			in := &dynamodb.QueryInput{TableName: aws.String(f.Table()), IndexName: aws.String(IndexDue),
 				Select: types.SelectCount, KeyConditionExpression: aws.String("claim_shard = :k"),
-				ExpressionAttributeValues: map[string]types.AttributeValue{":k": &types.AttributeValueMemberN{Value: strconv.Itoa(k)}}})
-			for p.HasMorePages() {
-				out, err := catalog.Call(gctx, f.cat, func(ctx context.Context) (*dynamodb.QueryOutput, error) { return p.NextPage(ctx) })
+				ExpressionAttributeValues: map[string]types.AttributeValue{":k": &types.AttributeValueMemberN{Value: strconv.Itoa(k)}}}
+			for out, err := range f.cat.DB().QueryPages(gctx, in) {
 				if err != nil {
 					return fmt.Errorf("count unfinished jobs of shard %d: %w", k, err)
 				}

@@ -43,12 +43,11 @@ type ShardState struct {
 // ShardStates reads every shard item with one Query (pk = SHARD), strongly
 // consistent.
 func (f *Fleet) ShardStates(ctx context.Context) ([]ShardState, error) {
-	p := dynamodb.NewQueryPaginator(f.client(), &dynamodb.QueryInput{TableName: aws.String(f.Table()), ConsistentRead: aws.Bool(true),
+	in := &dynamodb.QueryInput{TableName: aws.String(f.Table()), ConsistentRead: aws.Bool(true),
 		KeyConditionExpression:    aws.String("pk = :p"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "SHARD"}}})
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "SHARD"}}}
 	var out []ShardState
-	for p.HasMorePages() {
-		page, err := catalog.Call(ctx, f.cat, func(ctx context.Context) (*dynamodb.QueryOutput, error) { return p.NextPage(ctx) })
+	for page, err := range f.cat.DB().QueryPages(ctx, in) {
 		if err != nil {
 			return nil, fmt.Errorf("read shard items: %w", err)
 		}
@@ -121,13 +120,12 @@ type member struct {
 // liveMembers reads the MEMBER items whose lease has not ended, sorted by
 // name.
 func (f *Fleet) liveMembers(ctx context.Context) ([]string, error) {
-	p := dynamodb.NewQueryPaginator(f.client(), &dynamodb.QueryInput{TableName: aws.String(f.Table()), ConsistentRead: aws.Bool(true),
+	in := &dynamodb.QueryInput{TableName: aws.String(f.Table()), ConsistentRead: aws.Bool(true),
 		KeyConditionExpression:    aws.String("pk = :p"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "MEMBER"}}})
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "MEMBER"}}}
 	now := f.now().UnixMilli()
 	var names []string
-	for p.HasMorePages() {
-		page, err := catalog.Call(ctx, f.cat, func(ctx context.Context) (*dynamodb.QueryOutput, error) { return p.NextPage(ctx) })
+	for page, err := range f.cat.DB().QueryPages(ctx, in) {
 		if err != nil {
 			return nil, fmt.Errorf("read members: %w", err)
 		}

@@ -397,11 +397,10 @@ func (f *Fleet) ListAllJobs(ctx context.Context, userID string) ([]Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := dynamodb.NewQueryPaginator(f.client(), &dynamodb.QueryInput{TableName: aws.String(f.Table()),
-		KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()})
+	in := &dynamodb.QueryInput{TableName: aws.String(f.Table()),
+		KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()}
 	var jobs []Job
-	for p.HasMorePages() {
-		out, err := catalog.Call(ctx, f.cat, func(ctx context.Context) (*dynamodb.QueryOutput, error) { return p.NextPage(ctx) })
+	for out, err := range f.cat.DB().QueryPages(ctx, in) {
 		if err != nil {
 			var missing *catalog.TableMissingError
 			if errors.As(err, &missing) {
@@ -458,12 +457,11 @@ type DeadLetter struct {
 
 // DeadLetters reads the dead letters with one paginated Query (pk = DLQ).
 func (f *Fleet) DeadLetters(ctx context.Context) ([]DeadLetter, error) {
-	p := dynamodb.NewQueryPaginator(f.client(), &dynamodb.QueryInput{TableName: aws.String(f.Table()),
+	in := &dynamodb.QueryInput{TableName: aws.String(f.Table()),
 		KeyConditionExpression:    aws.String("pk = :d"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":d": &types.AttributeValueMemberS{Value: "DLQ"}}})
+		ExpressionAttributeValues: map[string]types.AttributeValue{":d": &types.AttributeValueMemberS{Value: "DLQ"}}}
 	var out []DeadLetter
-	for p.HasMorePages() {
-		page, err := catalog.Call(ctx, f.cat, func(ctx context.Context) (*dynamodb.QueryOutput, error) { return p.NextPage(ctx) })
+	for page, err := range f.cat.DB().QueryPages(ctx, in) {
 		if err != nil {
 			return nil, fmt.Errorf("read dead letters: %w", err)
 		}

@@ -323,11 +323,10 @@ func (w *worker) reap(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("build lease query: %w", err)
 	}
-	pg := dynamodb.NewQueryPaginator(w.e.db.Client(), &dynamodb.QueryInput{TableName: aws.String(w.e.db.Table()),
+	in := &dynamodb.QueryInput{TableName: aws.String(w.e.db.Table()),
 		IndexName: aws.String(IndexLeases), KeyConditionExpression: expr.KeyCondition(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()})
-	for pg.HasMorePages() {
-		page, err := catalog.Call(ctx, w.e.db, func(ctx context.Context) (*dynamodb.QueryOutput, error) { return pg.NextPage(ctx) })
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()}
+	for page, err := range w.e.db.DB().QueryPages(ctx, in) {
 		if err != nil {
 			return fmt.Errorf("query expired leases: %w", err)
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
 	"github.com/nightqueue/workshop/queuekit/sim"
 )
 
@@ -343,32 +344,11 @@ func descending(set map[int]bool) []int {
 	return out
 }
 
-// batchWrite writes requests 25 at a time, resending unprocessed items.
+// batchWrite writes requests with the AWS layer's batch writer (25 a
+// request, unprocessed items resent with backoff and jitter), one batch at a
+// time so that they land in order.
 func (e *Executor) batchWrite(ctx context.Context, reqs []types.WriteRequest) error {
-	for len(reqs) > 0 {
-		n := min(25, len(reqs))
-		batch := reqs[:n]
-		reqs = reqs[n:]
-		for attempt := 0; len(batch) > 0; attempt++ {
-			if attempt > 10 {
-				return fmt.Errorf("%d items unprocessed after 10 attempts", len(batch))
-			}
-			out, err := catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.BatchWriteItemOutput, error) {
-				return e.db.Client().BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
-					RequestItems: map[string][]types.WriteRequest{e.db.Table(): batch}})
-			})
-			if err != nil {
-				return err
-			}
-			batch = out.UnprocessedItems[e.db.Table()]
-			if len(batch) > 0 {
-				if err := sleep(ctx, time.Duration(10<<attempt)*time.Millisecond); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
+	return e.db.DB().Write(ctx, reqs, dynamo.Writers(1))
 }
 
 // Start waits until the slots that joined the run reach its capacity, then

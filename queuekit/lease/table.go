@@ -227,16 +227,15 @@ func (e *Executor) nightItems(ctx context.Context, date, prefix string) ([]map[s
 	if err != nil {
 		return nil, fmt.Errorf("build key condition: %w", err)
 	}
-	p := dynamodb.NewQueryPaginator(e.db.Client(), &dynamodb.QueryInput{
+	in := &dynamodb.QueryInput{
 		TableName:                 aws.String(e.db.Table()),
 		KeyConditionExpression:    expr.KeyCondition(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
 		ConsistentRead:            aws.Bool(true),
-	})
+	}
 	var items []map[string]types.AttributeValue
-	for p.HasMorePages() {
-		out, err := catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.QueryOutput, error) { return p.NextPage(ctx) })
+	for out, err := range e.db.DB().QueryPages(ctx, in) {
 		if err != nil {
 			return nil, fmt.Errorf("query night %s in %s: %w", date, e.db.Table(), err)
 		}

@@ -651,9 +651,7 @@ func (w *worker) queryDue(ctx context.Context, shard string, now float64, limit 
 		in.Limit = aws.Int32(int32(limit))
 	}
 	var out []jobItem
-	pg := dynamodb.NewQueryPaginator(w.e.db.Client(), in)
-	for pg.HasMorePages() {
-		page, err := catalog.Call(ctx, w.e.db, func(ctx context.Context) (*dynamodb.QueryOutput, error) { return pg.NextPage(ctx) })
+	for page, err := range w.e.db.DB().QueryPages(ctx, in) {
 		if err != nil {
 			return nil, fmt.Errorf("query claimable jobs of %s: %w", shard, err)
 		}

@@ -17,29 +17,27 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/internal/awsapi"
 )
 
 // EnvEndpoint is the standard AWS variable naming the SQS endpoint.
-const EnvEndpoint = "AWS_ENDPOINT_URL_SQS"
+const EnvEndpoint = awsapi.SQSEnv
 
 // StartHint tells a person how to get an SQS server for the workshop.
-const StartHint = "start ElasticMQ with `scripts/elasticmq.sh start` and export AWS_ENDPOINT_URL_SQS=http://127.0.0.1:9324"
+const StartHint = awsapi.SQSStartHint
 
 // Client is an SQS client with the workshop's error messages. It is safe for
 // concurrent use.
 type Client struct {
+	conn     *awsapi.Conn
 	sqs      *sqs.Client
 	endpoint string // "" means the AWS default endpoint
 	local    bool
@@ -70,41 +68,22 @@ func New(ctx context.Context, opts ...Option) (*Client, error) {
 	for _, fn := range opts {
 		fn(&o)
 	}
-	c := &Client{endpoint: o.endpoint, timeout: o.timeout}
-	if c.endpoint == "" {
-		c.endpoint = os.Getenv(EnvEndpoint)
-	}
-	var load []func(*config.LoadOptions) error
-	if c.endpoint != "" {
-		u, err := url.Parse(c.endpoint)
-		if err != nil || u.Scheme == "" || u.Host == "" {
-			return nil, fmt.Errorf("SQS endpoint %q: not a URL; write it as http://127.0.0.1:9324", c.endpoint)
+	conn, err := awsapi.Load(ctx, awsapi.SQS, awsapi.Endpoint{URL: o.endpoint, Region: o.region})
+	if errors.Is(err, awsapi.ErrNotURL) {
+		ep := o.endpoint
+		if ep == "" {
+			ep = os.Getenv(EnvEndpoint)
 		}
-		c.local = catalog.IsLocalEndpoint(c.endpoint)
+		return nil, fmt.Errorf("SQS endpoint %q: not a URL; write it as http://127.0.0.1:9324", ep)
 	}
-	region := o.region
-	if c.local {
-		if region == "" {
-			region = catalog.LocalRegion
-		}
-		// ElasticMQ accepts any credentials; these never leave a local endpoint.
-		load = append(load, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
-	}
-	if region != "" {
-		load = append(load, config.WithRegion(region))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, load...)
 	if err != nil {
 		return nil, fmt.Errorf("load AWS configuration for SQS: %w; check AWS_PROFILE and AWS_REGION", err)
 	}
-	if cfg.Region == "" {
+	if conn.Config.Region == "" {
 		return nil, fmt.Errorf("no SQS endpoint: set %s (e.g. http://127.0.0.1:9324) for ElasticMQ, or AWS_REGION for AWS; %s", EnvEndpoint, StartHint)
 	}
-	c.sqs = sqs.NewFromConfig(cfg, func(so *sqs.Options) {
-		if c.endpoint != "" {
-			so.BaseEndpoint = aws.String(c.endpoint)
-		}
-	})
+	c := &Client{conn: conn, endpoint: conn.URL, local: conn.Local, timeout: o.timeout}
+	c.sqs = sqs.NewFromConfig(conn.Config, func(so *sqs.Options) { so.BaseEndpoint = conn.BaseEndpoint() })
 	return c, nil
 }
 
@@ -114,58 +93,19 @@ func (c *Client) SQS() *sqs.Client { return c.sqs }
 // Endpoint returns the endpoint in use, "" for the AWS default.
 func (c *Client) Endpoint() string { return c.endpoint }
 
-// UnreachableError says that nothing answered at the SQS endpoint.
-type UnreachableError struct {
-	Endpoint, Reason string
-	Err              error
-}
-
-func (e *UnreachableError) Error() string {
-	return fmt.Sprintf("SQS at %s is unreachable (%s): %s", e.Endpoint, e.Reason, StartHint)
-}
-
-// Unwrap returns the SDK error.
-func (e *UnreachableError) Unwrap() error { return e.Err }
+// UnreachableError says that nothing answered at the SQS endpoint: the AWS
+// layer's one type, with Service awsapi.SQS.
+type UnreachableError = awsapi.UnreachableError
 
 // WrongServerError says that something answered at the SQS endpoint, but
-// not as SQS does (for example a web server answering HTML, or DynamoDB).
-type WrongServerError struct {
-	Endpoint string
-	Status   int // the HTTP status of the answer, 0 if unknown
-	Err      error
-}
-
-func (e *WrongServerError) Error() string {
-	status := ""
-	if e.Status != 0 {
-		status = fmt.Sprintf(" (HTTP %d, not an SQS reply)", e.Status)
-	}
-	return fmt.Sprintf("the server at %s answers but is not SQS%s: point --sqs-endpoint / %s at ElasticMQ; %s",
-		e.Endpoint, status, EnvEndpoint, StartHint)
-}
-
-// Unwrap returns the SDK error.
-func (e *WrongServerError) Unwrap() error { return e.Err }
+// not as SQS does (for example a web server answering HTML, or DynamoDB):
+// the AWS layer's one type, with Service awsapi.SQS.
+type WrongServerError = awsapi.WrongServerError
 
 // Explain turns a connection failure into an *UnreachableError and an
 // answer that is not SQS's into a *WrongServerError; other errors are
 // returned unchanged.
-func (c *Client) Explain(err error) error {
-	if err == nil {
-		return nil
-	}
-	where := c.endpoint
-	if where == "" {
-		where = "the AWS default endpoint"
-	}
-	if status, ok := catalog.NotTheServer(err); ok {
-		return &WrongServerError{Endpoint: where, Status: status, Err: err}
-	}
-	if r := catalog.UnreachableReason(err); r != "" {
-		return &UnreachableError{Endpoint: where, Reason: r, Err: err}
-	}
-	return err
-}
+func (c *Client) Explain(err error) error { return c.conn.Explain(err) }
 
 // MissingError says that a queue does not exist.
 type MissingError struct {

@@ -253,11 +253,9 @@ func (t *Timers) Fires(ctx context.Context) ([]Fire, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := dynamodb.NewScanPaginator(t.ddb, &dynamodb.ScanInput{TableName: aws.String(t.state), ConsistentRead: aws.Bool(true),
-		FilterExpression: filt.Filter(), ExpressionAttributeNames: filt.Names(), ExpressionAttributeValues: filt.Values()})
 	var fires []Fire
-	for p.HasMorePages() {
-		out, err := catalog.Call(ctx, t.cat, func(ctx context.Context) (*dynamodb.ScanOutput, error) { return p.NextPage(ctx) })
+	for out, err := range t.cat.DB().ScanPages(ctx, &dynamodb.ScanInput{TableName: aws.String(t.state), ConsistentRead: aws.Bool(true),
+		FilterExpression: filt.Filter(), ExpressionAttributeNames: filt.Names(), ExpressionAttributeValues: filt.Values()}) {
 		if err != nil {
 			return nil, fmt.Errorf("read fires from %s: %w", t.state, err)
 		}

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/internal/awsapi"
 	"github.com/nightqueue/workshop/queuekit/queue"
 )
 
@@ -46,7 +46,7 @@ func find() (string, string) {
 	if ep == "" {
 		return "", queue.EnvEndpoint + " is not set: " + how
 	}
-	if !catalog.IsLocalEndpoint(ep) {
+	if !awsapi.IsLocalEndpoint(ep) {
 		return "", queue.EnvEndpoint + "=" + ep + " is not a local endpoint; the tests create and delete queues: " + how
 	}
 	c := http.Client{Timeout: 3 * time.Second}

@@ -1,0 +1,260 @@
+// Package dynamo is the DynamoDB part of the AWS layer: a Table (one table
+// reached through one client, with the call and wait timeouts), Call (one
+// call under the timeout, its error mapped to *awsapi.UnreachableError,
+// *awsapi.WrongServerError or *TableMissingError), table creation and
+// deletion with the SDK's waiters, BatchWriteItem with resends backed off
+// with full jitter, paged Query and Scan, and the Streams client. The job
+// catalog and the executors build on it; none of them opens a client of
+// its own.
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+
+	"github.com/nightqueue/workshop/queuekit/internal/awsapi"
+)
+
+// Options configure a Table. The zero value of a field means its default.
+type Options struct {
+	// CallTimeout bounds every single call (default 30 s).
+	CallTimeout time.Duration
+	// WaitTimeout bounds waiting for a table to become active or deleted
+	// (default 2 min).
+	WaitTimeout time.Duration
+	// Writers is the number of parallel BatchWriteItem requests (default 4).
+	Writers int
+	// MaxAttempts is how many times one batch is sent while DynamoDB
+	// returns UnprocessedItems (default 10).
+	MaxAttempts int
+	// BaseBackoff and MaxBackoff bound the exponential backoff with full
+	// jitter between attempts (defaults 25 ms and 2 s).
+	BaseBackoff, MaxBackoff time.Duration
+	// MissingHint, when set, says how to create a missing table; it
+	// completes the message of *TableMissingError.
+	MissingHint func(table, endpoint string) string
+	// ClientOptions are applied last to the SDK client's options.
+	ClientOptions []func(*dynamodb.Options)
+}
+
+func (o *Options) defaults() {
+	if o.CallTimeout == 0 {
+		o.CallTimeout = 30 * time.Second
+	}
+	if o.WaitTimeout == 0 {
+		o.WaitTimeout = 2 * time.Minute
+	}
+	if o.Writers == 0 {
+		o.Writers = 4
+	}
+	if o.MaxAttempts == 0 {
+		o.MaxAttempts = 10
+	}
+	if o.BaseBackoff == 0 {
+		o.BaseBackoff = 25 * time.Millisecond
+	}
+	if o.MaxBackoff == 0 {
+		o.MaxBackoff = 2 * time.Second
+	}
+}
+
+// Table is one DynamoDB table and the client that reaches it. It is safe
+// for concurrent use.
+type Table struct {
+	conn   *awsapi.Conn
+	client *dynamodb.Client
+	name   string
+	opts   Options
+}
+
+// New builds the DynamoDB client of conn (a local endpoint also gets no
+// response checksum validation: DynamoDB Local omits checksums on errors and
+// the SDK would log a warning each time) for the table name. It does not
+// contact DynamoDB.
+func New(conn *awsapi.Conn, name string, opts Options) *Table {
+	opts.defaults()
+	fns := []func(*dynamodb.Options){func(d *dynamodb.Options) {
+		d.BaseEndpoint = conn.BaseEndpoint()
+		if conn.Local {
+			d.DisableValidateResponseChecksum = true
+		}
+	}}
+	return &Table{conn: conn, client: dynamodb.NewFromConfig(conn.Config, append(fns, opts.ClientOptions...)...), name: name, opts: opts}
+}
+
+// Named returns a table of the same client, endpoint and options under
+// another name: a companion table.
+func (t *Table) Named(name string) *Table {
+	s := *t
+	s.name = name
+	return &s
+}
+
+// Name returns the table name.
+func (t *Table) Name() string { return t.name }
+
+// Client returns the SDK client.
+func (t *Table) Client() *dynamodb.Client { return t.client }
+
+// Conn returns the configuration the client was built from.
+func (t *Table) Conn() *awsapi.Conn { return t.conn }
+
+// Options returns the table's options, defaults filled in.
+func (t *Table) Options() Options { return t.opts }
+
+// Where names the endpoint for messages.
+func (t *Table) Where() string { return t.conn.Where() }
+
+// Streams returns a DynamoDB Streams client of the same configuration: on
+// a local endpoint the same URL (DynamoDB Local serves both APIs) and dummy
+// credentials; on AWS the standard chain, which resolves the streams
+// endpoint of the region (or AWS_ENDPOINT_URL_DYNAMODB_STREAMS).
+func (t *Table) Streams() *dynamodbstreams.Client {
+	return dynamodbstreams.NewFromConfig(t.conn.Config, func(o *dynamodbstreams.Options) {
+		if t.conn.Local {
+			o.BaseEndpoint = aws.String(t.conn.URL)
+		}
+	})
+}
+
+// TableMissingError says that a table does not exist.
+type TableMissingError struct {
+	Table    string
+	Endpoint string
+	Hint     string // how to create it; may be empty
+	Err      error
+}
+
+func (e *TableMissingError) Error() string {
+	if e.Hint == "" {
+		return fmt.Sprintf("table %s does not exist at %s", e.Table, e.Endpoint)
+	}
+	return fmt.Sprintf("table %s does not exist at %s: %s", e.Table, e.Endpoint, e.Hint)
+}
+
+// Unwrap returns the SDK error.
+func (e *TableMissingError) Unwrap() error { return e.Err }
+
+// Call runs one DynamoDB call under the table's call timeout and turns
+// transport errors into *awsapi.UnreachableError, an answer that is not
+// DynamoDB's into *awsapi.WrongServerError and a missing table into
+// *TableMissingError.
+func Call[T any](ctx context.Context, t *Table, fn func(ctx context.Context) (T, error)) (T, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.opts.CallTimeout)
+	defer cancel()
+	out, err := fn(ctx)
+	if err != nil {
+		var zero T
+		return zero, t.Explain(ctx, err)
+	}
+	return out, nil
+}
+
+// Explain maps err as Call does; ctx is the context the call ran under, so
+// that its deadline reads as "no answer within" the call timeout. Other
+// errors are returned unchanged.
+func (t *Table) Explain(ctx context.Context, err error) error {
+	var rnf *types.ResourceNotFoundException
+	if errors.As(err, &rnf) {
+		hint := ""
+		if t.opts.MissingHint != nil {
+			hint = t.opts.MissingHint(t.name, t.Where())
+		}
+		return &TableMissingError{Table: t.name, Endpoint: t.Where(), Hint: hint, Err: err}
+	}
+	if mapped := t.conn.Explain(err); mapped != err {
+		return mapped
+	}
+	if ctx.Err() == context.DeadlineExceeded && errors.Is(err, context.DeadlineExceeded) {
+		return &awsapi.UnreachableError{Service: t.conn.Service, Endpoint: t.Where(),
+			Reason: fmt.Sprintf("no answer within %s", t.opts.CallTimeout), Local: t.conn.Local, Err: err}
+	}
+	return err
+}
+
+// CreateAndWait creates the table as in describes it (its TableName is
+// replaced by the table's), accepts a table that already exists, and waits
+// with the SDK's TableExistsWaiter, within the wait timeout, until it is
+// active. It returns the table's description for the caller's schema checks.
+func (t *Table) CreateAndWait(ctx context.Context, in *dynamodb.CreateTableInput) (*types.TableDescription, error) {
+	req := *in
+	req.TableName = aws.String(t.name)
+	_, err := Call(ctx, t, func(ctx context.Context) (*dynamodb.CreateTableOutput, error) {
+		return t.client.CreateTable(ctx, &req)
+	})
+	var inUse *types.ResourceInUseException
+	if err != nil && !errors.As(err, &inUse) {
+		return nil, fmt.Errorf("create table %s at %s: %w", t.name, t.Where(), err)
+	}
+	out, err := t.waitActive(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("create table %s at %s: %w", t.name, t.Where(), err)
+	}
+	return out.Table, nil
+}
+
+func (t *Table) waitActive(ctx context.Context) (*dynamodb.DescribeTableOutput, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.opts.WaitTimeout)
+	defer cancel()
+	w := dynamodb.NewTableExistsWaiter(t.client, func(o *dynamodb.TableExistsWaiterOptions) {
+		if t.conn.Local { // Local creates tables at once; do not sleep the AWS default 20 s
+			o.MinDelay, o.MaxDelay = 100*time.Millisecond, time.Second
+		}
+	})
+	out, err := w.WaitForOutput(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(t.name)}, t.opts.WaitTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("wait until active: %w", t.Explain(ctx, err))
+	}
+	return out, nil
+}
+
+// DeleteAndWait deletes the table and waits with the SDK's
+// TableNotExistsWaiter until it is gone. A table that does not exist is fine.
+func (t *Table) DeleteAndWait(ctx context.Context) error {
+	_, err := Call(ctx, t, func(ctx context.Context) (*dynamodb.DeleteTableOutput, error) {
+		return t.client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(t.name)})
+	})
+	var missing *TableMissingError
+	if errors.As(err, &missing) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("delete table %s at %s: %w", t.name, t.Where(), err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, t.opts.WaitTimeout)
+	defer cancel()
+	w := dynamodb.NewTableNotExistsWaiter(t.client, func(o *dynamodb.TableNotExistsWaiterOptions) {
+		if t.conn.Local {
+			o.MinDelay, o.MaxDelay = 100*time.Millisecond, time.Second
+		}
+	})
+	if err := w.Wait(wctx, &dynamodb.DescribeTableInput{TableName: aws.String(t.name)}, t.opts.WaitTimeout); err != nil {
+		return fmt.Errorf("delete table %s at %s: wait until gone: %w", t.name, t.Where(), t.Explain(wctx, err))
+	}
+	return nil
+}
+
+// SameKeys reports whether the table t is keyed exactly by want (the same
+// attributes as HASH and RANGE, in any order).
+func SameKeys(t *types.TableDescription, want []types.KeySchemaElement) bool {
+	if t == nil || len(t.KeySchema) != len(want) {
+		return false
+	}
+	for _, w := range want {
+		found := false
+		for _, k := range t.KeySchema {
+			found = found || (aws.ToString(k.AttributeName) == aws.ToString(w.AttributeName) && k.KeyType == w.KeyType)
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
