@@ -56,8 +56,10 @@ type SeedReport = measure.SeedReport
 // SeedReport.Cost); this name is kept for code written against it.
 var PricePerMillionWrites = prices.Table2026.OnDemandPerMillionWrites
 
-// writeUnits sums consumed capacity: total, and the part spent on indexes.
-func writeUnits(ccs ...types.ConsumedCapacity) (total, index float64) {
+// WriteUnits sums consumed capacity as ReturnConsumedCapacity INDEXES reports
+// it: the total, and the part of it spent on indexes (so the table's part is
+// total - index).
+func WriteUnits(ccs ...types.ConsumedCapacity) (total, index float64) {
 	for _, cc := range ccs {
 		total += aws.ToFloat64(cc.CapacityUnits)
 		for _, g := range cc.GlobalSecondaryIndexes {
@@ -165,7 +167,7 @@ func (c *Catalog) writeBatch(ctx context.Context, b []types.WriteRequest, progre
 		if attempt > 1 {
 			retried = len(pending)
 		}
-		units, indexUnits := writeUnits(out.ConsumedCapacity...)
+		units, indexUnits := WriteUnits(out.ConsumedCapacity...)
 		progress(len(pending)-len(left), 1, retried, units, indexUnits)
 		if len(left) == 0 {
 			return nil
@@ -216,7 +218,7 @@ func (c *Catalog) PutEach(ctx context.Context, jobs []queuekit.Job, opts ...Seed
 		})
 		rep.Requests++
 		if err == nil && out.ConsumedCapacity != nil {
-			units, indexUnits := writeUnits(*out.ConsumedCapacity)
+			units, indexUnits := WriteUnits(*out.ConsumedCapacity)
 			rep.WriteUnits += units
 			rep.IndexWriteUnits += indexUnits
 		}
