@@ -54,8 +54,10 @@ type SeedReport = measure.SeedReport
 // SeedReport.Cost); this name is kept for code written against it.
 var PricePerMillionWrites = prices.Table2026.OnDemandPerMillionWrites
 
-// writeUnits sums consumed capacity: total, and the part spent on indexes.
-func writeUnits(ccs ...types.ConsumedCapacity) (total, index float64) {
+// WriteUnits sums consumed capacity as ReturnConsumedCapacity INDEXES reports
+// it: the total, and the part of it spent on indexes (so the table's part is
+// total - index). The lease and fleet executors count their writes with it.
+func WriteUnits(ccs ...types.ConsumedCapacity) (total, index float64) {
 	return dynamo.WriteUnits(ccs...)
 }
 
@@ -130,7 +132,7 @@ func (c *Catalog) PutEach(ctx context.Context, jobs []queuekit.Job, opts ...Seed
 		})
 		rep.Requests++
 		if err == nil && out.ConsumedCapacity != nil {
-			units, indexUnits := writeUnits(*out.ConsumedCapacity)
+			units, indexUnits := WriteUnits(*out.ConsumedCapacity)
 			rep.WriteUnits += units
 			rep.IndexWriteUnits += indexUnits
 		}

@@ -89,11 +89,13 @@ type Row struct {
 	// LostPerWon is lost claims (or lost claim transactions) per claim won,
 	// over all rounds.
 	LostPerWon float64
-	// Fleet rows only: writes per job (requests), write units per job as
-	// ReturnConsumedCapacity reported them (table, index), and the median
-	// write ceiling measured before each round.
-	WritesPerJob, TableWUPerJob, IndexWUPerJob float64
-	Ceiling                                    float64
+	// Write units per job as ReturnConsumedCapacity reported them (table,
+	// index), for both executors: the fleet's workers' writes, the night
+	// executor's claim, start, heartbeat and end writes (lease.WorkerStats).
+	TableWUPerJob, IndexWUPerJob float64
+	// Fleet rows only: writes per job (requests) and the median write
+	// ceiling measured before each round.
+	WritesPerJob, Ceiling float64
 }
 
 // Compare runs the comparison on the catalog's endpoint: the night executor
@@ -134,11 +136,13 @@ func Compare(ctx context.Context, cat *catalog.Catalog, cfg Config) ([]Row, erro
 				r := add(k)
 				switch ex {
 				case Night:
-					rate, wn, ls, err := night(ctx, cat, w, cfg.Slots, cfg.NightJobs)
+					rate, wn, ls, tab, idx, err := night(ctx, cat, w, cfg.Slots, cfg.NightJobs)
 					if err != nil {
 						return nil, err
 					}
 					r.JobsPerSecond = append(r.JobsPerSecond, rate)
+					r.TableWUPerJob += tab / float64(cfg.NightJobs) / float64(cfg.Rounds)
+					r.IndexWUPerJob += idx / float64(cfg.NightJobs) / float64(cfg.Rounds)
 					won[k], lost[k] = won[k]+wn, lost[k]+ls
 					say("round %d: %s, %d workers x %d slots: %.0f jobs/s", round, ex, w, cfg.Slots, rate)
 				default:
@@ -193,11 +197,12 @@ func Median(xs []float64) float64 {
 // night runs the night executor over n one-minute jobs all due at once (a
 // job-minute of 1 ms, so the work is negligible) with w in-process workers
 // of s slots each (a pool of c = w·s), as lease's BenchmarkClaims does. It
-// returns jobs per second, claim transactions won and lost.
-func night(ctx context.Context, cat *catalog.Catalog, w, s, n int) (float64, int, int, error) {
+// returns jobs per second, claim transactions won and lost, and the write
+// units the workers' writes consumed (table, index).
+func night(ctx context.Context, cat *catalog.Catalog, w, s, n int) (rate float64, won, lost int, tableWU, indexWU float64, err error) {
 	ex, err := lease.New(cat)
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, 0, err
 	}
 	const date = "2027-07-01"
 	nt := queuekit.Night{BatchDate: date, Window: queuekit.DefaultWindow}
@@ -209,7 +214,7 @@ func night(ctx context.Context, cat *catalog.Catalog, w, s, n int) (float64, int
 	cfg := lease.Config{Workers: w * s, Policy: sim.Barrier, Minute: time.Millisecond, Poll: 5 * time.Millisecond, Lease: 30 * time.Second}
 	runID, err := ex.Prepare(ctx, nt, cfg)
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("night executor: prepare: %w", err)
+		return 0, 0, 0, 0, 0, fmt.Errorf("night executor: prepare: %w", err)
 	}
 	var g errgroup.Group
 	stats := make([]lease.WorkerStats, w)
@@ -222,20 +227,20 @@ func night(ctx context.Context, cat *catalog.Catalog, w, s, n int) (float64, int
 	}
 	began := time.Now()
 	if err := ex.Start(ctx, date, runID); err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, 0, err
 	}
 	if err := ex.WaitDone(ctx, date, runID, nil); err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, 0, err
 	}
 	elapsed := time.Since(began)
 	if err := g.Wait(); err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, 0, err
 	}
-	won, lost := 0, 0
 	for _, st := range stats {
 		won, lost = won+st.Batches, lost+st.Lost
+		tableWU, indexWU = tableWU+st.TableWU, indexWU+st.IndexWU
 	}
-	return float64(n) / elapsed.Seconds(), won, lost, nil
+	return float64(n) / elapsed.Seconds(), won, lost, tableWU, indexWU, nil
 }
 
 // PoolBound predicts the night executor's ceiling from one measurement: one

@@ -64,6 +64,12 @@ func TestCompareMeasuresEveryConfiguration(t *testing.T) {
 		if !isFleet && r.Ceiling != 0 {
 			t.Errorf("night row with a ceiling %v", r.Ceiling)
 		}
+		// Every night job is claimed, started and ended: at least the start's
+		// 1 table unit, and its lease_until moving in the "leases" index (2)
+		// (lease's TestWriteUnitsPerJobFollowDynamoDBRules checks the rest).
+		if !isFleet && (r.TableWUPerJob < 1 || r.IndexWUPerJob < 2) {
+			t.Errorf("night at %d workers: write units per job %.2f + %.2f, want at least 1 + 2", r.Workers, r.TableWUPerJob, r.IndexWUPerJob)
+		}
 	}
 }
 
@@ -137,7 +143,7 @@ func BenchmarkCompare(b *testing.B) {
 		fmt.Printf("\n%-40s %7s %5s %9s %17s %10s %12s %14s %16s\n", "executor", "workers", "slots", "jobs/s", "range", "lost/won", "writes/job", "WU/job t+i", "ceiling/s")
 		for _, r := range rows {
 			wu := "-"
-			if r.Ceiling > 0 {
+			if r.TableWUPerJob > 0 {
 				wu = fmt.Sprintf("%.2f+%.2f", r.TableWUPerJob, r.IndexWUPerJob)
 			}
 			fmt.Printf("%-40s %7d %5d %9.0f %8.0f..%-8.0f %10.3f %12.2f %14s %16.0f\n", r.Executor, r.Workers, r.Slots, r.Median, r.Min, r.Max,

@@ -35,15 +35,9 @@ type writes struct {
 }
 
 func (w *writes) add(cc ...types.ConsumedCapacity) {
-	for _, c := range cc {
-		total := aws.ToFloat64(c.CapacityUnits)
-		idx := 0.0
-		for _, g := range c.GlobalSecondaryIndexes {
-			idx += aws.ToFloat64(g.CapacityUnits)
-		}
-		w.gsiWU += idx
-		w.tableWU += total - idx
-	}
+	total, idx := catalog.WriteUnits(cc...)
+	w.gsiWU += idx
+	w.tableWU += total - idx
 }
 
 // update sends one UpdateItem on the job with cond and upd, asking for the

@@ -71,7 +71,7 @@ func (w *worker) execute(ctx context.Context, c claimed) error {
 	if lost != nil {
 		w.count(func(s *WorkerStats) { s.Dropped++ })
 	}
-	err = w.e.end(ctx, w.date, w.run, j, jobFence.Release(hold), hold, nil, outcome, msg, started.UnixMilli(), w.minute(), w.p)
+	err = w.e.end(ctx, w.date, w.run, j, jobFence.Release(hold), hold, nil, outcome, msg, started.UnixMilli(), w.minute(), w.p, w.units)
 	switch {
 	case errors.Is(err, fence.ErrFenced):
 		w.count(func(s *WorkerStats) { s.Fenced++ })
@@ -99,7 +99,7 @@ func (w *worker) start(ctx context.Context, j jobItem, hold fence.Hold, started,
 	if err != nil {
 		return fmt.Errorf("build start: %w", err)
 	}
-	return jobFence.Check(w.e.updateOld(ctx, w.date, jobSK(j.JobID), expr), "start", hold)
+	return jobFence.Check(w.e.updateOld(ctx, w.date, jobSK(j.JobID), expr, w.units), "start", hold)
 }
 
 // ofRun is the condition of every write of a worker: the item belongs to
@@ -125,7 +125,7 @@ func (w *worker) heartbeat(ctx context.Context, j jobItem, hold fence.Hold, unti
 	if err != nil {
 		return fmt.Errorf("build heartbeat: %w", err)
 	}
-	return jobFence.Check(w.e.updateOld(ctx, w.date, jobSK(j.JobID), expr), "heartbeat", hold)
+	return jobFence.Check(w.e.updateOld(ctx, w.date, jobSK(j.JobID), expr, w.units), "heartbeat", hold)
 }
 
 // PoolError says that the pool item refused a release although the job's
@@ -164,7 +164,7 @@ func (e *PoolError) Unwrap() error { return e.Err }
 // else's now and nothing was written. A refusal of the pool by its counter
 // conditions is a *PoolError.
 func (e *Executor) end(ctx context.Context, date, run string, j jobItem, step fence.Step, hold fence.Hold, extra *expression.ConditionBuilder,
-	outcome, errMsg string, startedMS int64, now float64, cfg poolItem) error {
+	outcome, errMsg string, startedMS int64, now float64, cfg poolItem, units func(...types.ConsumedCapacity)) error {
 	nowMS := e.now().UnixMilli()
 	status := outcome
 	if outcome == LeaseExpired {
@@ -255,10 +255,15 @@ func (e *Executor) end(ctx context.Context, date, run string, j jobItem, step fe
 	// A conflict with another transaction on the pool (a claim, say) says
 	// nothing about the lease: send the end again, a few times.
 	for try := 0; ; try++ {
-		_, err = catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
+		var out *dynamodb.TransactWriteItemsOutput
+		out, err = catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
 			return e.db.Client().TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-				ClientRequestToken: aws.String(token()), TransactItems: items})
+				ClientRequestToken: aws.String(token()), TransactItems: items,
+				ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes})
 		})
+		if err == nil && units != nil {
+			units(out.ConsumedCapacity...)
+		}
 		if !fence.Conflict(err) || try >= 20 {
 			break
 		}
@@ -340,7 +345,7 @@ func (w *worker) reap(ctx context.Context) error {
 			}
 			seen := expression.Name(attrLeaseTil).Equal(expression.Value(j.LeaseUntil))
 			msg := fmt.Sprintf("lease expired: worker %s stopped heartbeating", j.Worker)
-			err := w.e.end(ctx, w.date, w.run, j, jobFence.Revoke(fence.Token(j.Token)), fence.Hold{Holder: j.Worker, Token: fence.Token(j.Token)}, &seen, LeaseExpired, msg, j.StartedMS, w.minute(), w.p)
+			err := w.e.end(ctx, w.date, w.run, j, jobFence.Revoke(fence.Token(j.Token)), fence.Hold{Holder: j.Worker, Token: fence.Token(j.Token)}, &seen, LeaseExpired, msg, j.StartedMS, w.minute(), w.p, w.units)
 			switch {
 			case err == nil:
 				w.count(func(s *WorkerStats) { s.Reaped++ })

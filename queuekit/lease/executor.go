@@ -413,14 +413,19 @@ func (e *Executor) touch(ctx context.Context, date, runID string) error {
 }
 
 // updateOld is update asking for the item's old image when the condition
-// fails (for fence.Check).
-func (e *Executor) updateOld(ctx context.Context, date, sk string, expr expression.Expression) error {
-	_, err := catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.UpdateItemOutput, error) {
+// fails (for fence.Check), and for the consumed capacity (table and
+// indexes), given to units when the write lands and units is not nil.
+func (e *Executor) updateOld(ctx context.Context, date, sk string, expr expression.Expression, units func(...types.ConsumedCapacity)) error {
+	out, err := catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.UpdateItemOutput, error) {
 		return e.db.Client().UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(e.db.Table()),
 			Key: key(date, sk), ConditionExpression: expr.Condition(), UpdateExpression: expr.Update(),
 			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+			ReturnConsumedCapacity:              types.ReturnConsumedCapacityIndexes})
 	})
+	if err == nil && units != nil && out.ConsumedCapacity != nil {
+		units(*out.ConsumedCapacity)
+	}
 	return err
 }
 

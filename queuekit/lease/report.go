@@ -69,6 +69,12 @@ type Report struct {
 	// Fenced counts late ends refused by their fencing condition, over
 	// every worker process (as flushed to the table).
 	Fenced int
+	// TableWU and IndexWU are the write units DynamoDB reported consumed by
+	// the workers' writes (see WorkerStats), over every worker process as
+	// flushed to the table; the per-job figures divide them by the night's
+	// jobs (0 when it has none).
+	TableWU, IndexWU             float64
+	TableWUPerJob, IndexWUPerJob float64
 }
 
 // nightState is every item of a night's execution state.
@@ -167,6 +173,11 @@ func (e *Executor) Report(ctx context.Context, n queuekit.Night, c int) (Report,
 		r.Won += w.Won
 		r.Lost += w.Lost
 		r.Fenced += w.Fenced
+		r.TableWU += w.TableWU
+		r.IndexWU += w.IndexWU
+	}
+	if len(s.jobs) > 0 {
+		r.TableWUPerJob, r.IndexWUPerJob = r.TableWU/float64(len(s.jobs)), r.IndexWU/float64(len(s.jobs))
 	}
 	r.PoolBusy, r.PoolEnded, r.PoolJobs, r.MaxRetry = s.pool.Busy, s.pool.Ended, s.pool.Jobs, s.pool.MaxRetry
 	r.PoolRunning, r.PoolExclusive = len(s.pool.Running), s.pool.Exclusive

@@ -151,14 +151,16 @@ type DeadLetter struct {
 
 // workerItem is WORKER#<name>: a process's claim counters.
 type workerItem struct {
-	Name     string `dynamodbav:"worker"`
-	Won      int    `dynamodbav:"won"`
-	Lost     int    `dynamodbav:"lost"`
-	Finished int    `dynamodbav:"finished"`
-	Fenced   int    `dynamodbav:"fenced"`
-	Slots    int    `dynamodbav:"slots"`
-	SeenMS   int64  `dynamodbav:"seen_ms"`
-	RunID    string `dynamodbav:"run_id"`
+	Name     string  `dynamodbav:"worker"`
+	Won      int     `dynamodbav:"won"`
+	Lost     int     `dynamodbav:"lost"`
+	Finished int     `dynamodbav:"finished"`
+	Fenced   int     `dynamodbav:"fenced"`
+	TableWU  float64 `dynamodbav:"table_wu"`
+	IndexWU  float64 `dynamodbav:"index_wu"`
+	Slots    int     `dynamodbav:"slots"`
+	SeenMS   int64   `dynamodbav:"seen_ms"`
+	RunID    string  `dynamodbav:"run_id"`
 }
 
 func jobSK(id string) string                  { return prefixJob + id }

@@ -93,6 +93,14 @@ type WorkerStats struct {
 	// another tenure: refused by their fencing condition, so never a second
 	// end.
 	Fenced int `json:"ends_fenced"`
+	// TableWU and IndexWU are the write units DynamoDB reported consumed
+	// (ReturnConsumedCapacity INDEXES) by this process's writes about jobs
+	// that succeeded: claim transactions, starts, heartbeats, end transactions
+	// (its own and the reaper's), split between the table and its indexes.
+	// Refused writes report nothing (AWS still bills them) and the
+	// WORKER# counters' own writes are not counted, as in queuekit/fleet.
+	TableWU float64 `json:"table_wu"`
+	IndexWU float64 `json:"index_wu"`
 }
 
 // NoRunError says that no run of the night is prepared or running.
@@ -218,6 +226,12 @@ func (w *worker) count(fn func(s *WorkerStats)) {
 	w.mu.Unlock()
 }
 
+// units adds consumed capacity to the worker's write units.
+func (w *worker) units(ccs ...types.ConsumedCapacity) {
+	total, index := catalog.WriteUnits(ccs...)
+	w.count(func(s *WorkerStats) { s.TableWU += total - index; s.IndexWU += index })
+}
+
 // flush adds this process's new counts to WORKER#<name>, in a transaction
 // that checks the pool still belongs to this worker's run: a worker of an
 // older run writes nothing into a newer run of the night.
@@ -228,11 +242,15 @@ func (w *worker) flush(ctx context.Context, slots int) error {
 	d.Lost -= w.synced.Lost
 	d.Finished -= w.synced.Finished
 	d.Fenced -= w.synced.Fenced
+	d.TableWU -= w.synced.TableWU
+	d.IndexWU -= w.synced.IndexWU
 	expr, err := expression.NewBuilder().WithUpdate(
 		expression.Add(expression.Name("won"), expression.Value(d.Won)).
 			Add(expression.Name("lost"), expression.Value(d.Lost)).
 			Add(expression.Name("finished"), expression.Value(d.Finished)).
 			Add(expression.Name("fenced"), expression.Value(d.Fenced)).
+			Add(expression.Name("table_wu"), expression.Value(d.TableWU)).
+			Add(expression.Name("index_wu"), expression.Value(d.IndexWU)).
 			Set(expression.Name("worker"), expression.Value(w.name)).
 			Set(expression.Name("slots"), expression.Value(slots)).
 			Set(expression.Name(attrRun), expression.Value(w.run)).
@@ -681,7 +699,8 @@ func (w *worker) claim(ctx context.Context, p poolItem, picks []pick, nowMS int6
 	if err != nil {
 		return nil, false, err
 	}
-	_, err = catalog.Call(ctx, w.e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
+	in.ReturnConsumedCapacity = types.ReturnConsumedCapacityIndexes
+	out, err := catalog.Call(ctx, w.e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
 		return w.e.db.Client().TransactWriteItems(ctx, in)
 	})
 	if err != nil {
@@ -690,6 +709,7 @@ func (w *worker) claim(ctx context.Context, p poolItem, picks []pick, nowMS int6
 		}
 		return nil, false, fmt.Errorf("claim job %s: %w", picks[0].job.JobID, err)
 	}
+	w.units(out.ConsumedCapacity...)
 	return cs, true, nil
 }
 

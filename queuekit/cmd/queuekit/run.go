@@ -25,6 +25,10 @@ type runJSON struct {
 	Retries      int           `json:"retries"`
 	DeadLettered int           `json:"dead_lettered"`
 	Schedule     []lease.Entry `json:"schedule"`
+	// The write units DynamoDB reported for the workers' writes, per job
+	// (ReturnConsumedCapacity INDEXES): the table's and the indexes'.
+	TableWUPerJob float64 `json:"table_write_units_per_job"`
+	IndexWUPerJob float64 `json:"index_write_units_per_job"`
 }
 
 type claimsJSON struct {
@@ -55,7 +59,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	maxRetry := fs.Int("max-retry", lease.DefaultMaxRetry, fmt.Sprintf("retries after the first attempt before FATAL_FAILURE, 0 to %d", maxRetries))
 	var fail failFlag
 	fs.Var(&fail, "fail-job", "job id(s) whose work always fails, comma separated (demonstrates retries and dead letters)")
-	asJSON := fs.Bool("json", false, `print {"batch_date", "workers", "policy", "realised", "forecast", "claims", "retries", "dead_lettered", "schedule"}`)
+	asJSON := fs.Bool("json", false, `print {"batch_date", "workers", "policy", "realised", "forecast", "claims", "retries", "dead_lettered", "schedule", "table_write_units_per_job", "index_write_units_per_job"}`)
 	df := addDynamoFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -133,7 +137,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *asJSON {
 		return writeJSON(stdout, runJSON{BatchDate: rep.BatchDate, Workers: rep.Workers, Policy: string(rep.Policy),
 			Realised: rep.Realised.Metrics, Forecast: rep.Forecast.Metrics, Claims: claimsJSON{rep.Won, rep.Lost},
-			Retries: rep.Retries, DeadLettered: len(rep.DeadLetters), Schedule: rep.Schedule})
+			Retries: rep.Retries, DeadLettered: len(rep.DeadLetters), Schedule: rep.Schedule,
+			TableWUPerJob: rep.TableWUPerJob, IndexWUPerJob: rep.IndexWUPerJob})
 	}
 	return writeRunText(stdout, rep)
 }
@@ -151,6 +156,7 @@ func writeRunText(w io.Writer, rep lease.Report) error {
 	}
 	fmt.Fprintf(w, "\nclaims won %d, lost %d (lost races: counted, then read again); retries %d; dead-lettered %d\n",
 		rep.Won, rep.Lost, rep.Retries, len(rep.DeadLetters))
+	fmt.Fprintf(w, "write units per job (ReturnConsumedCapacity): %.2f table + %.2f index\n", rep.TableWUPerJob, rep.IndexWUPerJob)
 	for _, d := range rep.DeadLetters {
 		fmt.Fprintf(w, "  dead letter %s after %d attempts: %s\n", d.JobID, d.Attempts, d.LastError)
 	}

@@ -68,9 +68,16 @@ func TestRunJSONAndStatus(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("run --json: %v in %s", err, out)
 	}
-	want := []string{"batch_date", "claims", "dead_lettered", "forecast", "policy", "realised", "retries", "schedule", "workers"}
+	want := []string{"batch_date", "claims", "dead_lettered", "forecast", "index_write_units_per_job", "policy", "realised", "retries", "schedule",
+		"table_write_units_per_job", "workers"}
 	if k := sortedKeys(got); !reflect.DeepEqual(k, want) {
 		t.Fatalf("run --json keys %v, want %v", k, want)
+	}
+	// Every job is claimed, started and ended: its start alone is 1 table
+	// unit and moves lease_until in the "leases" index (2 index units).
+	var tab, idx float64
+	if json.Unmarshal(got["table_write_units_per_job"], &tab) != nil || json.Unmarshal(got["index_write_units_per_job"], &idx) != nil || tab < 1 || idx < 2 {
+		t.Errorf("write units per job %s + %s, want numbers of at least 1 + 2", got["table_write_units_per_job"], got["index_write_units_per_job"])
 	}
 	if string(got["policy"]) != `"easy"` {
 		t.Errorf("policy %s, want easy for --policy easy", got["policy"])
