@@ -583,9 +583,12 @@ func TestKillStorm(t *testing.T) {
 	run := startProc(t, bin, runArgs(cat, n.BatchDate, c, 0, "--minute-ms", "20", "--lease-ms", "800", "--max-retry", strconv.Itoa(maxRetry))...)
 	var ws []*proc
 	next := 0
+	// A replacement can start after the night has ended (process start is
+	// slow on a busy machine); it then waits --wait for a run that never
+	// comes and exits, so --wait stays well inside the test's wait below.
 	spawn := func() *proc {
 		next++
-		return startProc(t, bin, workerArgs(cat, n.BatchDate, fmt.Sprintf("storm%d", next), 2)...)
+		return startProc(t, bin, workerArgs(cat, n.BatchDate, fmt.Sprintf("storm%d", next), 2, "--wait", "20s")...)
 	}
 	for range 4 {
 		ws = append(ws, spawn())
