@@ -80,7 +80,8 @@ func numberSize(s string) int {
 	if i := strings.IndexAny(s, "eE"); i >= 0 {
 		s = s[:i]
 	}
-	digits := utf8.RuneCountInString(strings.ReplaceAll(s, ".", ""))
+	// Leading and trailing zeros are not significant digits.
+	digits := utf8.RuneCountInString(strings.Trim(strings.ReplaceAll(s, ".", ""), "0"))
 	return (digits+1)/2 + 1
 }
 

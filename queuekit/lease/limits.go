@@ -8,9 +8,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/nightqueue/workshop/queuekit"
+	"github.com/nightqueue/workshop/queuekit/catalog"
 )
 
 // DynamoDB's limits that bound a pool (AWS documentation, "Service, account,
@@ -44,46 +44,6 @@ func (e *LimitError) Error() string {
 	return fmt.Sprintf("%s %d is beyond the limit of %d: %s", e.Flag, e.Value, e.Max, e.Why)
 }
 
-// itemSize is an item's size by DynamoDB's rules (documentation, "Item
-// sizes and formats"): each attribute's name plus its value; a string's
-// UTF-8 bytes; a number about one byte per two significant digits plus one;
-// a list or map 3 bytes plus, per element, 1 byte and its size (and a map
-// key's length); a boolean or null 1 byte.
-func itemSize(item map[string]types.AttributeValue) int {
-	n := 0
-	for k, v := range item {
-		n += len(k) + valueSize(v)
-	}
-	return n
-}
-
-func valueSize(v types.AttributeValue) int {
-	switch x := v.(type) {
-	case *types.AttributeValueMemberS:
-		return len(x.Value)
-	case *types.AttributeValueMemberN:
-		digits := strings.TrimLeft(strings.NewReplacer("-", "", ".", "").Replace(x.Value), "0")
-		digits = strings.TrimRight(digits, "0")
-		return (len(digits)+1)/2 + 1
-	case *types.AttributeValueMemberL:
-		n := 3
-		for _, e := range x.Value {
-			n += 1 + valueSize(e)
-		}
-		return n
-	case *types.AttributeValueMemberM:
-		n := 3
-		for k, e := range x.Value {
-			n += 1 + len(k) + valueSize(e)
-		}
-		return n
-	case *types.AttributeValueMemberB:
-		return len(x.Value)
-	default:
-		return 1
-	}
-}
-
 // fullPool is the pool item of c slots at its largest: every slot held by
 // an ordinary job with an id of idLen bytes, each with a running entry
 // whose estimated finish has the most significant digits a float64 prints.
@@ -108,7 +68,7 @@ func poolBytes(c, idLen int) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("marshal pool: %w", err)
 	}
-	return itemSize(av), nil
+	return catalog.ItemSize(av), nil
 }
 
 // checkLimits checks, before anything is written, that the pool of cfg

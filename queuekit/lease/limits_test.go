@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/nightqueue/workshop/queuekit/catalog"
 )
 
 // The item-size rules, on values whose sizes the AWS documentation gives:
@@ -17,8 +18,8 @@ func TestItemSizeRules(t *testing.T) {
 		"l":   &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberS{Value: "xy"}, &types.AttributeValueMemberBOOL{Value: true}}}, // 1 + 3 + (1+2) + (1+1)
 		"m":   &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"k": &types.AttributeValueMemberS{Value: "v"}}},                                  // 1 + 3 + (1+1+1)
 	}
-	if got, want := itemSize(item), 8+4+7+9+7; got != want {
-		t.Fatalf("itemSize = %d, want %d", got, want)
+	if got, want := catalog.ItemSize(item), 8+4+7+9+7; got != want {
+		t.Fatalf("catalog.ItemSize = %d, want %d", got, want)
 	}
 }
 
