@@ -1,6 +1,8 @@
 package lab
 
 import (
+	"github.com/nightqueue/workshop/queuekit"
+
 	"math"
 	"strings"
 	"testing"
@@ -104,6 +106,19 @@ func TestProgressWithUnknownTotalCounts(t *testing.T) {
 	p.Done()
 	if got := b.String(); got != "pages: 3 done\n" {
 		t.Errorf("got %q", got)
+	}
+}
+
+func TestProgressReportTakesTotalAndNote(t *testing.T) {
+	var b strings.Builder
+	p := &Progress{label: "night", now: time.Now, out: &b}
+	p.start()
+	p.Report(queuekit.Progress{Done: 5, Total: 10, Note: "2 running"})
+	p.Report(queuekit.Progress{Done: 10, Total: 10, Note: "0 running"})
+	p.Done()
+	want := "night: 5/10 (50%), 2 running\nnight: 10/10 (100%) done\n"
+	if got := b.String(); got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/janpfeifer/gonb/gonbui"
+
+	"github.com/nightqueue/workshop/queuekit"
 )
 
 // MinInterval is the shortest time between two progress updates in a
@@ -34,6 +36,7 @@ type Progress struct {
 	last     time.Time // last notebook update
 	tenth    int       // last tenth printed on a terminal
 	finished bool
+	note     string // last Note from Report, shown after the count
 
 	now    func() time.Time
 	out    io.Writer
@@ -73,6 +76,19 @@ func (p *Progress) Set(done int) {
 	p.setLocked(done)
 }
 
+// Report records a progress report from a queuekit operation: its Done,
+// its Total when it knows one, and its Note. It has the shape every long
+// operation in queuekit takes, so a cell passes bar.Report as the callback.
+func (p *Progress) Report(r queuekit.Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if r.Total > 0 {
+		p.total = r.Total
+	}
+	p.note = r.Note
+	p.setLocked(r.Done)
+}
+
 func (p *Progress) setLocked(done int) {
 	if p.finished {
 		return
@@ -103,6 +119,7 @@ func (p *Progress) Done() {
 		return
 	}
 	p.finished = true
+	p.note = "" // a note describes work under way
 	if p.total > 0 && p.done < p.total {
 		p.done = p.total
 	}
@@ -121,7 +138,12 @@ func (p *Progress) count() string {
 	return fmt.Sprintf("%d", p.done)
 }
 
-func (p *Progress) text() string { return p.label + ": " + p.count() }
+func (p *Progress) text() string {
+	if p.note != "" {
+		return p.label + ": " + p.count() + ", " + p.note
+	}
+	return p.label + ": " + p.count()
+}
 
 func (p *Progress) html() string {
 	bar := "<progress style=\"width:320px;vertical-align:middle\"></progress>"
