@@ -44,13 +44,14 @@ TEST_STAGES := test-go test-deploy test-notebooks test-browser test-security tes
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
 
-# Ctrl-C is how the workshop stops: workshop.sh cleans up and exits 130, which
-# this recipe reads as a normal stop (no "make: *** ... Error 130"); any other
-# failure keeps its status. The recipe's shell traps the signals (its child
+# Ctrl-C is how the workshop stops; a service manager's TERM and a closed
+# terminal's HUP are stops too: workshop.sh cleans up and exits 130, 143 or
+# 129, which this recipe reads as a normal stop (no "make: *** ... Error 130"),
+# saying which signal stopped it; any other failure keeps its status. The recipe's shell traps the signals (its child
 # gets them with default handling) so that it outlives them and reads the
 # status, instead of dying with them ("make: *** ... Terminated").
 workshop: ## start the workshop: setup, DynamoDB Local + ElasticMQ, seed, JupyterLab on 127.0.0.1 (Ctrl-C stops)
-	@trap : INT TERM HUP; scripts/workshop.sh || { status=$$?; if [[ $$status == 130 ]]; then echo "workshop: stopped (Ctrl-C)" >&2; exit 0; fi; exit $$status; }
+	@trap : INT TERM HUP; scripts/workshop.sh || { status=$$?; case $$status in 130) echo "workshop: stopped (Ctrl-C)" >&2; exit 0 ;; 143) echo "workshop: stopped (TERM)" >&2; exit 0 ;; 129) echo "workshop: stopped (HUP: the terminal closed)" >&2; exit 0 ;; esac; exit $$status; }
 
 setup: ## install the venv, GoNB, the echarts asset and warm the build cache (quick when done)
 	scripts/setup.sh

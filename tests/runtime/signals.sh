@@ -11,7 +11,8 @@
 # process group three times, 0.3 s apart, as a terminal's Ctrl-C or a service
 # manager's stop would send it: make, workshop.sh and JupyterLab each get every
 # one, and make also forwards TERM to workshop.sh, so the cleanup receives
-# several while it runs. Ctrl-C must read as a normal stop: no make error line.
+# several while it runs. Both must read as a normal stop: no make error line,
+# one line saying which signal stopped it.
 # Ports: free ones the kernel picks, or the first free ones of TEST_PORTS.
 set -euo pipefail
 
@@ -72,12 +73,13 @@ stop_by() {
   check "the cleanup said it stopped both servers" \
     bash -c "grep -q 'dynamodb-local: stopped' '$log' && grep -q 'elasticmq: stopped' '$log'"
   check "no sign of a cleanup cut short (Broken pipe, write error, Terminated)" cut_short
-  if [[ "$sig" == INT ]]; then
-    # Ctrl-C is the workshop's normal stop: no make error line ("make: ***
-    # [Makefile:NN: workshop] Error 130"), and a line saying it stopped.
-    check "Ctrl-C reads as a normal stop: no make error line" bash -c "! grep -F 'make: ***' '$log'"
-    check "Ctrl-C reads as a normal stop: the workshop says it stopped" grep -q 'workshop: stopped (Ctrl-C)' "$log"
-  fi
+  # Ctrl-C and a service manager's TERM are the workshop's normal stops: no
+  # make error line ("make: *** [Makefile:NN: workshop] Error 130"), and a
+  # line saying what stopped it.
+  local said="Ctrl-C"
+  [[ "$sig" == INT ]] || said="$sig"
+  check "$sig reads as a normal stop: no make error line" bash -c "! grep -F 'make: ***' '$log'"
+  check "$sig reads as a normal stop: the workshop says it stopped" grep -qF "workshop: stopped ($said)" "$log"
   echo "      process group $ws_pid_was; the workshop's output from the ${sig}s on:"
   sed -n '/The workshop is running/,$p' "$log" | grep -v '^\s*$' | sed 's/^/      /'
 }
