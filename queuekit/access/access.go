@@ -84,9 +84,10 @@ func Tables(opts ...catalog.Option) Opener {
 	}
 }
 
-// Progress reports what a Study is doing: seeding a table (Done of Total
-// items written) or reading it (Done of Total reads).
-type Progress struct {
+// status is what a Study is doing: seeding a table (Done of Total items
+// written) or reading it (Done of Total reads). It reaches Study.Progress
+// as a queuekit.Progress whose Note is its String.
+type status struct {
 	Phase       string // "seed", "reuse" or "read"
 	Table       string
 	Nights      int // nights in the table
@@ -94,7 +95,7 @@ type Progress struct {
 	Step, Steps int // which table, 1-based, of how many
 }
 
-func (p Progress) String() string {
+func (p status) String() string {
 	switch p.Phase {
 	case "seed":
 		return fmt.Sprintf("table %d/%d %s: seeding %d nights, %d/%d items", p.Step, p.Steps, p.Table, p.Nights, p.Done, p.Total)
@@ -108,15 +109,19 @@ func (p Progress) String() string {
 // value plus nothing else measures DefaultSizes with workload seed 1 at the
 // endpoint of AWS_ENDPOINT_URL_DYNAMODB.
 type Study struct {
-	Sizes    []int          // nights per table (default DefaultSizes)
-	Seed     uint64         // workload seed (default 1)
-	PadBytes int            // extra bytes per item, to make pages (catalog.WithPadding)
-	Segments int            // Scan segments (default 1: a plain Scan)
-	Repeats  int            // reads per method and table; the median latency is kept (default 3)
-	Window   string         // optional requested window to read (HH:MM); "" reads the whole night
-	Open     Opener         // the table of each size (default Tables())
-	Progress func(Progress) // optional; called from the calling goroutine
-	Reseed   bool           // drop and seed every table even when it looks right
+	Sizes    []int  // nights per table (default DefaultSizes)
+	Seed     uint64 // workload seed (default 1)
+	PadBytes int    // extra bytes per item, to make pages (catalog.WithPadding)
+	Segments int    // Scan segments (default 1: a plain Scan)
+	Repeats  int    // reads per method and table; the median latency is kept (default 3)
+	Window   string // optional requested window to read (HH:MM); "" reads the whole night
+	Open     Opener // the table of each size (default Tables())
+	// Progress, if set, is called from the calling goroutine: Done of Total
+	// items written or reads made in the present phase, and a Note saying
+	// which table and phase ("table 2/4 qvs_30: seeding 30 nights,
+	// 120/300 items").
+	Progress func(queuekit.Progress)
+	Reseed   bool // drop and seed every table even when it looks right
 }
 
 // Point is one measurement of a Study: measure.Point, under the name this
@@ -157,7 +162,7 @@ func (s Study) Run(ctx context.Context) ([]Point, error) {
 		for _, night := range nights[:n] {
 			jobs = append(jobs, night.Jobs...)
 		}
-		prog := Progress{Table: cat.Table(), Nights: n, Step: i + 1, Steps: len(s.Sizes)}
+		prog := status{Table: cat.Table(), Nights: n, Step: i + 1, Steps: len(s.Sizes)}
 		if err := s.fill(ctx, cat, jobs, prog); err != nil {
 			return nil, fmt.Errorf("query vs scan study: table %s (%d nights): %w", cat.Table(), n, err)
 		}
@@ -205,15 +210,15 @@ func (s Study) withDefaults() Study {
 	return s
 }
 
-func (s Study) report(p Progress) {
+func (s Study) report(p status) {
 	if s.Progress != nil {
-		s.Progress(p)
+		s.Progress(queuekit.Progress{Done: p.Done, Total: p.Total, Note: p.String()})
 	}
 }
 
 // fill makes the table hold exactly jobs: it reuses a table that has the
 // right number of items and padding, and otherwise drops, creates and seeds it.
-func (s Study) fill(ctx context.Context, cat *catalog.Catalog, jobs []queuekit.Job, prog Progress) error {
+func (s Study) fill(ctx context.Context, cat *catalog.Catalog, jobs []queuekit.Job, prog status) error {
 	if !s.Reseed && s.holds(ctx, cat, jobs) {
 		prog.Phase, prog.Done, prog.Total = "reuse", len(jobs), len(jobs)
 		s.report(prog)
@@ -237,9 +242,9 @@ func (s Study) fill(ctx context.Context, cat *catalog.Catalog, jobs []queuekit.J
 			s.report(prog)
 		}
 	}()
-	opts := []catalog.SeedOption{catalog.WithProgress(func(d, _ int) {
+	opts := []catalog.SeedOption{catalog.WithProgress(func(p queuekit.Progress) {
 		select {
-		case updates <- d:
+		case updates <- p.Done:
 		default: // the reporter is busy; a later update follows
 		}
 	})}
@@ -275,7 +280,7 @@ func (s Study) holds(ctx context.Context, cat *catalog.Catalog, jobs []queuekit.
 
 // measure makes one warm-up read and Repeats timed reads, and returns the
 // report with the median latency (capacity and counts are the same each time).
-func (s Study) measure(ctx context.Context, prog *Progress, read func() (catalog.AccessReport, error)) (catalog.AccessReport, error) {
+func (s Study) measure(ctx context.Context, prog *status, read func() (catalog.AccessReport, error)) (catalog.AccessReport, error) {
 	reps := make([]catalog.AccessReport, 0, s.Repeats)
 	for i := range s.Repeats + 1 {
 		r, err := read()
@@ -305,7 +310,7 @@ func ParallelScan(ctx context.Context, cat *catalog.Catalog, date string, segmen
 		if n < 1 {
 			return nil, fmt.Errorf("parallel scan: %d segments: want at least 1", n)
 		}
-		var prog Progress
+		var prog status
 		r, err := s.measure(ctx, &prog, func() (catalog.AccessReport, error) {
 			_, r, err := cat.ScanNight(ctx, date, "", n)
 			return r, err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,7 +40,7 @@ func TestQueryReadsOnlyTheNightWhileScanReadsTheWholeTable(t *testing.T) {
 	var phases []string
 	s := access.Study{
 		Sizes: []int{7, 30, 90}, Repeats: 1, Open: opener(t),
-		Progress: func(p access.Progress) { phases = append(phases, p.Phase) },
+		Progress: func(p queuekit.Progress) { phases = append(phases, phaseOf(p.Note)) },
 	}
 	points, err := s.Run(ctx)
 	if err != nil {
@@ -116,7 +117,7 @@ func TestPaddingMakesPagesAndATableWithOtherPaddingIsReseeded(t *testing.T) {
 	}
 	var phases []string
 	s.PadBytes = 0
-	s.Progress = func(p access.Progress) { phases = append(phases, p.Phase) }
+	s.Progress = func(p queuekit.Progress) { phases = append(phases, phaseOf(p.Note)) }
 	small, err := s.Run(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -223,4 +224,17 @@ func ExampleCost() {
 	// Output:
 	// $16.00 per million Scans
 	// $0.1875 per million Queries
+}
+
+// phaseOf names a Study's phase from its progress note.
+func phaseOf(note string) string {
+	switch {
+	case strings.Contains(note, ": seeding "):
+		return "seed"
+	case strings.Contains(note, "already there, reused"):
+		return "reuse"
+	case strings.Contains(note, ": Query and Scan, read "):
+		return "read"
+	}
+	return "unknown: " + note
 }

@@ -109,13 +109,13 @@ func TestSeedReportsProgressUpToTheTotal(t *testing.T) {
 	}
 	var calls []int
 	var mu sync.Mutex
-	_, err = c.Seed(ctxT(t), jobs, catalog.WithProgress(func(done, total int) {
+	_, err = c.Seed(ctxT(t), jobs, catalog.WithProgress(func(p queuekit.Progress) {
 		mu.Lock()
 		defer mu.Unlock()
-		if total != len(jobs) {
-			t.Errorf("progress total %d, want %d", total, len(jobs))
+		if p.Total != len(jobs) {
+			t.Errorf("progress total %d, want %d", p.Total, len(jobs))
 		}
-		calls = append(calls, done)
+		calls = append(calls, p.Done)
 	}))
 	if err != nil {
 		t.Fatal(err)

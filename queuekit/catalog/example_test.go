@@ -40,9 +40,9 @@ func ExampleCatalog_Seed() {
 		fmt.Println(err)
 		return
 	}
-	rep, err := cat.Seed(ctx, jobs, catalog.WithProgress(func(done, total int) {
-		if done == total {
-			fmt.Printf("progress: %d/%d\n", done, total)
+	rep, err := cat.Seed(ctx, jobs, catalog.WithProgress(func(p queuekit.Progress) {
+		if p.Done == p.Total {
+			fmt.Printf("progress: %d/%d\n", p.Done, p.Total)
 		}
 	}))
 	if err != nil {

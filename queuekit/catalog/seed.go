@@ -28,13 +28,14 @@ const MaxPadding = 350 * 1024
 type SeedOption func(*seedOptions)
 
 type seedOptions struct {
-	progress func(done, total int)
+	progress func(queuekit.Progress)
 	padding  int
 }
 
 // WithProgress reports progress after every written batch (or item, for
-// PutEach). Calls are serialized and done never decreases.
-func WithProgress(fn func(done, total int)) SeedOption {
+// PutEach): items written (Done) of all (Total). Calls are serialized and
+// Done never decreases.
+func WithProgress(fn func(queuekit.Progress)) SeedOption {
 	return func(o *seedOptions) { o.progress = fn }
 }
 
@@ -106,7 +107,7 @@ func (c *Catalog) writeItems(ctx context.Context, items []map[string]types.Attri
 		rep.WriteUnits += w.Units
 		rep.IndexWriteUnits += w.IndexUnits
 		if so.progress != nil && w.Items > 0 {
-			so.progress(rep.Items, total)
+			so.progress(queuekit.Progress{Done: rep.Items, Total: total})
 		}
 	}))
 	rep.Elapsed = time.Since(began)
@@ -143,7 +144,7 @@ func (c *Catalog) PutEach(ctx context.Context, jobs []queuekit.Job, opts ...Seed
 		}
 		rep.Items++
 		if so.progress != nil {
-			so.progress(rep.Items, len(items))
+			so.progress(queuekit.Progress{Done: rep.Items, Total: len(items)})
 		}
 	}
 	rep.Elapsed = time.Since(began)

@@ -54,8 +54,10 @@ type Config struct {
 	Rounds int
 	// PollAll adds the fleet with every worker polling every shard.
 	PollAll bool
-	// Progress, when set, gets a line per run.
-	Progress func(string)
+	// Progress, when set, is called after every run: runs done (Done) of
+	// all (Total), and a Note with the run's figure ("round 1: fleet, 4
+	// workers x 4 slots: 350 jobs/s").
+	Progress func(queuekit.Progress)
 }
 
 func (c Config) withDefaults() Config {
@@ -120,14 +122,16 @@ func Compare(ctx context.Context, cat *catalog.Catalog, cfg Config) ([]Row, erro
 		}
 		return rows[k]
 	}
-	say := func(format string, a ...any) {
-		if cfg.Progress != nil {
-			cfg.Progress(fmt.Sprintf(format, a...))
-		}
-	}
 	execs := []string{Night, FleetOwned}
 	if cfg.PollAll {
 		execs = append(execs, FleetAll)
+	}
+	runs, total := 0, cfg.Rounds*len(cfg.Workers)*len(execs)
+	say := func(format string, a ...any) { // once per run
+		runs++
+		if cfg.Progress != nil {
+			cfg.Progress(queuekit.Progress{Done: runs, Total: total, Note: fmt.Sprintf(format, a...)})
+		}
 	}
 	for round := 1; round <= cfg.Rounds; round++ {
 		for _, w := range cfg.Workers {
@@ -211,7 +215,8 @@ func night(ctx context.Context, cat *catalog.Catalog, w, s, n int) (rate float64
 		nt.Jobs = append(nt.Jobs, queuekit.Job{BatchDate: date, JobID: id, WindowJobID: "01:00#" + id, RequestedWindow: "01:00",
 			WorkloadClass: queuekit.ClassETL, RuntimeMinutes: 1, Priority: i % 4, Status: "queued"})
 	}
-	cfg := lease.Config{Workers: w * s, Policy: sim.Barrier, Minute: time.Millisecond, Poll: 5 * time.Millisecond, Lease: 30 * time.Second}
+	cfg := lease.Config{Workers: w * s, Policy: sim.Barrier, Minute: time.Millisecond, Poll: 5 * time.Millisecond, Lease: 30 * time.Second,
+		MaxRetry: lease.DefaultMaxRetry}
 	runID, err := ex.Prepare(ctx, nt, cfg)
 	if err != nil {
 		return 0, 0, 0, 0, 0, fmt.Errorf("night executor: prepare: %w", err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/claimrate"
 	"github.com/nightqueue/workshop/queuekit/fleet"
 	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
@@ -46,7 +47,7 @@ func TestCompareMeasuresEveryConfiguration(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	rows, err := claimrate.Compare(ctx, cat, claimrate.Config{Bin: buildCLI(t), Workers: []int{1, 2}, Slots: 2, Shards: 4,
-		FleetJobs: 150, NightJobs: 40, Rounds: 1, PollAll: true, Progress: func(s string) { t.Log(s) }})
+		FleetJobs: 150, NightJobs: 40, Rounds: 1, PollAll: true, Progress: func(p queuekit.Progress) { t.Log(p.Note) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +137,7 @@ func BenchmarkCompare(b *testing.B) {
 	for range b.N {
 		rows, err := claimrate.Compare(ctx, cat, claimrate.Config{Bin: buildCLI(b), Workers: workers, Slots: *benchSlots, Shards: *benchShards,
 			FleetJobs: *benchJobs, NightJobs: *benchNightJobs, Rounds: *benchRounds, PollAll: true,
-			Progress: func(s string) { fmt.Fprintln(os.Stderr, s) }})
+			Progress: func(p queuekit.Progress) { fmt.Fprintln(os.Stderr, p.Note) }})
 		if err != nil {
 			b.Fatal(err)
 		}

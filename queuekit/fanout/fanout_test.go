@@ -42,7 +42,7 @@ func setup(t *testing.T, nights int) fanout.Config {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return fanout.Config{Queues: sqstest.Client(t), Results: results, Run: hex.EncodeToString(b[:]), Keys: keys,
-		Source: fanout.NightSource(src, 3, sim.Barrier), Wait: time.Second}
+		Source: fanout.NightSource(src, 3, sim.Barrier), Processing: fanout.Processing{Wait: time.Second}}
 }
 
 // A slice that runs three times as long as the visibility timeout keeps its

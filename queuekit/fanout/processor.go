@@ -51,12 +51,9 @@ func Limited(src Source, perSecond float64, burst int) Source {
 	})
 }
 
-// Processor works slices from the work queue.
-type Processor struct {
-	Queues  *queue.Client
-	Work    queue.Queue
-	Results *Results
-	Source  Source
+// Processing is how slices are worked: a Processor's settings, which
+// Config holds for the Processor that Execute runs.
+type Processing struct {
 	// Workers bounds the slices in flight (default 4).
 	Workers int
 	// Visibility is the work queue's visibility timeout; a slice still
@@ -73,6 +70,15 @@ type Processor struct {
 	// AfterWrite is called after a slice's result is written and before its
 	// message is deleted (crash tests stop the process there).
 	AfterWrite func(Pointer)
+}
+
+// Processor works slices from the work queue.
+type Processor struct {
+	Queues  *queue.Client
+	Work    queue.Queue
+	Results *Results
+	Source  Source
+	Processing
 	// OnDone is called after a message is deleted; dup says the result was
 	// already written (a redelivery).
 	OnDone func(p Pointer, dup bool)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/queue"
 )
 
@@ -18,12 +19,9 @@ type Config struct {
 	Source  Source
 	// Combine collates the done slices (default CombineNights).
 	Combine func(done []SliceResult, dead []string) (json.RawMessage, error)
-	// Workers, Visibility, Wait, RetryAfter, Fail and AfterWrite are the
-	// Processor's.
-	Workers                      int
-	Visibility, Wait, RetryAfter time.Duration
-	Fail                         func(Pointer) error
-	AfterWrite                   func(Pointer)
+	// Processing is the settings of the Processor that Execute runs
+	// (Workers, Visibility, Wait, RetryAfter, Fail, AfterWrite).
+	Processing
 	// MaxReceives is the RedrivePolicy's maxReceiveCount (default 3).
 	MaxReceives int
 	// Resume continues run Run (its queues exist) without triggering again;
@@ -32,11 +30,13 @@ type Config struct {
 	// Keep keeps the queues when the run completes without dead letters
 	// (they are always kept while dead letters remain, for a redrive).
 	Keep bool
-	// Step, if set, receives progress lines.
-	Step func(format string, a ...any)
-	// OnProgress, if set, is called when the count of slices done or
-	// dead-lettered grows (e.g. lab.Progress.Set in a notebook).
-	OnProgress func(done, total int)
+	// Logf, if set, gets one line per step (queues created, pointers sent,
+	// slices done, dead letters left for a redrive).
+	Logf func(format string, a ...any)
+	// Progress, if set, is called when the count of slices done or
+	// dead-lettered (Done) of all (Total) grows, e.g. lab.Progress.Report
+	// in a notebook.
+	Progress func(queuekit.Progress)
 }
 
 // Outcome is what Execute did.
@@ -57,7 +57,7 @@ func QueueName(run string) string { return "queuekit-fanout-" + run }
 // Several processes may run the same run with Resume at once.
 func Execute(ctx context.Context, cfg Config) (Outcome, error) {
 	began := time.Now()
-	step := cfg.Step
+	step := cfg.Logf
 	if step == nil {
 		step = func(string, ...any) {}
 	}
@@ -98,8 +98,7 @@ func Execute(ctx context.Context, cfg Config) (Outcome, error) {
 		}
 		step("redrove %d dead-lettered slices to %s", n, pair.Work.Name)
 	}
-	proc := &Processor{Queues: q, Work: pair.Work, Results: cfg.Results, Source: cfg.Source, Workers: cfg.Workers,
-		Visibility: cfg.Visibility, Wait: cfg.Wait, RetryAfter: cfg.RetryAfter, Fail: cfg.Fail, AfterWrite: cfg.AfterWrite}
+	proc := &Processor{Queues: q, Work: pair.Work, Results: cfg.Results, Source: cfg.Source, Processing: cfg.Processing}
 	var final Final
 	reported := 0
 	err = proc.Run(ctx, func(ctx context.Context) (bool, error) {
@@ -110,8 +109,8 @@ func Execute(ctx context.Context, cfg Config) (Outcome, error) {
 		if n := f.Processed + len(f.DeadLettered); n > reported {
 			reported = n
 			step("%d of %d slices done or dead-lettered", n, len(cfg.Keys))
-			if cfg.OnProgress != nil {
-				cfg.OnProgress(n, len(cfg.Keys))
+			if cfg.Progress != nil {
+				cfg.Progress(queuekit.Progress{Done: n, Total: len(cfg.Keys)})
 			}
 		}
 		final = f

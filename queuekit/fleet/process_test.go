@@ -195,7 +195,7 @@ func TestKillStormEveryJobSucceedsExactlyOnce(t *testing.T) {
 	defer cancel()
 	rep, err := f.Run(ctx, fleet.RunConfig{Bin: buildCLI(t), Jobs: jobs, Workers: workers, Slots: slots, Shards: 8,
 		Job: 15 * time.Millisecond, KillEvery: time.Second, WorkLog: logPath, Users: users, MaxRetry: 10, Ceiling: -1, Seed: 7,
-		Progress: func(s string) { t.Log(s) }})
+		Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,8 +51,9 @@ type RunConfig struct {
 	// Ceiling is how long the write ceiling is measured (default 3 s; < 0
 	// skips it).
 	Ceiling time.Duration
-	// Progress, when set, gets a line now and then.
-	Progress func(string)
+	// Logf, when set, gets a line per step (table created, jobs submitted,
+	// workers started or killed, jobs ended so far).
+	Logf func(format string, a ...any)
 	// Seed seeds the choice of workers to kill.
 	Seed uint64
 }
@@ -104,8 +105,8 @@ func (f *Fleet) Run(ctx context.Context, cfg RunConfig) (RunReport, error) {
 		return RunReport{}, err
 	}
 	say := func(format string, a ...any) {
-		if cfg.Progress != nil {
-			cfg.Progress(fmt.Sprintf(format, a...))
+		if cfg.Logf != nil {
+			cfg.Logf(format, a...)
 		}
 	}
 	rep := RunReport{Jobs: cfg.Jobs, Workers: cfg.Workers, Slots: cfg.Slots, Shards: cfg.Shards, PollAll: f.opts.PollAll}

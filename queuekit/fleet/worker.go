@@ -57,9 +57,11 @@ type WorkerConfig struct {
 	// WorkLog, when set, gets one line "<job_id> <attempt>" each time a
 	// job's work finishes, written with one Write (open it O_APPEND).
 	WorkLog io.Writer
-	// Progress, when set, is called about every StatsEvery (default
-	// 250 ms) with the counters so far.
-	Progress   func(Stats)
+	// OnStats, when set, is called about every StatsEvery (default
+	// 250 ms), and once at the end, with the counters so far: a stream of
+	// snapshots (fleet-worker writes them as JSON lines for its
+	// coordinator), not progress toward a total.
+	OnStats    func(Stats)
 	StatsEvery time.Duration
 }
 
@@ -200,8 +202,8 @@ func (f *Fleet) Join(ctx context.Context, cfg WorkerConfig) (Stats, error) {
 			case <-gctx.Done():
 				return nil
 			case <-t.C:
-				if cfg.Progress != nil {
-					cfg.Progress(wk.stats())
+				if cfg.OnStats != nil {
+					cfg.OnStats(wk.stats())
 				}
 			}
 		}
@@ -226,8 +228,8 @@ func (f *Fleet) Join(ctx context.Context, cfg WorkerConfig) (Stats, error) {
 		member.leave(final)
 	}
 	st := wk.stats()
-	if cfg.Progress != nil {
-		cfg.Progress(st)
+	if cfg.OnStats != nil {
+		cfg.OnStats(st)
 	}
 	if ctx.Err() == nil && gerr != nil {
 		return st, gerr

@@ -95,7 +95,7 @@ func SleepThroughLease(ctx context.Context, cat *catalog.Catalog, cfg SleeperCon
 	if err != nil {
 		return SleeperResult{}, err
 	}
-	lc := lease.Config{Workers: 1, Minute: 50 * time.Millisecond, Lease: cfg.Lease}
+	lc := lease.Config{Workers: 1, Minute: 50 * time.Millisecond, Lease: cfg.Lease, MaxRetry: lease.DefaultMaxRetry}
 	runID, err := ex.Prepare(ctx, night, lc)
 	if err != nil {
 		return SleeperResult{}, err

@@ -35,7 +35,7 @@ func BenchmarkClaims(b *testing.B) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
 			cfg := lease.Config{Workers: workers * slots, Policy: sim.Barrier, Minute: time.Millisecond,
-				Poll: 5 * time.Millisecond, Lease: 30 * time.Second}
+				Poll: 5 * time.Millisecond, Lease: 30 * time.Second, MaxRetry: lease.DefaultMaxRetry}
 			runID, err := ex.Prepare(ctx, n, cfg)
 			if err != nil {
 				b.Fatal(err)

@@ -634,7 +634,7 @@ func TestWorkerSlotsBeyondThePool(t *testing.T) {
 	ex, cat := seeded(t, n)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	runID, err := ex.Prepare(ctx, n, lease.Config{Workers: 3})
+	runID, err := ex.Prepare(ctx, n, lease.Config{Workers: 3, MaxRetry: lease.DefaultMaxRetry})
 	if err != nil {
 		t.Fatal(err)
 	}

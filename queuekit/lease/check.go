@@ -48,8 +48,8 @@ func CheckSchedule(n queuekit.Night, entries []Entry, c int, policy sim.Policy) 
 	arrival := func(id string) float64 { return float64(jobs[id].ArrivalMinute(n.Window)) }
 	first := map[string]float64{}
 	for _, e := range entries {
-		if s, ok := first[e.JobID]; !ok || e.Start < s {
-			first[e.JobID] = e.Start
+		if s, ok := first[e.ID]; !ok || e.Start < s {
+			first[e.ID] = e.Start
 		}
 	}
 	before := func(a, b queuekit.Job) bool { // dispatch order
@@ -78,39 +78,10 @@ func CheckSchedule(n queuekit.Night, entries []Entry, c int, policy sim.Policy) 
 			errs = append(errs, fmt.Errorf(format, a...))
 		}
 	}
-	// Capacity, by a sweep with releases before claims at one instant.
-	type ev struct {
-		t float64
-		d int
-	}
-	var evs []ev
-	for _, e := range entries {
-		evs = append(evs, ev{e.Start, e.Workers}, ev{e.Finish, -e.Workers})
-	}
-	sort.Slice(evs, func(a, b int) bool {
-		if evs[a].t != evs[b].t {
-			return evs[a].t < evs[b].t
-		}
-		return evs[a].d < evs[b].d
-	})
-	busy := 0
-	for _, x := range evs {
-		busy += x.d
-		if busy > c {
-			bad("minute %.3f: %d slots busy, more than c = %d", x.t, busy, c)
-		}
-	}
-	overlap := func(a, b Entry) bool { return a.Start < b.Finish-Eps && b.Start < a.Finish-Eps }
-	for i, a := range entries {
-		for _, b := range entries[i+1:] {
-			switch {
-			case !overlap(a, b):
-			case a.JobID == b.JobID:
-				bad("job %s: attempts %d and %d overlap", a.JobID, a.Attempt, b.Attempt)
-			case a.Exclusive || b.Exclusive:
-				bad("exclusive job not alone: %s [%.3f, %.3f] overlaps %s [%.3f, %.3f]", a.JobID, a.Start, a.Finish, b.JobID, b.Start, b.Finish)
-			}
-		}
+	// Capacity, exclusivity and one attempt of a job at a time: the sweep
+	// Verify runs on every report.
+	if err := checkOccupancy(entries, c); err != nil {
+		errs = append(errs, err)
 	}
 	// Rules at each start, against the waiting set and the running set then.
 	for _, e := range entries {
@@ -118,11 +89,11 @@ func CheckSchedule(n queuekit.Night, entries []Entry, c int, policy sim.Policy) 
 			continue
 		}
 		t := e.Start
-		j := jobs[e.JobID]
+		j := jobs[e.ID]
 		var ex *queuekit.Job
 		var ordinary []queuekit.Job
 		for _, w := range waitingAt(t) {
-			if w.JobID == e.JobID {
+			if w.JobID == e.ID {
 				continue
 			}
 			if w.RequiresExclusiveLock {
@@ -137,8 +108,8 @@ func CheckSchedule(n queuekit.Night, entries []Entry, c int, policy sim.Policy) 
 		shadow, running := t, 0
 		for _, r := range entries {
 			if r.Start < t-Eps && r.Finish > t+Eps {
-				running += r.Workers
-				shadow = math.Max(shadow, r.Start+float64(jobs[r.JobID].RuntimeMinutes))
+				running += len(r.Workers)
+				shadow = math.Max(shadow, r.Start+float64(jobs[r.ID].RuntimeMinutes))
 			}
 		}
 		if policy == sim.Conservative {
@@ -233,11 +204,11 @@ func conservativeAt(j queuekit.Job, t float64, waiting []queuekit.Job, entries [
 	plan := func(jFirst bool) ([]float64, float64) {
 		p.Reset(t, c)
 		for _, r := range entries {
-			if r.JobID == j.JobID || r.Start > t+Eps {
+			if r.ID == j.JobID || r.Start > t+Eps {
 				continue
 			}
-			if end := math.Min(r.Finish, r.Start+est(r.JobID)); end > t+Eps {
-				p.Reserve(t, end, r.Workers)
+			if end := math.Min(r.Finish, r.Start+est(r.ID)); end > t+Eps {
+				p.Reserve(t, end, len(r.Workers))
 			}
 		}
 		if jFirst {

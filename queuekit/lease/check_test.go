@@ -15,8 +15,7 @@ import (
 func fromSim(r sim.Result) []lease.Entry {
 	var out []lease.Entry
 	for _, s := range r.Schedule {
-		out = append(out, lease.Entry{JobID: s.ID, Attempt: 1, Start: s.Start, Finish: s.Finish,
-			Workers: len(s.Workers), Exclusive: s.Exclusive, WorkerIDs: s.Workers, Outcome: lease.Success})
+		out = append(out, lease.Entry{Slot: s, Attempt: 1, Outcome: lease.Success})
 	}
 	return out
 }
@@ -82,7 +81,7 @@ func TestCheckerCatchesBrokenRules(t *testing.T) {
 		want string
 	}{
 		{"ordinary job inside the exclusive one", func(a []lease.Entry) { a[1].Start, a[1].Finish = 10, 35 }, "not alone"},
-		{"over capacity", func(a []lease.Entry) { a[3].Workers = 2 }, "more than c"},
+		{"over capacity", func(a []lease.Entry) { a[3].Workers = []int{0, 1} }, "outside 0..c"},
 		{"out of order", func(a []lease.Entry) { a[1].Start, a[2].Start = 50.5, 50 }, "earlier in order"},
 	}
 	for _, tc := range cases {
@@ -103,7 +102,7 @@ func TestCheckerCatchesBrokenRules(t *testing.T) {
 	// [70, 75): start 005 there (finishing at 72, before 007).
 	bf := append([]lease.Entry(nil), base...)
 	for i := range bf {
-		if bf[i].JobID == "JOB-20260513-005" {
+		if bf[i].ID == "JOB-20260513-005" {
 			bf[i].Start, bf[i].Finish = 70, 72
 		}
 	}

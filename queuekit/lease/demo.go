@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
-	"strconv"
-	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -19,132 +16,91 @@ import (
 	"github.com/nightqueue/workshop/queuekit/sim"
 )
 
-// ClaimShown is one claim transaction as a notebook shows it.
-type ClaimShown struct {
-	Worker        string
-	JobID         string
-	Won           bool
-	JobCondition  string   // the condition on the job item, with names and values filled in
-	PoolCondition string   // the condition on the pool item
-	Reasons       []string // a lost transaction's reason per item (pool, job, attempt); "None" where that item was fine
+// Claim is a claim transaction a worker built and has not sent: the job it
+// claims and its TransactWriteItems input (the pool item's update first,
+// then the job item's, then the attempt's put).
+type Claim struct {
+	Worker, JobID string
+	Input         *dynamodb.TransactWriteItemsInput
 }
 
-// RaceForOneJob shows claims as they are made: it prepares the night, starts
-// its clock with no worker processes, and lets each named worker decide from
-// the same read of the pool (one version) and send its claim transaction at
-// the same moment. Every worker picks the same job (the head of the queue),
-// so exactly one can win; the others' transactions are cancelled, a lost
-// race. The night is marked DONE afterwards, so a run can follow at once.
-func (e *Executor) RaceForOneJob(ctx context.Context, n queuekit.Night, cfg Config, workers []string) ([]ClaimShown, error) {
+// StageClaims shows the claim protocol step by step, for a notebook that
+// races claims (lab.RaceForOneJob): it prepares night n with cfg, starts its
+// clock with no worker process, and builds the claim each named worker would
+// send now, every one from the same read of the pool (one version), so all
+// pick the same job, the head of the queue. None is sent (SendClaim sends
+// one). end marks the night DONE, so that a run can follow at once; call it
+// when done, whatever happened.
+func (e *Executor) StageClaims(ctx context.Context, n queuekit.Night, cfg Config, workers []string) (claims []Claim, end func(), err error) {
 	cfg = cfg.WithDefaults()
 	runID, err := e.Prepare(ctx, n, cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	date := n.BatchDate
-	defer func() {
+	end = func() {
 		if expr, err := expression.NewBuilder().WithUpdate(expression.Set(expression.Name("state"), expression.Value(poolDone))).Build(); err == nil {
 			_ = e.update(context.WithoutCancel(ctx), date, skPool, expr)
+		}
+	}
+	defer func() {
+		if err != nil {
+			end()
 		}
 	}()
 	now := e.now().UnixMilli()
 	expr, err := expression.NewBuilder().WithUpdate(expression.Set(expression.Name("state"), expression.Value(poolRunning)).
 		Set(expression.Name("t0_ms"), expression.Value(now))).Build()
 	if err != nil {
-		return nil, fmt.Errorf("build start: %w", err)
+		return nil, nil, fmt.Errorf("build start: %w", err)
 	}
 	if err := e.update(ctx, date, skPool, expr); err != nil {
-		return nil, fmt.Errorf("start night %s: %w", date, err)
+		return nil, nil, fmt.Errorf("start night %s: %w", date, err)
 	}
 	p, _, err := e.readPool(ctx, date)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	shown := make([]ClaimShown, len(workers))
-	ins := make([]*dynamodb.TransactWriteItemsInput, len(workers))
-	for i, name := range workers {
+	for _, name := range workers {
 		w := &worker{e: e, date: date, run: runID, name: name, p: p}
 		picks, err := w.plan(ctx, p, w.minuteAt(now), 1)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if len(picks) == 0 {
-			return nil, fmt.Errorf("night %s: nothing is due at minute 0", date)
+			return nil, nil, fmt.Errorf("night %s: nothing is due at minute 0", date)
 		}
-		pk := picks[0]
-		in, _, err := w.claimInput(p, picks, now)
+		in, _, err := w.claimInput(p, picks[:1], now)
 		if err != nil {
-			return nil, fmt.Errorf("build claim of %s: %w", pk.job.JobID, err)
+			return nil, nil, fmt.Errorf("build claim of %s: %w", picks[0].job.JobID, err)
 		}
-		ins[i] = in
-		pu, ju := in.TransactItems[0].Update, in.TransactItems[1].Update
-		shown[i] = ClaimShown{Worker: name, JobID: pk.job.JobID,
-			JobCondition:  readable(aws.ToString(ju.ConditionExpression), ju.ExpressionAttributeNames, ju.ExpressionAttributeValues),
-			PoolCondition: readable(aws.ToString(pu.ConditionExpression), pu.ExpressionAttributeNames, pu.ExpressionAttributeValues)}
+		claims = append(claims, Claim{Worker: name, JobID: picks[0].job.JobID, Input: in})
 	}
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	errs := make([]error, len(workers))
-	for i := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			_, errs[i] = catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
-				return e.db.Client().TransactWriteItems(ctx, ins[i])
-			})
-		}()
-	}
-	close(start)
-	wg.Wait()
-	for i, err := range errs {
-		switch {
-		case err == nil:
-			shown[i].Won = true
-		case lostRace(err):
-			shown[i].Reasons = reasons(err)
-		default:
-			return nil, fmt.Errorf("claim by %s: %w", workers[i], err)
-		}
-	}
-	return shown, nil
+	return claims, end, nil
 }
 
-var placeholder = regexp.MustCompile(`[#:][0-9]+`)
-
-// readable fills an expression's placeholders (#0, :1) with the names and
-// values they stand for.
-func readable(expr string, names map[string]string, values map[string]types.AttributeValue) string {
-	return placeholder.ReplaceAllStringFunc(expr, func(p string) string {
-		if p[0] == '#' {
-			if n, ok := names[p]; ok {
-				return n
-			}
-			return p
-		}
-		switch v := values[p].(type) {
-		case *types.AttributeValueMemberS:
-			return strconv.Quote(v.Value)
-		case *types.AttributeValueMemberN:
-			return v.Value
-		case *types.AttributeValueMemberBOOL:
-			return strconv.FormatBool(v.Value)
-		}
-		return p
+// SendClaim sends a staged claim. won is false when DynamoDB cancelled the
+// transaction because a condition failed (a lost race: another claim
+// changed the pool or the job first); reasons then lists each item's
+// cancellation reason in the order of the transaction ("None" where that
+// item was fine). Any other failure is err.
+func (e *Executor) SendClaim(ctx context.Context, c Claim) (won bool, reasons []string, err error) {
+	_, err = catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
+		return e.db.Client().TransactWriteItems(ctx, c.Input)
 	})
-}
-
-// reasons lists a cancelled transaction's per-item reasons.
-func reasons(err error) []string {
-	var tce *types.TransactionCanceledException
-	if !errors.As(err, &tce) {
-		return []string{err.Error()}
+	switch {
+	case err == nil:
+		return true, nil, nil
+	case lostRace(err):
+		var tce *types.TransactionCanceledException
+		if errors.As(err, &tce) {
+			for _, r := range tce.CancellationReasons {
+				reasons = append(reasons, aws.ToString(r.Code))
+			}
+		}
+		return false, reasons, nil
 	}
-	out := make([]string, len(tce.CancellationReasons))
-	for i, r := range tce.CancellationReasons {
-		out[i] = aws.ToString(r.Code)
-	}
-	return out
+	return false, nil, fmt.Errorf("claim by %s: %w", c.Worker, err)
 }
 
 // Difference is one metric, forecast beside realised.
@@ -175,8 +131,8 @@ type Lag struct{ Mean, Max float64 }
 func StartLag(rep Report) Lag {
 	first := map[string]float64{}
 	for _, e := range rep.Schedule {
-		if s, ok := first[e.JobID]; !ok || e.Start < s {
-			first[e.JobID] = e.Start
+		if s, ok := first[e.ID]; !ok || e.Start < s {
+			first[e.ID] = e.Start
 		}
 	}
 	var l Lag
@@ -201,7 +157,7 @@ func StartLag(rep Report) Lag {
 func (r Report) Attempts(jobID string) []Entry {
 	var out []Entry
 	for _, e := range r.Schedule {
-		if e.JobID == jobID {
+		if e.ID == jobID {
 			out = append(out, e)
 		}
 	}

@@ -16,8 +16,7 @@ func ExampleCheckSchedule() {
 	forecast, _ := sim.Run(night, sim.Config{Workers: 3, Policy: sim.Barrier})
 	var attempts []lease.Entry
 	for _, s := range forecast.Schedule {
-		attempts = append(attempts, lease.Entry{JobID: s.ID, Attempt: 1, Start: s.Start, Finish: s.Finish,
-			Workers: len(s.Workers), Exclusive: s.Exclusive, WorkerIDs: s.Workers})
+		attempts = append(attempts, lease.Entry{Slot: s, Attempt: 1})
 	}
 	fmt.Println("rules broken:", lease.CheckSchedule(night, attempts, 3, sim.Barrier))
 	r := lease.Realise(night, attempts, 3, sim.Barrier)

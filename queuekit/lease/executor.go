@@ -41,13 +41,14 @@ type Config struct {
 	Minute   time.Duration // wall time of one job-minute (default 50 ms; time.Minute is real time)
 	Poll     time.Duration // how often an idle worker reads the pool (default Minute/4, within 10 ms..1 s)
 	Lease    time.Duration // lease of a claimed job (default 2 s, at least 8 polls); heartbeats every Lease/4
-	MaxRetry int           // retries after the first attempt (default 3; negative means 0)
+	MaxRetry int           // retries after the first attempt: 0 means none (the CLI's --max-retry default is DefaultMaxRetry)
 	Backoff  float64       // job-minutes before the first retry, doubling (default 1)
 	Shards   int           // partitions per priority in the claimable index (default 1)
 }
 
-// WithDefaults returns the configuration with every zero field set to its
-// default, as a run uses it.
+// WithDefaults returns the configuration with every zero field that has a
+// default (Policy, Minute, Poll, Lease, Backoff, Shards) set to it, as a run
+// uses it. MaxRetry has none: 0 retries is a setting.
 func (c Config) WithDefaults() Config {
 	c.fill()
 	return c
@@ -69,10 +70,6 @@ func (c *Config) fill() {
 	if c.Lease == 0 {
 		c.Lease = max(DefaultLease, 8*c.Poll)
 	}
-	if c.MaxRetry == 0 {
-		c.MaxRetry = DefaultMaxRetry
-	}
-	c.MaxRetry = max(c.MaxRetry, 0)
 	if c.Backoff == 0 {
 		c.Backoff = DefaultBackoff
 	}
@@ -92,6 +89,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("poll = %s, lease = %s: both must be positive", c.Poll, c.Lease)
 	case c.Lease < 4*c.Poll:
 		return fmt.Errorf("lease = %s is shorter than 4 polls (%s): lengthen the lease", c.Lease, 4*c.Poll)
+	case c.MaxRetry < 0:
+		return fmt.Errorf("max_retry = %d: retries after the first attempt must be 0 or more", c.MaxRetry)
 	case !(c.Backoff > 0) || math.IsInf(c.Backoff, 0):
 		return fmt.Errorf("backoff = %v job-minutes: must be a finite number > 0", c.Backoff)
 	case c.Workers > MaxWorkers:
@@ -439,17 +438,12 @@ func (e *Executor) update(ctx context.Context, date, sk string, expr expression.
 	return err
 }
 
-// Progress is what a run reports while it waits: jobs ended of all, jobs
-// running, and the night's minute.
-type Progress struct {
-	Ended, Jobs, Running int
-	Minute               float64
-}
-
 // WaitDone waits until every job of the run has ended (SUCCESS or
 // FATAL_FAILURE), keeping the run's heartbeat, then marks the night DONE so
-// workers leave. progress, if not nil, is called about ten times a second.
-func (e *Executor) WaitDone(ctx context.Context, date, runID string, progress func(Progress)) error {
+// workers leave. progress, if not nil, is called about ten times a second
+// with the jobs ended (Done) of all (Total) and a Note such as
+// "3 running, minute 41.5".
+func (e *Executor) WaitDone(ctx context.Context, date, runID string, progress func(queuekit.Progress)) error {
 	last := time.Time{}
 	for {
 		p, ok, err := e.readPool(ctx, date)
@@ -460,7 +454,8 @@ func (e *Executor) WaitDone(ctx context.Context, date, runID string, progress fu
 			return fmt.Errorf("night %s: run %s was replaced by another run", date, runID)
 		}
 		if progress != nil {
-			progress(Progress{Ended: p.Ended, Jobs: p.Jobs, Running: len(p.Running), Minute: e.minute(p)})
+			progress(queuekit.Progress{Done: p.Ended, Total: p.Jobs,
+				Note: fmt.Sprintf("%d running, minute %.1f", len(p.Running), e.minute(p))})
 		}
 		if p.Ended >= p.Jobs {
 			expr, err := expression.NewBuilder().
@@ -522,12 +517,28 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Run runs a night start to end in this process: Prepare, slots of this
-// process's own (0..cfg.Workers; the rest must join with Join from other
-// processes), Start, WaitDone, then the Report. work nil means the scaled
-// sleep.
-func (e *Executor) Run(ctx context.Context, n queuekit.Night, cfg Config, slots int, work WorkFunc, progress func(Progress)) (Report, error) {
-	cfg = cfg.WithDefaults()
+// RunConfig is Run's configuration: the night's settings, which Prepare
+// records for every worker, and this process's own part in the run.
+type RunConfig struct {
+	Config
+	// Slots is how many of the pool's Workers slots this process runs
+	// itself, 0 to Workers (0: none; the rest join with Join from other
+	// processes, e.g. `queuekit worker`).
+	Slots int
+	// Work runs one job in this process's slots (nil: Sleep, the job's
+	// runtime scaled by Minute).
+	Work WorkFunc
+	// Progress, if not nil, gets the run's progress about ten times a
+	// second: jobs ended of all, and what is running (see WaitDone).
+	Progress func(queuekit.Progress)
+}
+
+// Run runs a night start to end in this process: Prepare, rc.Slots of
+// this process's own, Start, WaitDone, then the Report, which must pass
+// Verify for Run to succeed.
+func (e *Executor) Run(ctx context.Context, n queuekit.Night, rc RunConfig) (Report, error) {
+	cfg := rc.Config.WithDefaults()
+	slots, work, progress := rc.Slots, rc.Work, rc.Progress
 	if slots < 0 || slots > cfg.Workers {
 		return Report{}, fmt.Errorf("slots = %d: this process can provide 0 to %d of the pool's slots", slots, cfg.Workers)
 	}

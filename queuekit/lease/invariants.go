@@ -32,7 +32,7 @@ func (r Report) Verify(n queuekit.Night) error {
 	}
 	byJob := map[string][]Entry{}
 	for _, e := range r.Schedule {
-		byJob[e.JobID] = append(byJob[e.JobID], e)
+		byJob[e.ID] = append(byJob[e.ID], e)
 	}
 	for _, j := range n.Jobs {
 		as := byJob[j.JobID]
@@ -88,7 +88,7 @@ func checkOccupancy(entries []Entry, c int) error {
 	}
 	var evs []ev
 	for _, e := range entries {
-		evs = append(evs, ev{e.Start, e.Workers}, ev{e.Finish, -e.Workers})
+		evs = append(evs, ev{e.Start, len(e.Workers)}, ev{e.Finish, -len(e.Workers)})
 	}
 	sort.Slice(evs, func(a, b int) bool {
 		if evs[a].t != evs[b].t {
@@ -110,10 +110,10 @@ func checkOccupancy(entries []Entry, c int) error {
 				continue
 			}
 			switch {
-			case a.JobID == b.JobID:
-				errs = append(errs, fmt.Errorf("job %s: attempts %d and %d overlap", a.JobID, a.Attempt, b.Attempt))
+			case a.ID == b.ID:
+				errs = append(errs, fmt.Errorf("job %s: attempts %d and %d overlap", a.ID, a.Attempt, b.Attempt))
 			case a.Exclusive || b.Exclusive:
-				errs = append(errs, fmt.Errorf("exclusive job not alone: %s [%.3f, %.3f] overlaps %s [%.3f, %.3f]", a.JobID, a.Start, a.Finish, b.JobID, b.Start, b.Finish))
+				errs = append(errs, fmt.Errorf("exclusive job not alone: %s [%.3f, %.3f] overlaps %s [%.3f, %.3f]", a.ID, a.Start, a.Finish, b.ID, b.Start, b.Finish))
 			}
 		}
 	}

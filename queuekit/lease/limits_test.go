@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -43,4 +44,20 @@ func TestMaxWorkersFits(t *testing.T) {
 		t.Fatalf("a pool of %d slots fits (%d bytes): MaxWorkers is loose", 2*MaxWorkers, double)
 	}
 	t.Logf("fullest pool: %d slots %d bytes, %d slots %d bytes (limit %d)", MaxWorkers, size, 2*MaxWorkers, double, MaxItemBytes)
+}
+
+// MaxRetry 0 is a setting, not "the default": WithDefaults keeps it, and a
+// negative count is refused with a message naming the value.
+func TestConfigMaxRetryZeroMeansNoRetry(t *testing.T) {
+	c := Config{Workers: 3}.WithDefaults()
+	if c.MaxRetry != 0 {
+		t.Fatalf("WithDefaults turned MaxRetry 0 into %d", c.MaxRetry)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("MaxRetry 0: %v", err)
+	}
+	c.MaxRetry = -1
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "max_retry = -1") {
+		t.Fatalf("MaxRetry -1: %v, want an error naming max_retry = -1", err)
+	}
 }

@@ -108,7 +108,7 @@ func TestWorkerProcessesClaimEachJobExactlyOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	cfg := lease.Config{Workers: procs * slots, Policy: sim.Backfill, Minute: 2 * time.Millisecond,
-		Poll: 10 * time.Millisecond, Lease: 20 * time.Second}
+		Poll: 10 * time.Millisecond, Lease: 20 * time.Second, MaxRetry: lease.DefaultMaxRetry}
 	runID, err := ex.Prepare(ctx, n, cfg)
 	if err != nil {
 		t.Fatalf("prepare: %v", err)
@@ -152,7 +152,7 @@ func TestWorkerProcessesClaimEachJobExactlyOnce(t *testing.T) {
 	}
 	seen := map[string]int{}
 	for _, e := range rep.Schedule {
-		seen[e.JobID]++
+		seen[e.ID]++
 		if e.Outcome != lease.Success {
 			t.Fatalf("attempt %+v did not succeed", e)
 		}
@@ -174,12 +174,12 @@ func TestKilledWorkerJobIsReclaimedAfterItsLease(t *testing.T) {
 	ex, cat := setup(t, n.Jobs)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cfg := lease.Config{Workers: 3, Minute: 20 * time.Millisecond, Lease: time.Second}
+	cfg := lease.Config{Workers: 3, Minute: 20 * time.Millisecond, Lease: time.Second, MaxRetry: lease.DefaultMaxRetry}
 	done := make(chan error, 1)
 	var rep lease.Report
 	go func() {
 		var err error
-		rep, err = ex.Run(ctx, n, cfg, 2, nil, nil) // 2 slots here, 1 from the worker process
+		rep, err = ex.Run(ctx, n, lease.RunConfig{Config: cfg, Slots: 2}) // 2 slots here, 1 from the worker process
 		done <- err
 	}()
 	w := startWorker(t, bin, cat, n.BatchDate, "--slots", "1", "--name", "doomed", "--crash-after-jobs", "1")
@@ -204,14 +204,14 @@ func TestKilledWorkerJobIsReclaimedAfterItsLease(t *testing.T) {
 		t.Fatalf("the killed worker's attempt: %+v, want outcome %s", first, lease.LeaseExpired)
 	}
 	for i, e := range rep.Schedule {
-		if e.JobID == first.JobID && e.Attempt == 2 {
+		if e.ID == first.ID && e.Attempt == 2 {
 			second = &rep.Schedule[i]
 		}
 	}
 	// Its lease ran at least cfg.Lease from the claim (heartbeats only extend it).
 	leaseMin := float64(cfg.Lease) / float64(cfg.Minute)
 	if second == nil || second.Outcome != lease.Success || second.Start < first.Start+leaseMin {
-		t.Fatalf("re-claim of %s: %+v; want SUCCESS starting after %.1f (claim %.2f + lease %.0f job-minutes)", first.JobID, second, first.Start+leaseMin, first.Start, leaseMin)
+		t.Fatalf("re-claim of %s: %+v; want SUCCESS starting after %.1f (claim %.2f + lease %.0f job-minutes)", first.ID, second, first.Start+leaseMin, first.Start, leaseMin)
 	}
 }
 
@@ -244,12 +244,12 @@ func TestDynamoDBPausedMidRunLosesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := lease.Config{Workers: 3, Minute: 50 * time.Millisecond, Lease: 10 * time.Second}
+	cfg := lease.Config{Workers: 3, Minute: 50 * time.Millisecond, Lease: 10 * time.Second, MaxRetry: lease.DefaultMaxRetry}
 	done := make(chan error, 1)
 	var rep lease.Report
 	go func() {
 		var err error
-		rep, err = ex.Run(ctx, n, cfg, 2, nil, nil)
+		rep, err = ex.Run(ctx, n, lease.RunConfig{Config: cfg, Slots: 2})
 		done <- err
 	}()
 	w := startWorker(t, bin, cat, n.BatchDate, "--slots", "1", "--name", "outside")

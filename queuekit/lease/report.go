@@ -21,9 +21,21 @@ import (
 )
 
 // Entry is one attempt in the real schedule, on the night's clock (minutes
-// from the window start). Start is when the attempt took its pool slots (the
-// claim), Finish when it gave them back.
+// from the window start): the slot it held, as the simulator's schedule has
+// it (sim.Slot: Start is when the attempt took its pool slots, the claim;
+// Finish when it gave them back; Workers the slot ids; Class, Priority,
+// Arrival and Wait from the night, Wait counted from arrival to this
+// attempt's start), and which attempt, process and outcome it was.
 type Entry struct {
+	sim.Slot
+	Attempt int
+	Worker  string // the worker process that held it
+	Outcome string // SUCCESS, RETRIABLE_FAILURE, FATAL_FAILURE, LEASE_EXPIRED; "" while running
+}
+
+// entryJSON is an Entry as run --json and status --json write it (a
+// contract: these keys stay), minutes rounded to 0.001.
+type entryJSON struct {
 	JobID     string  `json:"job_id"`
 	Attempt   int     `json:"attempt"`
 	Start     float64 `json:"start_minute"`
@@ -31,19 +43,17 @@ type Entry struct {
 	Workers   int     `json:"workers"`
 	Exclusive bool    `json:"exclusive"`
 	WorkerIDs []int   `json:"worker_ids"`
-	Worker    string  `json:"-"` // the worker process that held it
-	Outcome   string  `json:"-"` // SUCCESS, RETRIABLE_FAILURE, FATAL_FAILURE, LEASE_EXPIRED; "" while running
 }
 
-// MarshalJSON writes the entry with minutes rounded to 0.001.
+// MarshalJSON writes the entry with its job_id, attempt, start_minute,
+// finish_minute, workers (how many slots), exclusive and worker_ids.
 func (e Entry) MarshalJSON() ([]byte, error) {
-	type plain Entry
-	p := plain(e)
-	p.Start, p.Finish = round3(e.Start), round3(e.Finish)
-	if p.WorkerIDs == nil {
-		p.WorkerIDs = []int{}
+	ids := e.Workers
+	if ids == nil {
+		ids = []int{}
 	}
-	return json.Marshal(p)
+	return json.Marshal(entryJSON{JobID: e.ID, Attempt: e.Attempt, Start: round3(e.Start), Finish: round3(e.Finish),
+		Workers: len(e.Workers), Exclusive: e.Exclusive, WorkerIDs: ids})
 }
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
@@ -137,16 +147,32 @@ func (s nightState) schedule(now time.Time) []Entry {
 		if fin == 0 {
 			fin = now.UnixMilli()
 		}
-		out = append(out, Entry{JobID: a.JobID, Attempt: a.Attempt, Start: minute(a.ClaimedMS), Finish: minute(fin),
-			Workers: len(a.Slots), Exclusive: a.Exclusive, WorkerIDs: a.Slots, Worker: a.Worker, Outcome: a.Outcome})
+		out = append(out, Entry{Slot: sim.Slot{ID: a.JobID, Start: minute(a.ClaimedMS), Finish: minute(fin),
+			Exclusive: a.Exclusive, Workers: a.Slots}, Attempt: a.Attempt, Worker: a.Worker, Outcome: a.Outcome})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Start != out[j].Start {
 			return out[i].Start < out[j].Start
 		}
-		return out[i].JobID < out[j].JobID
+		return out[i].ID < out[j].ID
 	})
 	return out
+}
+
+// placed fills each entry's job fields from night n: class, priority,
+// arrival, and the wait from arrival to that attempt's start.
+func placed(n queuekit.Night, entries []Entry) {
+	byID := make(map[string]queuekit.Job, len(n.Jobs))
+	for _, j := range n.Jobs {
+		byID[j.JobID] = j
+	}
+	for i := range entries {
+		if j, ok := byID[entries[i].ID]; ok {
+			e := &entries[i]
+			e.Class, e.Priority, e.Arrival = j.WorkloadClass, j.Priority, float64(j.ArrivalMinute(n.Window))
+			e.Wait = e.Start - e.Arrival
+		}
+	}
 }
 
 // Report reads a night's execution state back with one Query and computes
@@ -182,6 +208,7 @@ func (e *Executor) Report(ctx context.Context, n queuekit.Night, c int) (Report,
 	r.PoolBusy, r.PoolEnded, r.PoolJobs, r.MaxRetry = s.pool.Busy, s.pool.Ended, s.pool.Jobs, s.pool.MaxRetry
 	r.PoolRunning, r.PoolExclusive = len(s.pool.Running), s.pool.Exclusive
 	r.Schedule = s.schedule(e.now())
+	placed(n, r.Schedule)
 	r.Realised = Realise(n, r.Schedule, c, pol)
 	r.Forecast, err = sim.Run(n, sim.Config{Workers: c, Policy: pol})
 	if err != nil {
@@ -207,19 +234,17 @@ func (e *Executor) Report(ctx context.Context, n queuekit.Night, c int) (Report,
 func Realise(n queuekit.Night, attempts []Entry, c int, policy sim.Policy) sim.Result {
 	cutoff := float64(n.Window.Minutes())
 	res := sim.Result{Metrics: sim.Metrics{Policy: policy, Workers: c, Jobs: len(n.Jobs), CutoffMinute: cutoff}}
-	byID := map[string]queuekit.Job{}
-	for _, j := range n.Jobs {
-		byID[j.JobID] = j
-	}
+	attempts = append([]Entry(nil), attempts...)
+	placed(n, attempts)
 	last := map[string]int{}      // job -> its last attempt number
 	first := map[string]float64{} // job -> first start
 	final := map[string]float64{} // job -> last finish
 	for _, a := range attempts {
-		last[a.JobID] = max(last[a.JobID], a.Attempt)
-		if s, ok := first[a.JobID]; !ok || a.Start < s {
-			first[a.JobID] = a.Start
+		last[a.ID] = max(last[a.ID], a.Attempt)
+		if s, ok := first[a.ID]; !ok || a.Start < s {
+			first[a.ID] = a.Start
 		}
-		final[a.JobID] = math.Max(final[a.JobID], a.Finish)
+		final[a.ID] = math.Max(final[a.ID], a.Finish)
 	}
 	type event struct {
 		t            float64
@@ -231,18 +256,15 @@ func Realise(n queuekit.Night, attempts []Entry, c int, policy sim.Policy) sim.R
 		ev = append(ev, event{t: float64(j.ArrivalMinute(n.Window)), kind: 1, dWait: 1})
 	}
 	for _, a := range attempts {
-		j := byID[a.JobID]
-		arr := float64(j.ArrivalMinute(n.Window))
-		res.Schedule = append(res.Schedule, sim.Slot{ID: a.JobID, Class: j.WorkloadClass, Priority: j.Priority,
-			Exclusive: a.Exclusive, Arrival: arr, Start: a.Start, Finish: a.Finish, Wait: a.Start - arr, Workers: a.WorkerIDs})
-		ev = append(ev, event{t: a.Start, kind: 2, dBusy: a.Workers, dWait: -1})
+		res.Schedule = append(res.Schedule, a.Slot)
+		ev = append(ev, event{t: a.Start, kind: 2, dBusy: len(a.Workers), dWait: -1})
 		back := 0
-		if a.Attempt < last[a.JobID] {
+		if a.Attempt < last[a.ID] {
 			back = 1 // a failed attempt: the job waits again
 		}
-		ev = append(ev, event{t: a.Finish, kind: 0, dBusy: -a.Workers, dWait: back})
+		ev = append(ev, event{t: a.Finish, kind: 0, dBusy: -len(a.Workers), dWait: back})
 		if a.Exclusive {
-			res.LockHeldWorkerMinutes += float64(a.Workers-1) * (a.Finish - a.Start)
+			res.LockHeldWorkerMinutes += float64(len(a.Workers)-1) * (a.Finish - a.Start)
 		}
 	}
 	sort.SliceStable(ev, func(i, j int) bool {

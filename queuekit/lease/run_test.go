@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nightqueue/workshop/queuekit/internal/fault"
 	"github.com/nightqueue/workshop/queuekit/lease"
 	"github.com/nightqueue/workshop/queuekit/sim"
 )
@@ -28,7 +29,7 @@ func TestRandomNightsKeepThePoolRules(t *testing.T) {
 			ex, _ := setup(t, n.Jobs)
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			rep, err := ex.Run(ctx, n, lease.Config{Workers: c, Policy: pol, Minute: 10 * time.Millisecond}, c, nil, nil)
+			rep, err := ex.Run(ctx, n, lease.RunConfig{Config: lease.Config{Workers: c, Policy: pol, Minute: 10 * time.Millisecond, MaxRetry: lease.DefaultMaxRetry}, Slots: c})
 			if err != nil {
 				t.Fatalf("run: %v", err)
 			}
@@ -45,15 +46,20 @@ func TestRandomNightsKeepThePoolRules(t *testing.T) {
 
 // A job whose work always fails is retried max_retry times with backoff,
 // then ends FATAL_FAILURE with a dead-letter record; the others succeed.
+// max_retry 0 means no retry: one attempt, then the dead letter.
 func TestFailingJobIsDeadLettered(t *testing.T) {
+	for _, maxRetry := range []int{0, 2} {
+		t.Run(fmt.Sprintf("max_retry=%d", maxRetry), func(t *testing.T) { failingJob(t, maxRetry) })
+	}
+}
+
+func failingJob(t *testing.T, maxRetry int) {
 	n := sample(t, "2026-05-13")
 	ex, _ := setup(t, n.Jobs)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	const bad = "JOB-20260513-006"
-	const maxRetry = 2
-	rep, err := ex.Run(ctx, n, lease.Config{Workers: 3, Minute: 10 * time.Millisecond, MaxRetry: maxRetry}, 3,
-		lease.FailJobs([]string{bad}, nil), nil)
+	rep, err := ex.Run(ctx, n, lease.RunConfig{Config: lease.Config{Workers: 3, Minute: 10 * time.Millisecond, MaxRetry: maxRetry}, Slots: 3, Work: fault.FailJobs([]string{bad}, nil)})
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -76,10 +82,12 @@ func TestFailingJobIsDeadLettered(t *testing.T) {
 	}
 	// Backoff: attempt k+1 is due DefaultBackoff * 2^(k-1) job-minutes after attempt k failed.
 	var prevFinish float64
+	attempts := 0
 	for _, e := range rep.Schedule {
-		if e.JobID != bad {
+		if e.ID != bad {
 			continue
 		}
+		attempts++
 		if e.Attempt > 1 {
 			want := lease.DefaultBackoff * math.Pow(2, float64(e.Attempt-2))
 			if e.Start < prevFinish+want-0.05 {
@@ -87,6 +95,9 @@ func TestFailingJobIsDeadLettered(t *testing.T) {
 			}
 		}
 		prevFinish = e.Finish
+	}
+	if attempts != 1+maxRetry {
+		t.Fatalf("%d attempts of %s in the schedule, want 1 + max_retry = %d", attempts, bad, 1+maxRetry)
 	}
 }
 
@@ -108,8 +119,8 @@ func TestStableNightMatchesTheSimulator(t *testing.T) {
 	ex, _ := setup(t, n.Jobs)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cfg := lease.Config{Workers: 3, Policy: sim.Barrier}.WithDefaults()
-	rep, err := ex.Run(ctx, n, cfg, 3, nil, nil)
+	cfg := lease.Config{Workers: 3, Policy: sim.Barrier, MaxRetry: lease.DefaultMaxRetry}.WithDefaults()
+	rep, err := ex.Run(ctx, n, lease.RunConfig{Config: cfg, Slots: 3})
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -127,8 +138,8 @@ func TestConservativeNightMatchesTheSimulator(t *testing.T) {
 	ex, _ := setup(t, n.Jobs)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cfg := lease.Config{Workers: 2, Policy: sim.Conservative}.WithDefaults()
-	rep, err := ex.Run(ctx, n, cfg, 2, nil, nil)
+	cfg := lease.Config{Workers: 2, Policy: sim.Conservative, MaxRetry: lease.DefaultMaxRetry}.WithDefaults()
+	rep, err := ex.Run(ctx, n, lease.RunConfig{Config: cfg, Slots: 2})
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -170,46 +181,12 @@ func matchesForecast(t *testing.T, rep lease.Report, cfg lease.Config) {
 	}
 	for i, s := range fc {
 		r := rep.Schedule[i]
-		if r.JobID != s.ID || r.Workers != len(s.Workers) {
-			t.Fatalf("start %d: real %s on %d slots, simulated %s on %d", i+1, r.JobID, r.Workers, s.ID, len(s.Workers))
+		if r.ID != s.ID || len(r.Workers) != len(s.Workers) {
+			t.Fatalf("start %d: real %s on %d slots, simulated %s on %d", i+1, r.ID, len(r.Workers), s.ID, len(s.Workers))
 		}
 		tol := float64(depth[s.ID]+1) * perHop
 		if lag := r.Start - s.Start; lag < -0.01 || lag > tol {
 			t.Errorf("%s: real start %.3f, simulated %.0f: lag %.3f outside [-0.01, %.3f] (depth %d)", s.ID, r.Start, s.Start, lag, tol, depth[s.ID])
 		}
-	}
-}
-
-// Two workers decide from the same pool version and claim the head of the
-// queue at the same moment: one wins, the other's transaction is cancelled
-// (a lost race, not an error) on the conditions of all three items.
-func TestRaceForOneJobHasOneWinner(t *testing.T) {
-	n := sample(t, "2026-05-13")
-	ex, _ := setup(t, n.Jobs)
-	ctx := context.Background()
-	shown, err := ex.RaceForOneJob(ctx, n, lease.Config{Workers: 3}, []string{"A", "B"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	won := 0
-	for _, s := range shown {
-		// The head of the stable night at minute 0: 003, the priority-3 exclusive job.
-		if s.JobID != "JOB-20260513-003" || !strings.Contains(s.PoolCondition, "version = 0") || !strings.Contains(s.JobCondition, "attempt = 0") {
-			t.Fatalf("claim %+v: want JOB-20260513-003 on pool version 0, attempt 0", s)
-		}
-		if s.Won {
-			won++
-		} else if len(s.Reasons) != 3 || s.Reasons[0] != "ConditionalCheckFailed" || s.Reasons[1] != "ConditionalCheckFailed" {
-			// The job is no longer claimable, the pool moved past version 0,
-			// and the winner wrote attempt 1 already.
-			t.Fatalf("loser's reasons %v: want ConditionalCheckFailed on the job and the pool", s.Reasons)
-		}
-	}
-	if won != 1 {
-		t.Fatalf("%d winners, want exactly 1: %+v", won, shown)
-	}
-	// The night is left DONE: a run may follow at once.
-	if _, err := ex.Run(ctx, n, lease.Config{Workers: 3, Minute: 5 * time.Millisecond}, 3, nil, nil); err != nil {
-		t.Fatalf("run after the race: %v", err)
 	}
 }

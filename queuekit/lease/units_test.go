@@ -55,8 +55,8 @@ func TestWriteUnitsPerJobFollowDynamoDBRules(t *testing.T) {
 	ex, cat := setup(t, n.Jobs)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cfg := lease.Config{Workers: 1, Minute: 2 * time.Millisecond, Lease: 2 * time.Second}.WithDefaults()
-	rep, err := ex.Run(ctx, n, cfg, 1, nil, nil)
+	cfg := lease.Config{Workers: 1, Minute: 2 * time.Millisecond, Lease: 2 * time.Second, MaxRetry: lease.DefaultMaxRetry}.WithDefaults()
+	rep, err := ex.Run(ctx, n, lease.RunConfig{Config: cfg, Slots: 1})
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fence"
 	"github.com/nightqueue/workshop/queuekit/sim"
@@ -72,8 +73,12 @@ type WorkerConfig struct {
 	Wait time.Duration
 	// Minute, when not zero, must equal the run's job-minute.
 	Minute time.Duration
-	// Progress, if not nil, gets this process's counters about once a second.
-	Progress func(WorkerStats)
+	// Progress, if not nil, gets this process's progress about once a
+	// second: jobs succeeded here (Done; Total 0, the night's jobs are
+	// shared) and a Note naming it and its claims ("worker w1: claims won
+	// 12, lost 3"). Join's
+	// result has every counter (WorkerStats).
+	Progress func(queuekit.Progress)
 	// Logf, if not nil, gets one line per event worth a log line (a late
 	// end refused by its fencing condition).
 	Logf func(format string, args ...any)
@@ -140,7 +145,7 @@ type worker struct {
 	mu       sync.Mutex
 	stats    WorkerStats
 	synced   WorkerStats // counters already added to WORKER#<name>
-	progress func(WorkerStats)
+	progress func(queuekit.Progress)
 	log      func(format string, args ...any)
 	profile  sim.Profile // conservative's free-slot profile, reused by the claimer loop
 }
@@ -280,7 +285,7 @@ func (w *worker) flush(ctx context.Context, slots int) error {
 	}
 	w.synced = s
 	if w.progress != nil {
-		w.progress(s)
+		w.progress(queuekit.Progress{Done: s.Finished, Note: fmt.Sprintf("worker %s: claims won %d, lost %d", w.name, s.Won, s.Lost)})
 	}
 	return nil
 }
@@ -784,23 +789,4 @@ func (w *worker) claimInput(p poolItem, picks []pick, nowMS int64) (*dynamodb.Tr
 	}
 	items = append([]types.TransactWriteItem{txUpdate(table, key(w.date, skPool), poolExpr)}, items...)
 	return &dynamodb.TransactWriteItemsInput{ClientRequestToken: aws.String(token()), TransactItems: items}, cs, nil
-}
-
-// FailJobs wraps work so that the listed jobs always fail (a retriable
-// error after their runtime): for demonstrations and tests of retries and
-// dead letters.
-func FailJobs(ids []string, work WorkFunc) WorkFunc {
-	if work == nil {
-		work = Sleep
-	}
-	fail := map[string]bool{}
-	for _, id := range ids {
-		fail[id] = true
-	}
-	return func(ctx context.Context, j Job, d time.Duration) error {
-		if err := work(ctx, j, d); err != nil || !fail[j.ID] {
-			return err
-		}
-		return fmt.Errorf("job %s attempt %d: injected failure", j.ID, j.Attempt)
-	}
 }

@@ -130,9 +130,10 @@ type Config struct {
 	// Parallelism is how many goroutines run replications (0: GOMAXPROCS).
 	// It changes speed, never results.
 	Parallelism int
-	// Progress, if set, is called with the number of finished replications,
-	// from one goroutine at a time, at most about 100 times a run.
-	Progress func(done, total int)
+	// Progress, if set, is called with the finished replications (Done) of
+	// Replications (Total), from one goroutine at a time, at most about 100
+	// times a run.
+	Progress func(queuekit.Progress)
 }
 
 // Interval is a mean with a 95% confidence interval.
@@ -271,7 +272,7 @@ func Run(ctx context.Context, night queuekit.Night, cfg Config) (Summary, error)
 				before := done
 				done += last - first
 				if done/step > before/step || done == cfg.Replications {
-					cfg.Progress(done, cfg.Replications)
+					cfg.Progress(queuekit.Progress{Done: done, Total: cfg.Replications})
 				}
 				progressMu.Unlock()
 			}

@@ -243,7 +243,7 @@ func TestRunRejectsBadConfig(t *testing.T) {
 func TestProgressIsOrderedAndComplete(t *testing.T) {
 	var seen []int
 	_, err := Run(context.Background(), night(t, "2026-05-13"), Config{Workers: 3, Model: LogNormalCV(0.3),
-		Replications: 3000, Seed: 1, Parallelism: 4, Progress: func(d, total int) { seen = append(seen, d) }})
+		Replications: 3000, Seed: 1, Parallelism: 4, Progress: func(p queuekit.Progress) { seen = append(seen, p.Done) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,6 +45,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/capacity"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 )
@@ -235,12 +236,12 @@ type GatherPoint struct {
 
 // GatherConfig sets up ScatterGather.
 type GatherConfig struct {
-	Shards      []int                 // shard counts to measure, e.g. 1, 2, 4, ..., 64
-	Items       int                   // jobs due in the minute (default 1,000)
-	PayloadSize int                   // bytes of payload per item (default 200)
-	Runs        int                   // timed reads per shard count (default 5); the median is reported
-	Parallel    int                   // concurrent Queries at most (default 16)
-	Progress    func(done, total int) // called after each timed read, if set
+	Shards      []int                   // shard counts to measure, e.g. 1, 2, 4, ..., 64
+	Items       int                     // jobs due in the minute (default 1,000)
+	PayloadSize int                     // bytes of payload per item (default 200)
+	Runs        int                     // timed reads per shard count (default 5); the median is reported
+	Parallel    int                     // concurrent Queries at most (default 16)
+	Progress    func(queuekit.Progress) // called after each timed read, if set: reads done of all
 }
 
 func (g GatherConfig) withDefaults() GatherConfig {
@@ -301,7 +302,7 @@ func ScatterGather(ctx context.Context, c *catalog.Catalog, cfg GatherConfig) ([
 			times = append(times, got.Elapsed)
 			done++
 			if cfg.Progress != nil {
-				cfg.Progress(done, total)
+				cfg.Progress(queuekit.Progress{Done: done, Total: total})
 			}
 		}
 		slices.Sort(times)

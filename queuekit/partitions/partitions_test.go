@@ -6,6 +6,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/capacity"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
@@ -95,7 +96,7 @@ func TestScatterGatherOnDynamoDBLocal(t *testing.T) {
 	c := ddbtest.Catalog(t, catalog.WithItemKeys(partitions.AttrPK, partitions.AttrSK))
 	calls := 0
 	pts, err := partitions.ScatterGather(ctx, c, partitions.GatherConfig{Shards: []int{1, 4, 16}, Items: 200, Runs: 2,
-		Progress: func(done, total int) { calls++ }})
+		Progress: func(queuekit.Progress) { calls++ }})
 	if err != nil {
 		t.Fatal(err)
 	}

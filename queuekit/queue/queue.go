@@ -44,33 +44,41 @@ type Client struct {
 	timeout  time.Duration
 }
 
-// Option configures New.
-type Option func(*options)
-
-type options struct {
-	endpoint, region string
-	timeout          time.Duration
+// Options configures New; each field has a WithX option.
+type Options struct {
+	// Endpoint is the SQS endpoint URL, e.g. http://127.0.0.1:9324
+	// (default: $AWS_ENDPOINT_URL_SQS, else AWS through the standard
+	// configuration chain).
+	Endpoint string
+	// Region is the region (default: the configuration chain's, us-east-1
+	// for a local endpoint).
+	Region string
+	// CallTimeout bounds every call but long polls (default 30 s).
+	CallTimeout time.Duration
 }
 
+// Option configures New, the SDK's way: a function that edits Options.
+type Option func(*Options)
+
 // WithEndpoint sets the endpoint URL, e.g. http://127.0.0.1:9324.
-func WithEndpoint(u string) Option { return func(o *options) { o.endpoint = u } }
+func WithEndpoint(u string) Option { return func(o *Options) { o.Endpoint = u } }
 
 // WithRegion sets the region (default: the configuration chain's, us-east-1
 // for a local endpoint).
-func WithRegion(r string) Option { return func(o *options) { o.region = r } }
+func WithRegion(r string) Option { return func(o *Options) { o.Region = r } }
 
 // WithCallTimeout bounds every call but long polls (default 30 s).
-func WithCallTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
+func WithCallTimeout(d time.Duration) Option { return func(o *Options) { o.CallTimeout = d } }
 
 // New returns a client. It does not contact SQS; the first call does.
 func New(ctx context.Context, opts ...Option) (*Client, error) {
-	o := options{timeout: 30 * time.Second}
+	o := Options{CallTimeout: 30 * time.Second}
 	for _, fn := range opts {
 		fn(&o)
 	}
-	conn, err := awsapi.Load(ctx, awsapi.SQS, awsapi.Endpoint{URL: o.endpoint, Region: o.region})
+	conn, err := awsapi.Load(ctx, awsapi.SQS, awsapi.Endpoint{URL: o.Endpoint, Region: o.Region})
 	if errors.Is(err, awsapi.ErrNotURL) {
-		ep := o.endpoint
+		ep := o.Endpoint
 		if ep == "" {
 			ep = os.Getenv(EnvEndpoint)
 		}
@@ -82,8 +90,11 @@ func New(ctx context.Context, opts ...Option) (*Client, error) {
 	if conn.Config.Region == "" {
 		return nil, fmt.Errorf("no SQS endpoint: set %s (e.g. http://127.0.0.1:9324) for ElasticMQ, or AWS_REGION for AWS; %s", EnvEndpoint, StartHint)
 	}
-	c := &Client{conn: conn, endpoint: conn.URL, local: conn.Local, timeout: o.timeout}
-	c.sqs = sqs.NewFromConfig(conn.Config, func(so *sqs.Options) { so.BaseEndpoint = conn.BaseEndpoint() })
+	c := &Client{conn: conn, endpoint: conn.URL, local: conn.Local, timeout: o.CallTimeout}
+	c.sqs = sqs.NewFromConfig(conn.Config, func(so *sqs.Options) {
+		so.BaseEndpoint = conn.BaseEndpoint()
+		so.APIOptions = append(so.APIOptions, awsapi.CheckAnswers(missing))
+	})
 	return c, nil
 }
 
@@ -298,13 +309,18 @@ func (c *Client) DeleteBatch(ctx context.Context, q Queue, entries []types.Delet
 	return nil
 }
 
-// Ping checks that the SQS endpoint answers (ListQueues, one result), so a
-// command can stop before it writes anything.
+// Ping checks that SQS answers at the endpoint, so a command can stop
+// before it writes anything. It asks for the URL of a queue no one creates:
+// SQS (and ElasticMQ) answers QueueDoesNotExist, which is the expected
+// answer; a server that answers anything else, or with JSON lacking the
+// QueueUrl every GetQueueUrl reply has, is not SQS (WrongServerError).
 func (c *Client) Ping(ctx context.Context) error {
 	cctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	if _, err := c.sqs.ListQueues(cctx, &sqs.ListQueuesInput{MaxResults: aws.Int32(1)}); err != nil {
-		return fmt.Errorf("list queues: %w", c.Explain(err))
+	_, err := c.sqs.GetQueueUrl(cctx, &sqs.GetQueueUrlInput{QueueName: aws.String("queuekit-ping-no-such-queue")})
+	var missing *types.QueueDoesNotExist
+	if err != nil && !errors.As(err, &missing) {
+		return fmt.Errorf("ask SQS for a queue: %w", c.Explain(err))
 	}
 	return nil
 }

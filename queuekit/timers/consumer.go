@@ -76,8 +76,9 @@ func Classify(r stypes.Record) Kind {
 	return KindOther
 }
 
-// Options configure a Consumer.
-type Options struct {
+// ConsumerConfig configures one Consumer (Timers.Consumer), the way every
+// operation in queuekit takes one config struct.
+type ConsumerConfig struct {
 	// Handler runs a fired timer before the fire is committed; nil does
 	// nothing. It is called at least once per fire (again after a crash
 	// between it and the commit), so it must be idempotent, e.g. keyed on
@@ -116,18 +117,18 @@ type Stats struct {
 // checkpoint's condition (ErrCheckpointMoved).
 type Consumer struct {
 	t     *Timers
-	o     Options
+	o     ConsumerConfig
 	mu    sync.Mutex
 	stats Stats
 	cp    map[string]string // shard -> last committed sequence number
-	until func()            // cancels Run when Options.Until holds
+	until func()            // cancels Run when ConsumerConfig.Until holds
 }
 
 // ErrCheckpointMoved says that another consumer moved a shard's checkpoint.
 var ErrCheckpointMoved = errors.New("another consumer moved the checkpoint")
 
 // Consumer returns a consumer of t's stream.
-func (t *Timers) Consumer(o Options) *Consumer {
+func (t *Timers) Consumer(o ConsumerConfig) *Consumer {
 	if o.Attempts < 1 {
 		o.Attempts = 3
 	}
@@ -153,7 +154,7 @@ func (c *Consumer) Stats() Stats {
 }
 
 // Run reads the stream from each shard's checkpoint (or its oldest record
-// when it has none) and fires timers until ctx ends or Options.Until says
+// when it has none) and fires timers until ctx ends or ConsumerConfig.Until says
 // so; then it returns nil. Closed shards are read to their end, a child
 // shard only after its parent.
 func (c *Consumer) Run(ctx context.Context) error {

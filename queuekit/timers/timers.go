@@ -123,7 +123,7 @@ func (t *Timers) CreateTables(ctx context.Context) error {
 
 // create creates table keyed by key (with stream, if not nil) through the
 // catalog's create-and-wait on a sibling of t's catalog: the same call
-// timeout, Options.WaitTimeout and typed errors as the catalog's own tables.
+// timeout, catalog.Options.WaitTimeout and typed errors as the catalog's own tables.
 func (t *Timers) create(ctx context.Context, table, key string, stream *types.StreamSpecification) error {
 	c, err := t.cat.Sibling(table)
 	if err != nil {

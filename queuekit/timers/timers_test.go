@@ -49,7 +49,7 @@ func schedule(t *testing.T, tm *timers.Timers, due time.Time, ids ...string) {
 // runUntil runs a consumer with opts until done holds, or fails the test
 // after 3 minutes (Local's sweep visits a table of under 20 items every
 // 10 s, so every timer here is deleted within about 20 s of its due time).
-func runUntil(t *testing.T, tm *timers.Timers, opts timers.Options, done func(timers.Stats) bool) timers.Stats {
+func runUntil(t *testing.T, tm *timers.Timers, opts timers.ConsumerConfig, done func(timers.Stats) bool) timers.Stats {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -96,7 +96,7 @@ func TestEveryTimerFiresOnceAndNothingElseFires(t *testing.T) {
 	}
 	var mu sync.Mutex
 	seen := map[string]int{}
-	st := runUntil(t, tm, timers.Options{OnFire: func(f timers.Fire) {
+	st := runUntil(t, tm, timers.ConsumerConfig{OnFire: func(f timers.Fire) {
 		mu.Lock()
 		seen[f.ID]++
 		mu.Unlock()
@@ -106,7 +106,7 @@ func TestEveryTimerFiresOnceAndNothingElseFires(t *testing.T) {
 	}}, func(s timers.Stats) bool { return s.Fired >= 5 && s.Ignored[timers.KindUserDelete] >= 1 })
 	// A second consumer passes over the stream again from the checkpoint:
 	// nothing more may fire.
-	st2 := runUntil(t, tm, timers.Options{}, func(timers.Stats) bool { return true })
+	st2 := runUntil(t, tm, timers.ConsumerConfig{}, func(timers.Stats) bool { return true })
 	if st2.Fired != 0 {
 		t.Errorf("a second pass fired %d more", st2.Fired)
 	}
@@ -145,7 +145,7 @@ func TestRestartNeitherLosesNorRepeats(t *testing.T) {
 	ctxA, cancelA := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancelA()
 	fa := 0
-	a := tm.Consumer(timers.Options{OnFire: func(f timers.Fire) {
+	a := tm.Consumer(timers.ConsumerConfig{OnFire: func(f timers.Fire) {
 		onFire(f)
 		if fa++; fa == 3 {
 			cancelA()
@@ -158,7 +158,7 @@ func TestRestartNeitherLosesNorRepeats(t *testing.T) {
 	handled := 0
 	ctxB, cancelB := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancelB()
-	bh := tm.Consumer(timers.Options{OnFire: onFire, Attempts: 1, Handler: func(ctx context.Context, f timers.Fire) error {
+	bh := tm.Consumer(timers.ConsumerConfig{OnFire: onFire, Attempts: 1, Handler: func(ctx context.Context, f timers.Fire) error {
 		handled++
 		if handled == 2 {
 			cancelB() // dies here: the handler ran, the commit never will
@@ -173,7 +173,7 @@ func TestRestartNeitherLosesNorRepeats(t *testing.T) {
 		t.Fatalf("consumer B committed %d fires before dying, want 1", st.Fired)
 	}
 	// C: runs to the end.
-	st := runUntil(t, tm, timers.Options{OnFire: onFire}, func(s timers.Stats) bool { return s.Fired >= 4 })
+	st := runUntil(t, tm, timers.ConsumerConfig{OnFire: onFire}, func(s timers.Stats) bool { return s.Fired >= 4 })
 	if st.Fired != 4 || st.Duplicates != 0 {
 		t.Errorf("consumer C: %+v, want the 4 fires left and no duplicates", st)
 	}
@@ -202,7 +202,7 @@ func TestPoisonTimerGoesToTheDeadLetterQueueAndRecurringTimersReschedule(t *test
 		t.Fatal(err)
 	}
 	recurring := 0
-	st := runUntil(t, tm, timers.Options{Queues: q, DLQ: dlq, Attempts: 2, Backoff: 10 * time.Millisecond,
+	st := runUntil(t, tm, timers.ConsumerConfig{Queues: q, DLQ: dlq, Attempts: 2, Backoff: 10 * time.Millisecond,
 		Handler: func(ctx context.Context, f timers.Fire) error {
 			if f.ID == "poison" {
 				return errors.New("poison")

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"gonum.org/v1/gonum/stat"
 )
 
@@ -19,10 +20,13 @@ type Trial struct {
 	DueIn   time.Duration
 	Timeout time.Duration // 0: DefaultTimeout(Count, DueIn)
 	Keep    bool          // keep the tables (default: deleted at the end)
-	// OnFire is called after each committed fire with the number fired so far.
-	OnFire func(f Fire, fired int)
-	// OnStep receives progress lines (tables created, timers scheduled).
-	OnStep func(format string, a ...any)
+	// Progress, if not nil, is called after each committed fire: timers
+	// fired (Done) of Count (Total), and a Note naming the fire and its
+	// delay ("fired timer-0007, 1.3 s after due").
+	Progress func(queuekit.Progress)
+	// Logf, if not nil, gets one line per step (tables created, timers
+	// scheduled).
+	Logf func(format string, a ...any)
 }
 
 // TrialResult is what a Trial measured. Delays are in seconds, ascending.
@@ -65,7 +69,7 @@ func (tr Trial) Run(ctx context.Context, t *Timers) (TrialResult, error) {
 	if tr.Timeout <= 0 {
 		tr.Timeout = DefaultTimeout(tr.Count, tr.DueIn)
 	}
-	step := tr.OnStep
+	step := tr.Logf
 	if step == nil {
 		step = func(string, ...any) {}
 	}
@@ -88,14 +92,15 @@ func (tr Trial) Run(ctx context.Context, t *Timers) (TrialResult, error) {
 	res := TrialResult{Table: t.Table(), Scheduled: tr.Count}
 	cctx, cancel := context.WithTimeout(ctx, tr.Timeout)
 	defer cancel()
-	c := t.Consumer(Options{OnFire: func(f Fire) {
+	c := t.Consumer(ConsumerConfig{OnFire: func(f Fire) {
 		mu.Lock()
 		seen[f.ID]++
 		res.Delays = append(res.Delays, f.Delay.Seconds())
 		n := len(seen)
 		mu.Unlock()
-		if tr.OnFire != nil {
-			tr.OnFire(f, n)
+		if tr.Progress != nil {
+			tr.Progress(queuekit.Progress{Done: n, Total: tr.Count,
+				Note: fmt.Sprintf("fired %s, %.1f s after due", f.ID, f.Delay.Seconds())})
 		}
 		if n >= tr.Count {
 			cancel()

@@ -166,19 +166,20 @@ func runFanout(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		source = fanout.Limited(source, *sourceRate, 1)
 	}
 	out, err := fanout.Execute(ctx, fanout.Config{Queues: q, Results: results, Run: *runID, Keys: keys, Source: source,
-		Workers: *workers, Visibility: *visibility, Wait: *poll, RetryAfter: *retryAfter, MaxReceives: *maxReceives,
-		Resume: *resume, Redrive: *redrive, Keep: *keep, Step: step,
-		Fail: func(p fanout.Pointer) error {
-			if fail[p.Slice] {
-				return fmt.Errorf("slice %d fails (--fail-slices)", p.Slice)
-			}
-			return nil
-		},
-		AfterWrite: func(p fanout.Pointer) {
-			if p.Slice == *crashAfter {
-				step("crash point: wrote slice %d, its message is not deleted; waiting to be killed", p.Slice)
-				<-ctx.Done()
-			}
+		MaxReceives: *maxReceives, Resume: *resume, Redrive: *redrive, Keep: *keep, Logf: step,
+		Processing: fanout.Processing{Workers: *workers, Visibility: *visibility, Wait: *poll, RetryAfter: *retryAfter,
+			Fail: func(p fanout.Pointer) error {
+				if fail[p.Slice] {
+					return fmt.Errorf("slice %d fails (--fail-slices)", p.Slice)
+				}
+				return nil
+			},
+			AfterWrite: func(p fanout.Pointer) {
+				if p.Slice == *crashAfter {
+					step("crash point: wrote slice %d, its message is not deleted; waiting to be killed", p.Slice)
+					<-ctx.Done()
+				}
+			},
 		},
 	})
 	if err != nil {

@@ -138,7 +138,7 @@ func runFleet(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cfg := fleet.RunConfig{Bin: bin, Jobs: *jobs, Workers: *workers, Slots: *slots, Shards: *shards,
 		Job: time.Duration(*jobMS * float64(time.Millisecond)), DueOver: time.Duration(*dueOver * float64(time.Second)),
 		KillEvery: time.Duration(*killEvery * float64(time.Second)), WorkLog: *workLog, Seed: uint64(time.Now().UnixNano()),
-		Progress: func(s string) { fmt.Fprintf(stderr, "queuekit fleet: %s\n", s) }}
+		Logf: func(format string, a ...any) { fmt.Fprintf(stderr, "queuekit fleet: %s\n", fmt.Sprintf(format, a...)) }}
 	if err := cfg.WithDefaults().Validate(); err != nil {
 		return badInput(err)
 	}
@@ -209,7 +209,7 @@ func runFleetWorker(ctx context.Context, args []string, stdout, stderr io.Writer
 	enc := json.NewEncoder(stdout)
 	st, err := f.Join(ctx, fleet.WorkerConfig{Name: *name, Slots: *slots, Shards: *shards,
 		Work: fleet.Sleep(time.Duration(*jobMS * float64(time.Millisecond))), WorkLog: logw,
-		Progress: func(s fleet.Stats) { mu.Lock(); _ = enc.Encode(s); mu.Unlock() }})
+		OnStats: func(s fleet.Stats) { mu.Lock(); _ = enc.Encode(s); mu.Unlock() }})
 	if err != nil {
 		return fleetAsUsage(err)
 	}

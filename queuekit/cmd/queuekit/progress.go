@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/nightqueue/workshop/queuekit"
 )
 
 // progress reports long work on the command's stderr. On a terminal it
@@ -68,6 +70,9 @@ func (p *progress) update(done, total int) {
 	p.last = now
 	p.shown = true
 }
+
+// report is update in the shape every queuekit operation reports progress.
+func (p *progress) report(r queuekit.Progress) { p.update(r.Done, r.Total) }
 
 // done ends the bar's line on a terminal.
 func (p *progress) done() {

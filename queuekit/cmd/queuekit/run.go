@@ -10,6 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/nightqueue/workshop/queuekit"
+	"github.com/nightqueue/workshop/queuekit/internal/fault"
 	"github.com/nightqueue/workshop/queuekit/lease"
 	"github.com/nightqueue/workshop/queuekit/sim"
 )
@@ -99,13 +101,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return usagef("--poll-ms %d, --lease-ms %d: want a poll of at most 60000 ms and a lease of at most 3600000 ms (an hour)", *pollMS, *leaseMS)
 	}
 	if *pollMS < 0 || *leaseMS < 0 || *maxRetry < 0 {
-		return usagef("--poll-ms %d, --lease-ms %d, --max-retry %d: each must be >= 0 (0: the default)", *pollMS, *leaseMS, *maxRetry)
+		return usagef("--poll-ms %d, --lease-ms %d, --max-retry %d: each must be >= 0 (poll and lease 0: the default; max-retry 0: no retry)", *pollMS, *leaseMS, *maxRetry)
 	}
 	cfg := lease.Config{Workers: *workers, Policy: pol, Minute: m, Poll: time.Duration(*pollMS) * time.Millisecond,
 		Lease: time.Duration(*leaseMS) * time.Millisecond, MaxRetry: *maxRetry}
-	if *maxRetry == 0 {
-		cfg.MaxRetry = -1 // Config's 0 means the default; negative means none
-	}
 	if err := cfg.WithDefaults().Validate(); err != nil {
 		return badInput(err)
 	}
@@ -119,15 +118,15 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	began := time.Now()
 	var last time.Time
-	progress := func(p lease.Progress) {
-		if time.Since(last) < time.Second && p.Ended < p.Jobs {
+	progress := func(p queuekit.Progress) {
+		if time.Since(last) < time.Second && p.Done < p.Total {
 			return
 		}
 		last = time.Now()
-		fmt.Fprintf(stderr, "queuekit run: night minute %.0f, %d of %d jobs ended, %d running (%.1f s)\n",
-			p.Minute, p.Ended, p.Jobs, p.Running, time.Since(began).Seconds())
+		fmt.Fprintf(stderr, "queuekit run: %d of %d jobs ended, %s (%.1f s)\n",
+			p.Done, p.Total, p.Note, time.Since(began).Seconds())
 	}
-	rep, err := ex.Run(ctx, n, cfg, *slots, lease.FailJobs(fail, nil), progress)
+	rep, err := ex.Run(ctx, n, lease.RunConfig{Config: cfg, Slots: *slots, Work: fault.FailJobs(fail, nil), Progress: progress})
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		return fmt.Errorf("interrupted: night %s stopped unfinished; run it again to start over (`queuekit status --batch-date %s` shows where it stopped)", *date, *date)
 	}
@@ -164,7 +163,7 @@ func writeRunText(w io.Writer, rep lease.Report) error {
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "job\tattempt\tstart\tfinish\tslots\toutcome")
 	for _, e := range rep.Schedule {
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%v\t%s\n", e.JobID, e.Attempt, e.Start, e.Finish, e.WorkerIDs, e.Outcome)
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%v\t%s\n", e.ID, e.Attempt, e.Start, e.Finish, e.Workers, e.Outcome)
 	}
 	return tw.Flush()
 }

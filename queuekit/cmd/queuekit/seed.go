@@ -125,7 +125,7 @@ func seedCatalog(ctx context.Context, stderr io.Writer, c *catalog.Catalog, jobs
 	if len(jobs) >= barThreshold {
 		b = newProgress(stderr, "seeding "+c.Table())
 		b.update(0, len(jobs))
-		opts = append(opts, catalog.WithProgress(b.update))
+		opts = append(opts, catalog.WithProgress(b.report))
 	}
 	rep, err := c.Seed(ctx, jobs, opts...)
 	if b != nil {

@@ -31,12 +31,30 @@ func stoppedEndpoint(t *testing.T) string {
 // server does (HTML, 200), and returns its URL.
 func notAServer(t *testing.T) string {
 	t.Helper()
+	return answering(t, "text/html", "<!doctype html><html><body>hello</body></html>")
+}
+
+// answering starts an HTTP server that answers every request with 200 and
+// body as contentType, and returns its URL.
+func answering(t *testing.T, contentType, body string) string {
+	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
-		fmt.Fprint(w, "<!doctype html><html><body>hello</body></html>")
+		w.Header().Set("Content-Type", contentType)
+		fmt.Fprint(w, body)
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// otherServers are servers that answer every request with 200 but are not
+// DynamoDB or SQS: a web server, and two JSON servers whose replies the SDK
+// can read (every member missing).
+func otherServers(t *testing.T) map[string]string {
+	return map[string]string{
+		"web server":       notAServer(t),
+		"JSON {}":          answering(t, "application/json", "{}"),
+		"JSON hello world": answering(t, "application/json", `{"hello":"world"}`),
+	}
 }
 
 // dynamoCommands is every command that talks to DynamoDB, with the flags it
@@ -98,28 +116,36 @@ func TestEveryDynamoDBCommandOnAStoppedEndpointExits1(t *testing.T) {
 // with one line saying that the endpoint answers but is not DynamoDB, naming
 // it and the variable to fix.
 func TestEveryDynamoDBCommandOnAnotherServerSaysSo(t *testing.T) {
-	ep := notAServer(t)
-	for _, c := range dynamoCommands {
-		args := append(append([]string{}, c...), "--endpoint", ep)
-		out, errOut, code := runDynamoCLI(t, args...)
-		checkOneLine(t, args, code, out, errOut, "the server at "+ep+" answers but is not DynamoDB", "AWS_ENDPOINT_URL_DYNAMODB")
+	for kind, ep := range otherServers(t) {
+		for _, c := range dynamoCommands {
+			args := append(append([]string{}, c...), "--endpoint", ep)
+			out, errOut, code := runDynamoCLI(t, args...)
+			t.Logf("%s: %v: %s", kind, args, errOut)
+			checkOneLine(t, args, code, out, errOut, "the server at "+ep+" answers but is not DynamoDB", "AWS_ENDPOINT_URL_DYNAMODB")
+		}
 	}
 }
 
 // fanout, the command that talks to SQS, with a real DynamoDB holding its
-// nights: a stopped SQS endpoint and a web server each give exit 1 and one
+// nights: a stopped SQS endpoint, a web server and JSON servers each give exit 1 and one
 // line naming the endpoint and what to do; nothing is created.
 func TestFanoutOnAStoppedOrWrongSQSEndpoint(t *testing.T) {
 	ddb := ddbtest.Endpoint(t)
 	table := seededTable(t)
-	stopped, web := stoppedEndpoint(t), notAServer(t)
-	for _, tc := range []struct {
+	stopped := stoppedEndpoint(t)
+	cases := []struct {
 		sqs  string
 		want []string
 	}{
 		{stopped, []string{"SQS at " + stopped + " is unreachable", "scripts/elasticmq.sh start"}},
-		{web, []string{"the server at " + web + " answers but is not SQS", "AWS_ENDPOINT_URL_SQS", "scripts/elasticmq.sh start"}},
-	} {
+	}
+	for _, other := range otherServers(t) {
+		cases = append(cases, struct {
+			sqs  string
+			want []string
+		}{other, []string{"the server at " + other + " answers but is not SQS", "AWS_ENDPOINT_URL_SQS", "scripts/elasticmq.sh start"}})
+	}
+	for _, tc := range cases {
 		results := ddbtest.TableName(t)
 		args := []string{"fanout", "--slices", "4", "--endpoint", ddb, "--table", table, "--sqs-endpoint", tc.sqs, "--results-table", results}
 		out, errOut, code := runDynamoCLI(t, args...)

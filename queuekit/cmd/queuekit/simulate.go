@@ -81,7 +81,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	bar := newProgress(stderr, "replications")
 	bar.update(0, *reps)
 	sum, err := montecarlo.Run(ctx, n, montecarlo.Config{Workers: *workers, Policy: pol, Model: model,
-		Replications: *reps, Seed: *seed, Progress: bar.update})
+		Replications: *reps, Seed: *seed, Progress: bar.report})
 	bar.done()
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/timers"
 )
 
@@ -64,10 +65,8 @@ func runTimers(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	step := func(format string, a ...any) {
 		fmt.Fprintf(stderr, "[%5.1fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, a...))
 	}
-	tr, err := timers.Trial{Count: *count, DueIn: due, Timeout: *timeout, Keep: *keep, OnStep: step,
-		OnFire: func(f timers.Fire, n int) {
-			step("fired %s, %.1f s after due (%d of %d)", f.ID, f.Delay.Seconds(), n, *count)
-		}}.Run(ctx, timers.New(c))
+	tr, err := timers.Trial{Count: *count, DueIn: due, Timeout: *timeout, Keep: *keep, Logf: step,
+		Progress: func(p queuekit.Progress) { step("%s (%d of %d)", p.Note, p.Done, p.Total) }}.Run(ctx, timers.New(c))
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nightqueue/workshop/queuekit"
+	"github.com/nightqueue/workshop/queuekit/internal/fault"
 	"github.com/nightqueue/workshop/queuekit/lease"
 )
 
@@ -53,19 +55,18 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	work := lease.FailJobs(fail, nil)
+	work := fault.FailJobs(fail, nil)
 	if *crash > 0 {
 		work = crashIn(*crash, work)
 	}
 	began := time.Now()
 	var last time.Time
-	progress := func(s lease.WorkerStats) {
+	progress := func(p queuekit.Progress) {
 		if time.Since(last) < 5*time.Second {
 			return
 		}
 		last = time.Now()
-		fmt.Fprintf(stderr, "queuekit worker %s: claims won %d, lost %d; %d jobs succeeded (%.0f s)\n",
-			s.Name, s.Won, s.Lost, s.Finished, time.Since(began).Seconds())
+		fmt.Fprintf(stderr, "queuekit %s; %d jobs succeeded (%.0f s)\n", p.Note, p.Done, time.Since(began).Seconds())
 	}
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(stderr, "queuekit worker: %s\n", fmt.Sprintf(format, args...))

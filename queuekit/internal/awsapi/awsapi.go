@@ -134,9 +134,15 @@ func (e *WrongServerError) Unwrap() error { return e.Err }
 
 // NotTheServer reports whether err is an answer the SDK could not read as
 // its service's reply (a deserialization failure: HTML, plain text, another
-// protocol), and the HTTP status of that answer. It tells "another server
+// protocol) or a readable reply that lacks what the service always sends
+// (*NotAnAnswerError: any JSON from a server that is not the service), and
+// the HTTP status of that answer. It tells "another server
 // answers here" from "nothing answers" (UnreachableReason).
 func NotTheServer(err error) (status int, ok bool) {
+	var na *NotAnAnswerError
+	if errors.As(err, &na) {
+		return na.Status, true
+	}
 	var de *smithy.DeserializationError
 	if !errors.As(err, &de) {
 		return 0, false

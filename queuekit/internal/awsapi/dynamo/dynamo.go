@@ -82,6 +82,7 @@ func New(conn *awsapi.Conn, name string, opts Options) *Table {
 	opts.defaults()
 	fns := []func(*dynamodb.Options){func(d *dynamodb.Options) {
 		d.BaseEndpoint = conn.BaseEndpoint()
+		d.APIOptions = append(d.APIOptions, awsapi.CheckAnswers(missing))
 		if conn.Local {
 			d.DisableValidateResponseChecksum = true
 		}
