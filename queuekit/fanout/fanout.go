@@ -47,6 +47,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
 	"github.com/nightqueue/workshop/queuekit/queue"
 )
 
@@ -109,15 +110,7 @@ func (r *Results) Table() string { return r.table }
 // is active, through the catalog's create-and-wait (so under its
 // Options.WaitTimeout, with its typed errors).
 func (r *Results) Create(ctx context.Context) error {
-	err := r.cat.CreateTableFrom(ctx, &dynamodb.CreateTableInput{
-		BillingMode: types.BillingModePayPerRequest,
-		AttributeDefinitions: []types.AttributeDefinition{
-			{AttributeName: aws.String(attrRun), AttributeType: types.ScalarAttributeTypeS},
-			{AttributeName: aws.String(attrSlice), AttributeType: types.ScalarAttributeTypeN}},
-		KeySchema: []types.KeySchemaElement{
-			{AttributeName: aws.String(attrRun), KeyType: types.KeyTypeHash},
-			{AttributeName: aws.String(attrSlice), KeyType: types.KeyTypeRange}},
-	})
+	err := r.cat.CreateTableFrom(ctx, dynamo.Spec{Key: dynamo.Key{Partition: dynamo.S(attrRun), Sort: dynamo.N(attrSlice)}}.Input())
 	if err != nil {
 		return fmt.Errorf("results table: %w", err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fence"
+	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
 )
 
 // Seed 003's execution_status values.
@@ -141,27 +142,10 @@ func (f *Fleet) Reset(ctx context.Context, shards int) error {
 	if err := f.cat.DeleteTable(ctx); err != nil {
 		return err
 	}
-	in := &dynamodb.CreateTableInput{
-		BillingMode: types.BillingModePayPerRequest,
-		AttributeDefinitions: []types.AttributeDefinition{
-			{AttributeName: aws.String(attrPK), AttributeType: types.ScalarAttributeTypeS},
-			{AttributeName: aws.String(attrSK), AttributeType: types.ScalarAttributeTypeS},
-			{AttributeName: aws.String(attrShard), AttributeType: types.ScalarAttributeTypeN},
-			{AttributeName: aws.String(attrDue), AttributeType: types.ScalarAttributeTypeN},
-		},
-		KeySchema: []types.KeySchemaElement{
-			{AttributeName: aws.String(attrPK), KeyType: types.KeyTypeHash},
-			{AttributeName: aws.String(attrSK), KeyType: types.KeyTypeRange},
-		},
-		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{
-			IndexName: aws.String(IndexDue),
-			KeySchema: []types.KeySchemaElement{
-				{AttributeName: aws.String(attrShard), KeyType: types.KeyTypeHash},
-				{AttributeName: aws.String(attrDue), KeyType: types.KeyTypeRange},
-			},
-			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
-		}},
-	}
+	in := dynamo.Spec{
+		Key:     dynamo.Key{Partition: dynamo.S(attrPK), Sort: dynamo.S(attrSK)},
+		Indexes: []dynamo.Index{{Name: IndexDue, Key: dynamo.Key{Partition: dynamo.N(attrShard), Sort: dynamo.N(attrDue)}}},
+	}.Input()
 	if err := f.cat.CreateTableFrom(ctx, in); err != nil {
 		return err
 	}

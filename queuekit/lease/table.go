@@ -13,6 +13,7 @@ import (
 
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fence"
+	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
 )
 
 // The execution states of seed 003.
@@ -198,24 +199,13 @@ func key(date, sk string) map[string]types.AttributeValue {
 
 // createTable creates the companion table with its two sparse indexes.
 func (e *Executor) createTable(ctx context.Context) error {
-	s := func(n string) types.AttributeDefinition {
-		return types.AttributeDefinition{AttributeName: aws.String(n), AttributeType: types.ScalarAttributeTypeS}
-	}
-	ks := func(h, r string) []types.KeySchemaElement {
-		return []types.KeySchemaElement{{AttributeName: aws.String(h), KeyType: types.KeyTypeHash},
-			{AttributeName: aws.String(r), KeyType: types.KeyTypeRange}}
-	}
-	all := &types.Projection{ProjectionType: types.ProjectionTypeAll}
-	return e.db.CreateTableFrom(ctx, &dynamodb.CreateTableInput{
-		BillingMode: types.BillingModePayPerRequest,
-		AttributeDefinitions: []types.AttributeDefinition{s(attrDate), s(attrSK), s(attrShard), s(attrDue), s(attrLeaseSh),
-			{AttributeName: aws.String(attrLeaseTil), AttributeType: types.ScalarAttributeTypeN}},
-		KeySchema: ks(attrDate, attrSK),
-		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{
-			{IndexName: aws.String(IndexClaim), KeySchema: ks(attrShard, attrDue), Projection: all},
-			{IndexName: aws.String(IndexLeases), KeySchema: ks(attrLeaseSh, attrLeaseTil), Projection: all},
+	return e.db.CreateTableFrom(ctx, dynamo.Spec{
+		Key: dynamo.Key{Partition: dynamo.S(attrDate), Sort: dynamo.S(attrSK)},
+		Indexes: []dynamo.Index{
+			{Name: IndexClaim, Key: dynamo.Key{Partition: dynamo.S(attrShard), Sort: dynamo.S(attrDue)}},
+			{Name: IndexLeases, Key: dynamo.Key{Partition: dynamo.S(attrLeaseSh), Sort: dynamo.N(attrLeaseTil)}},
 		},
-	})
+	}.Input())
 }
 
 // nightItems reads every item of a night with one paginated Query on the

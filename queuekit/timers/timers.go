@@ -57,6 +57,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
 )
 
 // Attribute names of a timer item.
@@ -129,12 +130,7 @@ func (t *Timers) create(ctx context.Context, table, key string, stream *types.St
 	if err != nil {
 		return fmt.Errorf("create table %s: %w", table, err)
 	}
-	return c.CreateTableFrom(ctx, &dynamodb.CreateTableInput{
-		BillingMode:          types.BillingModePayPerRequest,
-		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String(key), AttributeType: types.ScalarAttributeTypeS}},
-		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String(key), KeyType: types.KeyTypeHash}},
-		StreamSpecification:  stream,
-	})
+	return c.CreateTableFrom(ctx, dynamo.Spec{Key: dynamo.Key{Partition: dynamo.S(key)}, Stream: stream}.Input())
 }
 
 // DeleteTables deletes both tables; tables already gone are fine.
