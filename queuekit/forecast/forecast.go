@@ -122,7 +122,7 @@ func run(tasks []sim.Task, n queuekit.Night, workers int) (sim.Result, error) {
 // HistoryConfig describes the simulated history.
 type HistoryConfig struct {
 	Nights  int    // default 365
-	Heavy   int    // heavy nights among them (default Nights/10)
+	Heavy   int    // heavy nights among them (with Nights 0, default 36: a tenth of 365)
 	Seed    uint64 // for the nights and the runtimes
 	Workers []int  // worker counts, cycled night by night (default 2, 3, 4)
 	Truth   Truth  // default DefaultTruth
@@ -383,9 +383,9 @@ func (e Evaluation) ByDate() []DateError {
 	return out
 }
 
-// Study is the notebook's whole experiment: a history of cfg.Nights nights,
-// the oldest trainShare of them to fit, the rest held out, and the four
-// sample nights held out as well.
+// Study is the notebook's whole experiment: a history of
+// StudyConfig.History.Nights nights, the oldest TrainShare of them to fit,
+// the rest held out, and the four sample nights held out as well.
 type Study struct {
 	Train, Test int        // nights fitted on and held out (generated)
 	Generated   Evaluation // judged on the held-out generated nights
@@ -395,11 +395,37 @@ type Study struct {
 // SampleDraws is how many times RunStudy realises each sample night.
 const SampleDraws = 200
 
-// RunStudy runs the experiment; each sample night is realised SampleDraws times.
-func RunStudy(cfg HistoryConfig, trainShare float64) (Study, error) {
-	if !(trainShare > 0 && trainShare < 1) {
-		return Study{}, fmt.Errorf("study: train share %v: want a fraction in (0, 1)", trainShare)
+// DefaultTrainShare is the share of the history fitted on when
+// StudyConfig.TrainShare is 0.
+const DefaultTrainShare = 0.8
+
+// StudyConfig describes the experiment of RunStudy and Seeds.
+type StudyConfig struct {
+	History HistoryConfig // the simulated history
+	// TrainShare is the fraction of the history, oldest first, fitted on;
+	// the rest is held out. It must be in (0, 1); zero (no training at all
+	// would mean no forecaster) means DefaultTrainShare.
+	TrainShare float64
+}
+
+// trainShare returns the share to fit on, checked.
+func (c StudyConfig) trainShare() (float64, error) {
+	if c.TrainShare == 0 {
+		return DefaultTrainShare, nil
 	}
+	if !(c.TrainShare > 0 && c.TrainShare < 1) {
+		return 0, fmt.Errorf("train share %v: want a fraction in (0, 1)", c.TrainShare)
+	}
+	return c.TrainShare, nil
+}
+
+// RunStudy runs the experiment; each sample night is realised SampleDraws times.
+func RunStudy(sc StudyConfig) (Study, error) {
+	trainShare, err := sc.trainShare()
+	if err != nil {
+		return Study{}, fmt.Errorf("study: %w", err)
+	}
+	cfg := sc.History
 	hist, err := History(cfg)
 	if err != nil {
 		return Study{}, err

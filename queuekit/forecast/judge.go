@@ -153,19 +153,21 @@ func (s SeedResult) Winner(heavy bool) string {
 	return Forecasters[best]
 }
 
-// Seeds runs the study once per seed with cfg's other settings (the history
-// differs: other nights, other noise) and reports each seed's MAEs.
-func Seeds(cfg HistoryConfig, seeds []uint64, trainShare float64) ([]SeedResult, error) {
+// Seeds runs the study once per seed, each replacing cfg.History.Seed, with
+// cfg's other settings (the history differs: other nights, other noise),
+// and reports each seed's MAEs.
+func Seeds(cfg StudyConfig, seeds []uint64) ([]SeedResult, error) {
+	trainShare, err := cfg.trainShare()
+	if err != nil {
+		return nil, fmt.Errorf("seeds: %w", err)
+	}
 	var out []SeedResult
 	for _, seed := range seeds {
-		c := cfg
+		c := cfg.History
 		c.Seed = seed
 		hist, err := History(c)
 		if err != nil {
 			return nil, err
-		}
-		if !(trainShare > 0 && trainShare < 1) {
-			return nil, fmt.Errorf("seeds: train share %v: want a fraction in (0, 1)", trainShare)
 		}
 		cut := int(math.Round(trainShare * float64(len(hist))))
 		ev, err := Evaluate(hist[:cut], hist[cut:])
