@@ -58,28 +58,35 @@ func describe(date, window string) string {
 	return "night " + date + " window " + window
 }
 
-// ReadOption changes how QueryNight and GetByKey read.
-type ReadOption func(*readOptions)
+// ReadOption changes how QueryNight and GetByKey read: the SDK's per-call
+// functional option over ReadOptions.
+type ReadOption func(*ReadOptions)
 
-type readOptions struct {
-	consistent bool
-	filter     *expression.ConditionBuilder
+// ReadOptions are the settings of one QueryNight or GetByKey call. Set them
+// through ReadConsistent and ReadFilter.
+type ReadOptions struct {
+	// Consistent asks for a strongly consistent read; false reads
+	// eventually consistent, DynamoDB's default.
+	Consistent bool
+	// Filter, if not nil, is a filter expression on non-key attributes
+	// (QueryNight only).
+	Filter *expression.ConditionBuilder
 }
 
 // ReadConsistent asks for a strongly consistent read: it reflects every
 // write acknowledged before it, and costs twice an eventually consistent one
 // (1 read unit per 4 KB instead of ½).
-func ReadConsistent() ReadOption { return func(o *readOptions) { o.consistent = true } }
+func ReadConsistent() ReadOption { return func(o *ReadOptions) { o.Consistent = true } }
 
 // ReadFilter adds a filter expression on non-key attributes. DynamoDB
 // applies it after reading, so the read is billed for every item the key
 // condition selects (ScannedCount), and returns only those that pass (Count).
 func ReadFilter(cond expression.ConditionBuilder) ReadOption {
-	return func(o *readOptions) { o.filter = &cond }
+	return func(o *ReadOptions) { o.Filter = &cond }
 }
 
-func readOpts(opts []ReadOption) readOptions {
-	var o readOptions
+func readOpts(opts []ReadOption) ReadOptions {
+	var o ReadOptions
 	for _, fn := range opts {
 		fn(&o)
 	}
@@ -110,8 +117,8 @@ func (c *Catalog) QueryNight(ctx context.Context, date, window string, opts ...R
 		key = key.And(expression.Key(queuekit.AttrWindowJobID).BeginsWith(window + "#"))
 	}
 	b := expression.NewBuilder().WithKeyCondition(key)
-	if ro.filter != nil {
-		b = b.WithFilter(*ro.filter)
+	if ro.Filter != nil {
+		b = b.WithFilter(*ro.Filter)
 	}
 	expr, err := b.Build()
 	if err != nil {
@@ -125,7 +132,7 @@ func (c *Catalog) QueryNight(ctx context.Context, date, window string, opts ...R
 		FilterExpression:          expr.Filter(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
-		ConsistentRead:            aws.Bool(ro.consistent),
+		ConsistentRead:            aws.Bool(ro.Consistent),
 		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
 	}) {
 		if err != nil {
@@ -154,11 +161,11 @@ func (c *Catalog) GetByKey(ctx context.Context, date, windowJobID string, opts .
 	fail := func(err error) error {
 		return fmt.Errorf("get item %s=%s %s=%s from table %s: %w", queuekit.AttrBatchDate, date, queuekit.AttrWindowJobID, windowJobID, c.opts.Table, err)
 	}
-	if ro.filter != nil {
+	if ro.Filter != nil {
 		return queuekit.Job{}, AccessReport{Method: "GetItem", Segments: 1}, fail(errors.New("GetItem takes no filter expression: read the item, or Query with ReadFilter"))
 	}
 	key := c.opts.Key.key(queuekit.Job{BatchDate: date, WindowJobID: windowJobID, JobID: windowJobID})
-	item, rep, err := c.getItem(ctx, key, ro.consistent)
+	item, rep, err := c.getItem(ctx, key, ro.Consistent)
 	if err != nil {
 		return queuekit.Job{}, rep, fail(err)
 	}
