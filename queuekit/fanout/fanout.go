@@ -108,7 +108,7 @@ func (r *Results) Table() string { return r.table }
 
 // Create creates the table (on-demand) unless it exists, and waits until it
 // is active, through the catalog's create-and-wait (so under its
-// Options.WaitTimeout, with its typed errors).
+// catalog.Options.WaitTimeout, with its typed errors).
 func (r *Results) Create(ctx context.Context) error {
 	err := r.cat.CreateTableFrom(ctx, dynamo.Spec{Key: dynamo.Key{Partition: dynamo.S(attrRun), Sort: dynamo.N(attrSlice)}}.Input())
 	if err != nil {
