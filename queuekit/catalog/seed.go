@@ -24,25 +24,32 @@ const BatchSize = dynamo.BatchSize
 // under DynamoDB's 400 KB item limit.
 const MaxPadding = 350 * 1024
 
-// SeedOption configures one Seed or PutEach call.
-type SeedOption func(*seedOptions)
+// SeedOption configures one Seed or PutEach call, the SDK's way: a
+// function that edits SeedOptions.
+type SeedOption func(*SeedOptions)
 
-type seedOptions struct {
-	progress func(queuekit.Progress)
-	padding  int
+// SeedOptions are the settings of one Seed or PutEach call; each has a
+// WithX option.
+type SeedOptions struct {
+	// Progress, if set, gets items written (Done) of all (Total) after
+	// every batch (WithProgress).
+	Progress func(queuekit.Progress)
+	// Padding is the size of the "padding" attribute added to every item
+	// (WithPadding).
+	Padding int
 }
 
 // WithProgress reports progress after every written batch (or item, for
 // PutEach): items written (Done) of all (Total). Calls are serialized and
 // Done never decreases.
 func WithProgress(fn func(queuekit.Progress)) SeedOption {
-	return func(o *seedOptions) { o.progress = fn }
+	return func(o *SeedOptions) { o.Progress = fn }
 }
 
 // WithPadding adds a string attribute "padding" of n bytes to every item, to
 // make items big enough for Query and Scan to page (1 MB per page) and for
 // capacity to show the effect of item size.
-func WithPadding(n int) SeedOption { return func(o *seedOptions) { o.padding = n } }
+func WithPadding(n int) SeedOption { return func(o *SeedOptions) { o.Padding = n } }
 
 // SeedReport describes a finished seed: measure.SeedReport, under the name
 // this package always had.
@@ -83,7 +90,7 @@ func (c *Catalog) Seed(ctx context.Context, jobs []queuekit.Job, opts ...SeedOpt
 // for tables keyed WithItemKeys; for jobs use Seed, which validates them.
 // Items must not repeat a key within one call.
 func (c *Catalog) PutItems(ctx context.Context, items []map[string]types.AttributeValue, opts ...SeedOption) (SeedReport, error) {
-	var so seedOptions
+	var so SeedOptions
 	for _, fn := range opts {
 		fn(&so)
 	}
@@ -92,7 +99,7 @@ func (c *Catalog) PutItems(ctx context.Context, items []map[string]types.Attribu
 
 // writeItems writes marshalled items with the AWS layer's batch writer
 // (see Seed) and reports what it took.
-func (c *Catalog) writeItems(ctx context.Context, items []map[string]types.AttributeValue, so seedOptions) (SeedReport, error) {
+func (c *Catalog) writeItems(ctx context.Context, items []map[string]types.AttributeValue, so SeedOptions) (SeedReport, error) {
 	total := len(items)
 	reqs := make([]types.WriteRequest, len(items))
 	for i, it := range items {
@@ -106,8 +113,8 @@ func (c *Catalog) writeItems(ctx context.Context, items []map[string]types.Attri
 		rep.Retried += w.Retried
 		rep.WriteUnits += w.Units
 		rep.IndexWriteUnits += w.IndexUnits
-		if so.progress != nil && w.Items > 0 {
-			so.progress(queuekit.Progress{Done: rep.Items, Total: total})
+		if so.Progress != nil && w.Items > 0 {
+			so.Progress(queuekit.Progress{Done: rep.Items, Total: total})
 		}
 	}))
 	rep.Elapsed = time.Since(began)
@@ -143,8 +150,8 @@ func (c *Catalog) PutEach(ctx context.Context, jobs []queuekit.Job, opts ...Seed
 				Err: fmt.Errorf("put item %d: %w", i+1, err)}
 		}
 		rep.Items++
-		if so.progress != nil {
-			so.progress(queuekit.Progress{Done: rep.Items, Total: len(items)})
+		if so.Progress != nil {
+			so.Progress(queuekit.Progress{Done: rep.Items, Total: len(items)})
 		}
 	}
 	rep.Elapsed = time.Since(began)
@@ -179,17 +186,17 @@ func checkItemSize(loc string, it map[string]types.AttributeValue) error {
 
 // prepare validates every job and marshals it; duplicate keys are refused
 // because one BatchWriteItem request may not carry the same key twice.
-func (c *Catalog) prepare(jobs []queuekit.Job, opts []SeedOption) (seedOptions, []map[string]types.AttributeValue, error) {
-	var so seedOptions
+func (c *Catalog) prepare(jobs []queuekit.Job, opts []SeedOption) (SeedOptions, []map[string]types.AttributeValue, error) {
+	var so SeedOptions
 	for _, fn := range opts {
 		fn(&so)
 	}
-	if so.padding < 0 || so.padding > MaxPadding {
-		return so, nil, fmt.Errorf("padding = %d bytes: want 0 to %d (DynamoDB items are at most 400 KB)", so.padding, MaxPadding)
+	if so.Padding < 0 || so.Padding > MaxPadding {
+		return so, nil, fmt.Errorf("padding = %d bytes: want 0 to %d (DynamoDB items are at most 400 KB)", so.Padding, MaxPadding)
 	}
 	var pad types.AttributeValue
-	if so.padding > 0 {
-		pad = &types.AttributeValueMemberS{Value: strings.Repeat("x", so.padding)}
+	if so.Padding > 0 {
+		pad = &types.AttributeValueMemberS{Value: strings.Repeat("x", so.Padding)}
 	}
 	var errs []error
 	seen := make(map[string]int, len(jobs)) // by job_id, which also fixes the sort key

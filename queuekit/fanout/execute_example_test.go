@@ -35,7 +35,7 @@ func ExampleExecute() {
 		fmt.Println(err)
 		return
 	}
-	cfg.Pool = fanout.Pool{Workers: 2, Wait: time.Second}
+	cfg.Processing = fanout.Processing{Workers: 2, Wait: time.Second}
 	var last queuekit.Progress
 	cfg.Progress = func(p queuekit.Progress) { last = p }
 	out, err := fanout.Execute(ctx, cfg)
