@@ -2,9 +2,11 @@ package ddbtest
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -20,10 +22,13 @@ type Private struct {
 // StartPrivate starts DynamoDB Local in memory on port, on 127.0.0.1 only,
 // through `scripts/dynamodb-local.sh run` (which installs it if needed and
 // execs the loopback launcher, so the process is the server itself), and
-// stops it when the test ends. The port must be free; the test fails with
-// what to do otherwise.
+// stops it when the test ends. The port must be free (the test fails with
+// what to do otherwise); "" takes a free one the kernel picks.
 func StartPrivate(t testing.TB, port string) *Private {
 	t.Helper()
+	if port == "" {
+		port = freePort(t)
+	}
 	ep := "http://127.0.0.1:" + port
 	if answers(ep) {
 		t.Fatalf("port %s is in use; a private DynamoDB Local needs a free port (set the test's port variable to another)", port)
@@ -69,4 +74,17 @@ func (p *Private) signal(s syscall.Signal) error {
 		return fmt.Errorf("signal %v to DynamoDB Local (pid %d): %w", s, p.cmd.Process.Pid, err)
 	}
 	return nil
+}
+
+// freePort returns a loopback port the kernel just gave out and that was
+// closed at once, so that private servers of tests running side by side
+// (two checkouts, a helper's run) never meet on a fixed port.
+func freePort(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("find a free port: %v", err)
+	}
+	defer l.Close()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
