@@ -179,7 +179,7 @@ func TestQuotaAndOnDemandMaximum(t *testing.T) {
 
 	g := newFixture(t, WithScale(20))
 	in = onDemand()
-	in.OnDemandThroughput = &types.OnDemandThroughput{MaxWriteRequestUnits: aws.Int64(2000)}
+	in.OnDemandThroughput = &types.OnDemandThroughput{MaxReadRequestUnits: aws.Int64(40_000), MaxWriteRequestUnits: aws.Int64(2000)}
 	name = g.table(in)
 	o = g.puts(name, 150, func(i int) (string, string) { return fmt.Sprintf("m%d", i), "s" })
 	if o.ok != 100 || o.byExc[ExcThrottling] != 50 || o.reasons["TableWriteMaxOnDemandThroughputExceeded"] != 50 {
