@@ -66,7 +66,9 @@ func (c *call) serve() {
 				return
 			}
 		}
-		if status, _ := c.forward(c.body); status == http.StatusOK {
+		rec := c.forward(c.body)
+		defer c.reply(rec)
+		if rec.status == http.StatusOK {
 			l.mu.Lock()
 			if c.op == "CreateTable" {
 				l.created(c.req, l.opts.Now())
@@ -77,7 +79,9 @@ func (c *call) serve() {
 		}
 		return
 	case "DeleteTable":
-		if status, _ := c.forward(c.body); status == http.StatusOK {
+		rec := c.forward(c.body)
+		defer c.reply(rec)
+		if rec.status == http.StatusOK {
 			l.mu.Lock()
 			delete(l.tables, c.req.TableName)
 			l.mu.Unlock()
@@ -87,7 +91,7 @@ func (c *call) serve() {
 	for _, n := range c.req.tableNames() {
 		if err := l.learn(ctx, auth, n); err != nil {
 			if errors.Is(err, errNoTable) {
-				c.forward(c.body) // DynamoDB Local answers: no such table
+				c.reply(c.forward(c.body)) // DynamoDB Local answers: no such table
 			} else {
 				closeConnection(c.w, c.r, err)
 			}
@@ -96,7 +100,7 @@ func (c *call) serve() {
 	}
 	ops, ok := c.items()
 	if !ok {
-		c.forward(c.body) // something the layer cannot read: Local answers it
+		c.reply(c.forward(c.body)) // something the layer cannot read: Local answers it
 		return
 	}
 	c.preread(ctx, auth, ops)
@@ -484,7 +488,9 @@ func (c *call) single(ctx context.Context, auth string, op *itemOp) {
 	l.oneHeld[heldKey(op)]++
 	l.mu.Unlock()
 
-	status, resp := c.forward(c.body)
+	rec := c.forward(c.body)
+	defer c.reply(rec)
+	status, resp := rec.status, rec.buf.Bytes()
 	newImg, newKnown := op.item, true
 	switch {
 	case status != http.StatusOK:
@@ -546,7 +552,9 @@ func (c *call) get(op *itemOp) {
 	}
 	l.take(est, 1)
 	l.mu.Unlock()
-	status, resp := c.forward(c.body)
+	rec := c.forward(c.body)
+	defer c.reply(rec)
+	status, resp := rec.status, rec.buf.Bytes()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var actual []charge
@@ -578,7 +586,7 @@ func (c *call) query() {
 	ix := t.index(req.IndexName)
 	if ix == nil {
 		l.mu.Unlock()
-		c.forward(c.body)
+		c.reply(c.forward(c.body))
 		return
 	}
 	l.counted(now, t.name)
@@ -597,7 +605,9 @@ func (c *call) query() {
 	}
 	l.take(est, 1)
 	l.mu.Unlock()
-	status, resp := c.forward(c.body)
+	rec := c.forward(c.body)
+	defer c.reply(rec)
+	status, resp := rec.status, rec.buf.Bytes()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var actual []charge
@@ -628,9 +638,10 @@ func (c *call) query() {
 
 // recorder keeps a response the layer rewrites before the client sees it.
 type recorder struct {
-	h      http.Header
-	status int
-	buf    bytes.Buffer
+	h       http.Header
+	status  int
+	buf     bytes.Buffer
+	dropped bool // nothing answered: the client's connection is closed
 }
 
 func (r *recorder) Header() http.Header { return r.h }
@@ -674,13 +685,14 @@ func (c *call) batch(ops []*itemOp) {
 		writeError(c.w, throttleBody(dedupe(all)))
 		return
 	}
-	var status int
-	var resp []byte
+	var rec *recorder
 	if len(refused) == 0 {
-		status, resp = c.forward(c.body)
+		rec = c.forward(c.body)
 	} else {
-		status, resp = c.forwardPart(admitted, refused)
+		rec = c.forwardPart(admitted, refused)
 	}
+	defer c.reply(rec)
+	status, resp := rec.status, rec.buf.Bytes()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var actual []charge
@@ -732,7 +744,7 @@ func dedupe(rs []Reason) []Reason {
 
 // forwardPart forwards the admitted items of a batch and answers the
 // refused ones as unprocessed, merged with any DynamoDB Local left.
-func (c *call) forwardPart(admitted, refused []*itemOp) (int, []byte) {
+func (c *call) forwardPart(admitted, refused []*itemOp) *recorder {
 	field, unField, list := "RequestItems", "UnprocessedItems", ""
 	if c.op == "BatchGetItem" {
 		unField, list = "UnprocessedKeys", "Keys"
@@ -759,43 +771,34 @@ func (c *call) forwardPart(admitted, refused []*itemOp) (int, []byte) {
 	_ = json.Unmarshal(c.body, &top)
 	top[field], _ = json.Marshal(group(admitted))
 	body, _ := json.Marshal(top)
-	c.r.Body = http.NoBody
-	rec := &recorder{h: http.Header{}}
-	c.r.Body = nopCloser{bytes.NewReader(body)}
-	c.r.ContentLength = int64(len(body))
-	c.l.proxy.ServeHTTP(rec, c.r)
-	out := rec.buf.Bytes()
-	if rec.status == http.StatusOK {
-		var resp map[string]json.RawMessage
-		if json.Unmarshal(out, &resp) == nil {
-			un := map[string]json.RawMessage{}
-			_ = json.Unmarshal(resp[unField], &un)
-			for tname, raw := range group(refused) {
-				if prev, ok := un[tname]; ok && list == "" { // Local left some too
-					var a, b []json.RawMessage
-					_ = json.Unmarshal(prev, &a)
-					_ = json.Unmarshal(raw, &b)
-					raw, _ = json.Marshal(append(a, b...))
-				}
-				un[tname] = raw
-			}
-			resp[unField], _ = json.Marshal(un)
-			out, _ = json.Marshal(resp)
+	rec := c.forward(body)
+	if rec.status != http.StatusOK {
+		return rec
+	}
+	var resp map[string]json.RawMessage
+	if json.Unmarshal(rec.buf.Bytes(), &resp) != nil {
+		return rec
+	}
+	un := map[string]json.RawMessage{}
+	_ = json.Unmarshal(resp[unField], &un)
+	for tname, raw := range group(refused) {
+		if prev, ok := un[tname]; ok && list == "" { // Local left some too
+			var a, b []json.RawMessage
+			_ = json.Unmarshal(prev, &a)
+			_ = json.Unmarshal(raw, &b)
+			raw, _ = json.Marshal(append(a, b...))
 		}
+		un[tname] = raw
 	}
-	for k, v := range rec.h {
-		c.w.Header()[k] = v
-	}
-	c.w.Header().Set("Content-Length", strconv.Itoa(len(out)))
-	c.w.Header().Set("X-Amz-Crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE(out)), 10))
-	c.w.WriteHeader(rec.status)
-	_, _ = c.w.Write(out)
-	return rec.status, out
+	resp[unField], _ = json.Marshal(un)
+	out, _ := json.Marshal(resp)
+	rec.buf.Reset()
+	rec.buf.Write(out)
+	rec.h.Set("Content-Length", strconv.Itoa(len(out)))
+	rec.h.Set("X-Amz-Crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE(out)), 10))
+	return rec
 }
 
-type nopCloser struct{ *bytes.Reader }
-
-func (nopCloser) Close() error { return nil }
 
 // transact serves TransactWriteItems and TransactGetItems: cancelled with
 // TransactionConflict when an item is held by another write in flight (a
@@ -853,7 +856,9 @@ func (c *call) transact(ctx context.Context, auth string, ops []*itemOp) {
 		case <-ctx.Done():
 		}
 	}
-	status, resp := c.forward(c.body)
+	rec := c.forward(c.body)
+	defer c.reply(rec)
+	status, resp := rec.status, rec.buf.Bytes()
 	imgs := make([]Item, len(ops))
 	known := make([]bool, len(ops))
 	for i, op := range ops {
@@ -930,7 +935,7 @@ func (c *call) warmOnly(ctx context.Context, auth string) {
 		return
 	}
 	if status != http.StatusOK {
-		c.forward(c.body)
+		c.reply(c.forward(c.body))
 		return
 	}
 	l.mu.Lock()
@@ -939,7 +944,7 @@ func (c *call) warmOnly(ctx context.Context, auth string) {
 	l.mu.Unlock()
 	var d map[string]map[string]json.RawMessage
 	if json.Unmarshal(body, &d) != nil || d["Table"] == nil {
-		c.forward(c.body)
+		c.reply(c.forward(c.body))
 		return
 	}
 	td := d["Table"]

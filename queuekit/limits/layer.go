@@ -108,6 +108,10 @@ func New(target string, opts ...Option) (*Layer, error) {
 // reached, so that the client's own "unreachable" error names the endpoint
 // it called, as it would with no layer.
 func closeConnection(w http.ResponseWriter, _ *http.Request, _ error) {
+	if rec, ok := w.(*recorder); ok {
+		rec.dropped = true
+		return
+	}
 	if hj, ok := w.(http.Hijacker); ok {
 		if c, _, err := hj.Hijack(); err == nil {
 			_ = c.Close()
@@ -193,31 +197,31 @@ var metered = map[string]bool{
 	"TransactWriteItems": true, "TransactGetItems": true,
 }
 
-// capture passes a response through unchanged and keeps a copy of it.
-type capture struct {
-	http.ResponseWriter
-	status int
-	buf    bytes.Buffer
-}
-
-func (c *capture) WriteHeader(s int) { c.status = s; c.ResponseWriter.WriteHeader(s) }
-func (c *capture) Write(b []byte) (int, error) {
-	if c.status == 0 {
-		c.status = http.StatusOK
-	}
-	c.buf.Write(b)
-	return c.ResponseWriter.Write(b)
-}
-func (c *capture) Unwrap() http.ResponseWriter { return c.ResponseWriter }
-
-// forward sends the request (body as given) to the target and returns the
-// status and body the client received.
-func (c *call) forward(body []byte) (int, []byte) {
+// forward sends the request (body as given) to the target and keeps the
+// answer, which reply passes on unchanged: the layer counts a request's
+// units before its answer reaches the client.
+func (c *call) forward(body []byte) *recorder {
 	c.r.Body = io.NopCloser(bytes.NewReader(body))
 	c.r.ContentLength = int64(len(body))
-	cp := &capture{ResponseWriter: c.w}
-	c.l.proxy.ServeHTTP(cp, c.r)
-	return cp.status, cp.buf.Bytes()
+	rec := &recorder{h: http.Header{}}
+	c.l.proxy.ServeHTTP(rec, c.r)
+	if rec.status == 0 {
+		rec.status = http.StatusBadGateway
+	}
+	return rec
+}
+
+// reply passes a kept answer to the client, byte for byte.
+func (c *call) reply(rec *recorder) {
+	if rec.dropped {
+		closeConnection(c.w, c.r, nil)
+		return
+	}
+	for k, v := range rec.h {
+		c.w.Header()[k] = v
+	}
+	c.w.WriteHeader(rec.status)
+	_, _ = c.w.Write(rec.buf.Bytes())
 }
 
 // internal sends one request of the layer's own to the target (not metered),
