@@ -300,7 +300,9 @@ func writeCharges(t *table, key, old, new Item, factor float64) []charge {
 	for _, name := range slices.Sorted(maps.Keys(t.gsis)) {
 		ix := t.gsis[name]
 		o, n := entry(old, ix, t), entry(new, ix, t)
-		put := func(e Item) { chs = append(chs, charge{t, ix, ix.partition(scalar(e[ix.pk])), false, WriteUnits(size(e))}) }
+		put := func(e Item) {
+			chs = append(chs, charge{t, ix, ix.partition(scalar(e[ix.pk])), false, WriteUnits(size(e))})
+		}
 		switch {
 		case o == nil && n == nil:
 		case o == nil:
@@ -798,7 +800,6 @@ func (c *call) forwardPart(admitted, refused []*itemOp) *recorder {
 	rec.h.Set("X-Amz-Crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE(out)), 10))
 	return rec
 }
-
 
 // transact serves TransactWriteItems and TransactGetItems: cancelled with
 // TransactionConflict when an item is held by another write in flight (a

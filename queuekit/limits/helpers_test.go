@@ -164,4 +164,6 @@ func (f *fixture) puts(name string, n int, key func(i int) (string, string), ext
 	return o
 }
 
-func (f *fixture) arn(name string) string { return "arn:aws:dynamodb:us-east-1:000000000000:table/" + name }
+func (f *fixture) arn(name string) string {
+	return "arn:aws:dynamodb:us-east-1:000000000000:table/" + name
+}

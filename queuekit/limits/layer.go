@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -104,9 +105,10 @@ func New(target string, opts ...Option) (*Layer, error) {
 	return l, nil
 }
 
-// closeConnection drops the client's connection when the target cannot be
-// reached, so that the client's own "unreachable" error names the endpoint
-// it called, as it would with no layer.
+// closeConnection resets the client's connection when the target cannot
+// be reached, so that the client's own one-line "unreachable" error
+// ("DynamoDB Local at <the layer> is unreachable (connection reset): start
+// DynamoDB Local ...") is what it says when nothing answers.
 func closeConnection(w http.ResponseWriter, _ *http.Request, _ error) {
 	if rec, ok := w.(*recorder); ok {
 		rec.dropped = true
@@ -114,6 +116,9 @@ func closeConnection(w http.ResponseWriter, _ *http.Request, _ error) {
 	}
 	if hj, ok := w.(http.Hijacker); ok {
 		if c, _, err := hj.Hijack(); err == nil {
+			if tc, ok := c.(*net.TCPConn); ok {
+				_ = tc.SetLinger(0) // a reset, which the client reads as "connection reset"
+			}
 			_ = c.Close()
 			return
 		}

@@ -8,12 +8,12 @@ import (
 // AWS's figures, each divided by the layer's scale S before use (see the
 // package doc for the page each comes from).
 const (
-	PartitionWriteUnits = 1000   // write units a partition serves per second
-	PartitionReadUnits  = 3000   // read units a partition serves per second
-	NewOnDemandWrite    = 4000   // warm write throughput of a new on-demand table or GSI
-	NewOnDemandRead     = 12000  // warm read throughput of a new on-demand table or GSI
-	TableQuota          = 40000  // default per-table quota of read and of write units per second
-	BurstSeconds        = 300    // unused provisioned capacity kept for bursts
+	PartitionWriteUnits = 1000             // write units a partition serves per second
+	PartitionReadUnits  = 3000             // read units a partition serves per second
+	NewOnDemandWrite    = 4000             // warm write throughput of a new on-demand table or GSI
+	NewOnDemandRead     = 12000            // warm read throughput of a new on-demand table or GSI
+	TableQuota          = 40000            // default per-table quota of read and of write units per second
+	BurstSeconds        = 300              // unused provisioned capacity kept for bursts
 	PeakWindow          = 30 * time.Minute // on-demand: traffic past double the previous peak within this may throttle
 )
 

@@ -105,3 +105,7 @@ func lastPart(s string) string {
 	}
 	return s
 }
+
+// WriteStats writes the per-second counters so far, with S, to path as
+// JSON (through a temporary file).
+func (l *Layer) WriteStats(path string) error { return writeJSON(path, l.opts.Scale, l.Stats()) }
