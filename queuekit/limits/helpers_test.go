@@ -42,7 +42,7 @@ func (c *clock) Add(d time.Duration) {
 // with a hand-moved clock and a client with no retries (so every throttle
 // is seen).
 type fixture struct {
-	t      *testing.T
+	t      testing.TB
 	s      *Server
 	clk    *clock
 	db     *dynamodb.Client // through the layer
@@ -50,7 +50,7 @@ type fixture struct {
 	ep     string
 }
 
-func newFixture(t *testing.T, opts ...Option) *fixture {
+func newFixture(t testing.TB, opts ...Option) *fixture {
 	t.Helper()
 	ep := ddbtest.Endpoint(t)
 	clk := newClock()

@@ -17,8 +17,12 @@ type syncBuffer struct {
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // Bad configuration exits 2 with one line; nothing at --target exits 1
 // with the project's unreachable line.
@@ -55,7 +59,9 @@ func TestLimitsServesUntilStopped(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errb syncBuffer
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"limits", "--listen", addr, "--target", ep, "--scale", "20"}, &out, &errb) }()
+	go func() {
+		done <- run(ctx, []string{"limits", "--listen", addr, "--target", ep, "--scale", "20"}, &out, &errb)
+	}()
 	want := "limits: listening on http://" + addr + " (DynamoDB Local at " + ep + ", limits divided by 20)\n"
 	for errb.String() == "" {
 		select {
