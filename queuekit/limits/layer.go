@@ -90,6 +90,7 @@ func New(target string, opts ...Option) (*Layer, error) {
 	if o.Transport == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConnsPerHost = 256
+		t.DisableCompression = true // pass Accept-Encoding as the client sent it (none added)
 		o.Transport = t
 	}
 	l := &Layer{opts: o, target: u, tables: map[string]*table{}, txHeld: map[string]int{}, oneHeld: map[string]int{}}
