@@ -65,12 +65,11 @@ type Layer struct {
 	proxy  *httputil.ReverseProxy
 	client *http.Client
 
-	mu       sync.Mutex
-	tables   map[string]*table
-	txHeld   map[string]int // item → in-flight TransactWriteItems holding it
-	oneHeld  map[string]int // item → in-flight single-item writes
-	stats    stats
-	conflict int
+	mu      sync.Mutex
+	tables  map[string]*table
+	txHeld  map[string]int // item → in-flight TransactWriteItems holding it
+	oneHeld map[string]int // item → in-flight single-item writes
+	stats   stats
 }
 
 // New returns a layer in front of target (a URL such as
