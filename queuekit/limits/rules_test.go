@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -244,3 +245,51 @@ var _ = bytes.NewReader
 // localAuth is an Authorization header DynamoDB Local accepts (it reads
 // the key id and region, never the signature).
 const localAuth = "AWS4-HMAC-SHA256 Credential=local/20261125/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0"
+
+// BatchWriteItem: the items a partition cannot take come back as
+// UnprocessedItems, and the call fails only when none is taken
+// (BatchWriteItem API reference, "If none of the items can be processed
+// due to insufficient provisioned throughput on all of the tables in the
+// request, then BatchWriteItem returns a
+// ProvisionedThroughputExceededException",
+// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchWriteItem.html).
+// A transaction out of capacity is cancelled with ThrottlingError
+// (TransactionCanceledException's cancellation reasons,
+// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html).
+// At S = 100 a key takes 10 write units a second.
+func TestBatchAndTransactionThrottles(t *testing.T) {
+	f := newFixture(t, WithScale(100))
+	name := f.table(onDemand())
+	ctx := context.Background()
+	var reqs []types.WriteRequest
+	for i := range 25 {
+		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item("hot", fmt.Sprint(i))}})
+	}
+	out, err := f.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{name: reqs}})
+	if err != nil || len(out.UnprocessedItems[name]) != 15 {
+		t.Fatalf("25 puts on one key: %v, %d unprocessed; want 15 unprocessed (10 taken)", err, len(out.UnprocessedItems[name]))
+	}
+	for i, r := range out.UnprocessedItems[name] {
+		if got := r.PutRequest.Item["sk"].(*types.AttributeValueMemberS).Value; got != fmt.Sprint(10+i) {
+			t.Fatalf("unprocessed item %d is %s, want %d (the ones after the first 10)", i, got, 10+i)
+		}
+	}
+	n, err := f.direct.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(name), KeyConditionExpression: aws.String("pk = :p"), Select: types.SelectCount,
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "hot"}}, ConsistentRead: aws.Bool(true)})
+	if err != nil || n.Count != 10 {
+		t.Fatalf("items stored: %v %v, want 10", n, err)
+	}
+	_, err = f.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{name: reqs[:3]}})
+	var pte *types.ProvisionedThroughputExceededException
+	if !errors.As(err, &pte) {
+		t.Fatalf("a batch none of whose items is taken: %v, want ProvisionedThroughputExceededException", err)
+	}
+	_, err = f.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Put: &types.Put{TableName: aws.String(name), Item: item("cold", "1")}},
+		{Put: &types.Put{TableName: aws.String(name), Item: item("hot", "tx")}},
+	}})
+	var tce *types.TransactionCanceledException
+	if !errors.As(err, &tce) || len(tce.CancellationReasons) != 2 || aws.ToString(tce.CancellationReasons[0].Code) != "None" || aws.ToString(tce.CancellationReasons[1].Code) != "ThrottlingError" {
+		t.Fatalf("a transaction with an item on the spent key: %v, want TransactionCanceledException [None, ThrottlingError]", err)
+	}
+}
