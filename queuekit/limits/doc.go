@@ -74,7 +74,7 @@
 //     https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-capacity-handling);
 //     a GSI write a put of the new entry, a delete of the old one, both when
 //     the index key changes, nothing when the entry is unchanged
-//     (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.ThroughputConsiderations.Writes).
+//     (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.Writes).
 //     The tests check these against DynamoDB Local's own ConsumedCapacity.
 //     To know an item's size before and after, the layer keeps the image of
 //     every item written through it; for a table it did not see created it

@@ -192,7 +192,7 @@ func TestQuotaAndOnDemandMaximum(t *testing.T) {
 // that throttles pushes back on the table's writes
 // ("GSI back-pressure", IndexWriteKeyRangeThroughputExceeded with the
 // index's ARN: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/throttling-key-range-limit-exceeded-mitigation.html
-// and https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.ThroughputConsiderations.Writes).
+// and https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.Writes).
 // Writes on 80 different table keys all with status DUE put one GSI key
 // at 50 units a second (S = 20): 50 pass, 30 are throttled by the index.
 func TestHotGSIKeyPushesBackOnTableWrites(t *testing.T) {

@@ -90,7 +90,7 @@ func TestUnitsAreWhatLocalReports(t *testing.T) {
 	}
 }
 
-// GSI writes (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.ThroughputConsiderations.Writes):
+// GSI writes (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.Writes):
 // an item that enters an index costs one put there, one that leaves it a
 // delete, and a change of the index key a delete and a put; a write that
 // leaves the index entry as it was costs the index nothing. The expected
