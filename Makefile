@@ -140,7 +140,7 @@ bench-dynamodb: ## seeding 100,000 items (minutes); claims/s and lost claims of 
 	$(WITH_TEST_SERVERS) go test -run '^$$' -bench Claims -benchtime 400x ./queuekit/lease/
 
 bench-limits: ## the limits layer's overhead on DynamoDB Local's throughput, interleaved with Local directly (about 1 min)
-	SERVERS=dynamodb $(WITH_TEST_SERVERS) go test -run '^$$' -bench Overhead -benchtime 1x -timeout 20m ./queuekit/limits/
+	SERVERS=dynamodb $(WITH_TEST_SERVERS) go test -run '^$$' -bench 'Overhead$$|OverheadPerCall' -benchtime 1x -timeout 20m ./queuekit/limits/
 
 bench-fleet: ## the fleet beside the night executor at 2 and 8 workers, 20,000 jobs per fleet run, 3 interleaved rounds (about 25 min)
 	$(WITH_TEST_SERVERS) go test -run '^$$' -bench Compare -benchtime 1x -timeout 90m ./queuekit/claimrate/ \

@@ -93,3 +93,75 @@ func BenchmarkOverhead(b *testing.B) {
 
 // benchRounds is the number of interleaved pairs BenchmarkOverhead runs.
 const benchRounds = 24 // even, so both orders run equally often
+
+// BenchmarkOverheadPerCall is the same comparison at the finest
+// interleaving: 8 goroutines each send the same mix of calls, alternately
+// to DynamoDB Local directly and through the layer (the order flipping
+// every call), and time each call. Load that changes from one millisecond
+// to the next hits both arms alike, so the ratio of the median latencies
+// (direct / layer: a closed loop's throughput ratio) is steadier than
+// rounds' throughputs on a busy machine.
+func BenchmarkOverheadPerCall(b *testing.B) {
+	const calls, workers = 600, 8
+	f := newFixture(b, WithClock(time.Now))
+	name := f.table(onDemand())
+	ctx := context.Background()
+	do := func(db *dynamodb.Client, w, i int) (time.Duration, error) {
+		pk, sk := fmt.Sprintf("k%d", (w*31+i)%64), fmt.Sprintf("s%d", i%4)
+		start := time.Now()
+		var err error
+		switch i % 4 {
+		case 0:
+			_, err = db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: item(pk, sk, "v", fmt.Sprint(i))})
+		case 1:
+			_, err = db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(name), Key: item(pk, sk)})
+		case 2:
+			_, err = db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(name), Key: item(pk, sk), UpdateExpression: aws.String("SET n = :n"),
+				ExpressionAttributeValues: map[string]types.AttributeValue{":n": &types.AttributeValueMemberN{Value: fmt.Sprint(i)}}})
+		case 3:
+			_, err = db.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(name), KeyConditionExpression: aws.String("pk = :p"),
+				ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: pk}}})
+		}
+		return time.Since(start), err
+	}
+	for range b.N {
+		var mu sync.Mutex
+		var direct, layer []float64
+		var wg sync.WaitGroup
+		var failed error
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range calls {
+					order := []*dynamodb.Client{f.direct, f.db}
+					if (i+w)%2 == 1 {
+						order[0], order[1] = order[1], order[0]
+					}
+					for _, db := range order {
+						d, err := do(db, w, i)
+						mu.Lock()
+						if err != nil {
+							failed = err
+						} else if db == f.direct {
+							direct = append(direct, d.Seconds())
+						} else {
+							layer = append(layer, d.Seconds())
+						}
+						mu.Unlock()
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if failed != nil {
+			b.Fatal(failed)
+		}
+		slices.Sort(direct)
+		slices.Sort(layer)
+		md, ml := direct[len(direct)/2], layer[len(layer)/2]
+		b.ReportMetric(md/ml, "layer/direct")
+		fmt.Printf("limits layer overhead, per call: %d calls each way, alternating (8 goroutines; PutItem, GetItem, UpdateItem, Query): median latency DynamoDB Local direct %.2f ms, through the layer %.2f ms (+%.2f ms); throughput ratio layer/direct %.3f, overhead %.1f %%\n",
+			len(direct), 1000*md, 1000*ml, 1000*(ml-md), md/ml, 100*(1-md/ml))
+	}
+}
