@@ -14,9 +14,13 @@
 #      its configuration (Go kernel only, assets/ hidden, no news) is jupyter/, read
 #      through JUPYTER_CONFIG_PATH (scripts/env.sh)
 #
-# Every step prints a line with the time elapsed. Ctrl-C (or TERM, however many
-# arrive) stops JupyterLab and leaves the servers, which stop once no other
-# program (a `make test` on the same ports) still uses them.
+# It prints its version first (queuekit.Version, the CHANGELOG's top entry), so an
+# instructor can say which workshop a room used. Every step prints a line with the
+# time elapsed. Ctrl-C, TERM or HUP (however many arrive) stops JupyterLab and
+# leaves the servers, which stop once no other program (a `make test` on the same
+# ports) still uses them; a line says which signal stopped it ("workshop: stopped
+# (TERM)") and the status is 130, 143 or 129, or 0 with WORKSHOP_SIGNAL_STATUS=0
+# (make workshop: a stop is how the workshop ends, so make prints no error line).
 #
 # Environment:
 #   LAB_PORT        JupyterLab port (default 8888)
@@ -30,6 +34,7 @@
 #   LAB_PUBLIC_URL  the URL people open, when it differs from http://127.0.0.1:LAB_PORT
 #                   (docker-compose sets it to the port published on the host)
 #   WORKSHOP_SKIP_SETUP=1   skip step 1
+#   WORKSHOP_SIGNAL_STATUS  exit status after a stop by INT, TERM or HUP (default 128+signal)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -51,7 +56,7 @@ lab_pid=""
 # scripts it runs inherit that), and PIPE, so a closed output pipe
 # (make workshop | tee) cannot either.
 cleanup() {
-  local status=$?
+  local status=$? stopped_by=""
   trap '' INT TERM HUP PIPE
   trap - EXIT
   say() { printf 'workshop: %s\n' "$*" >&2 2>/dev/null || true; }
@@ -68,12 +73,27 @@ cleanup() {
     kill -KILL "$lab_pid" 2>/dev/null || true
   fi
   servers_down
+  case "$status" in
+    130) stopped_by="Ctrl-C" ;;
+    143) stopped_by="TERM" ;;
+    129) stopped_by="HUP: the terminal closed" ;;
+  esac
+  if [[ -n "$stopped_by" ]]; then
+    say "stopped ($stopped_by)"
+    status="${WORKSHOP_SIGNAL_STATUS:-$status}"
+  fi
   exit "$status"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
+
+# version: the workshop's version, read from queuekit/version.go (no build
+# needed, so it prints before setup).
+version() {
+  sed -n 's/^const Version = "\(.*\)"$/\1/p' "$ROOT/queuekit/version.go"
+}
 
 # wait_http URL: wait until URL (JupyterLab's /api) answers any HTTP status.
 wait_http() {
@@ -89,6 +109,7 @@ wait_http() {
 
 main() {
   cd "$ROOT"
+  say "nightly job queue workshop, version $(version) (CHANGELOG.md)"
   if [[ "${WORKSHOP_SKIP_SETUP:-}" != 1 ]]; then
     step "1/5 setup (scripts/setup.sh; quick when done)"
     "$ROOT/scripts/setup.sh"
