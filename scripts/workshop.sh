@@ -3,7 +3,10 @@
 #
 # Usage: scripts/workshop.sh
 #
-#   1. scripts/setup.sh (venv, GoNB kernel, echarts asset, warm build cache; quick when done)
+#   1. scripts/setup.sh (venv, GoNB kernel, echarts asset, warm build cache; quick when done),
+#      without gopls when it is not built yet: it only serves completion and hover, so it is
+#      built after the URL is printed (scripts/setup.sh gopls, in the background, log in
+#      .venv/share/jupyter/gopls-build.log), and a line says when it is ready
 #   2. DynamoDB Local and ElasticMQ (SQS) on 127.0.0.1 through scripts/servers.sh, which
 #      starts them or joins them when they already run; AWS_ENDPOINT_URL_DYNAMODB and
 #      AWS_ENDPOINT_URL_SQS, when already set (docker-compose sets both), are used instead
@@ -50,6 +53,7 @@ say() { printf 'workshop: %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
 
 lab_pid=""
+gopls_pid=""
 
 # cleanup runs once, on any exit. Its first line ignores INT, TERM and HUP, so
 # a second Ctrl-C or the TERM that make forwards cannot cut it short (the
@@ -71,6 +75,10 @@ cleanup() {
       sleep 0.2
     done
     kill -KILL "$lab_pid" 2>/dev/null || true
+  fi
+  if [[ -n "$gopls_pid" ]]; then
+    # Its own session (setsid): the whole group, the go command's compilers too.
+    kill -TERM -- "-$gopls_pid" 2>/dev/null || true
   fi
   servers_down
   case "$status" in
@@ -107,12 +115,29 @@ wait_http() {
   return 1
 }
 
+# gopls_behind builds gopls in the background when setup left it out, and says
+# when completion and hover work. The build runs in a session of its own, so
+# cleanup can stop it with its compilers.
+gopls_behind() {
+  [[ "${WORKSHOP_SKIP_SETUP:-}" != 1 && ! -x "$WORKSHOP_VENV/bin/gopls" ]] || return 0
+  local log="$WORKSHOP_VENV/share/jupyter/gopls-build.log"
+  say "building gopls in the background (completion and hover; cells already run); log: $log"
+  # shellcheck disable=SC2016 # $1 and $2 are the inner shell's arguments
+  setsid bash -c '
+    if "$1/scripts/setup.sh" gopls >"$2" 2>&1; then
+      printf "workshop: gopls ready: completion and hover work in notebooks opened from now (Kernel > Restart for an open one)\n" >&2
+    else
+      printf "workshop: gopls did not build (%s); cells still run, without completion and hover: rerun scripts/setup.sh\n" "$2" >&2
+    fi' gopls-behind "$ROOT" "$log" &
+  gopls_pid=$!
+}
+
 main() {
   cd "$ROOT"
   say "nightly job queue workshop, version $(version) (CHANGELOG.md)"
   if [[ "${WORKSHOP_SKIP_SETUP:-}" != 1 ]]; then
     step "1/5 setup (scripts/setup.sh; quick when done)"
-    "$ROOT/scripts/setup.sh"
+    SETUP_DEFER_GOPLS=1 "$ROOT/scripts/setup.sh"
   fi
   # shellcheck source=scripts/env.sh
   source "$ROOT/scripts/env.sh"
@@ -168,6 +193,7 @@ main() {
 
 EOF
   step "ready"
+  gopls_behind
   wait "$lab_pid"
 }
 
