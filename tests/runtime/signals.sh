@@ -66,6 +66,11 @@ stop_by() {
     kill "-$sig" -- "$target" 2>/dev/null || true
     sleep 0.3
   done
+  # A make that ignores the signal must fail the test, not hang it.
+  if ! wait_for 60 make_gone "$ws_pid"; then
+    not_ok "make workshop still runs 60 s after the last $sig to the $to"
+    kill -KILL -- "-$ws_pid" 2>/dev/null || true
+  fi
   status=0
   wait "$ws_pid" || status=$?
   check "every process of make workshop's group is gone" wait_for 30 group_gone "$ws_pid"
@@ -93,6 +98,7 @@ stop_by() {
 lab_answers() { curl -s -m 2 -o /dev/null "http://127.0.0.1:$LAB_PORT/api"; }
 lab_down() { ! lab_answers; }
 group_gone() { ! pgrep -g "$1" >/dev/null; }
+make_gone() { ! kill -0 "$1" 2>/dev/null || [[ "$(ps -o stat= -p "$1" 2>/dev/null)" == Z* ]]; }
 down() { ! "$ROOT/scripts/$1" status >/dev/null; }
 cut_short() { ! grep -Ei 'broken pipe|write error|Terminated' "$log"; }
 
