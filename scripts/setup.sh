@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # setup.sh: install everything the workshop runs on, inside the repository.
 #
-# Usage: scripts/setup.sh
+# Usage: scripts/setup.sh          everything below
+#        scripts/setup.sh gopls    only gopls (scripts/workshop.sh runs it in the background
+#                                  after the URL, when it started setup with SETUP_DEFER_GOPLS=1)
 #
 # Installs, each step skipped when it is already done:
 #   1. .venv/            Python venv with JupyterLab, nbclient, nbformat (requirements.txt, pinned)
 #   2. .venv/bin/        gonb v0.11.4, goimports, gopls v0.23.0, built from tools/go.mod once
 #                        into .cache/tools/<hash of go.mod, go.sum, Go version>/ and copied from
-#                        there, so a new venv (or clone sharing .cache/) does not rebuild them
+#                        there, so a new venv (or clone sharing .cache/) does not rebuild them.
+#                        A kernel needs gonb and goimports to run a cell; gopls only serves
+#                        completion and hover, so with SETUP_DEFER_GOPLS=1 it is left for
+#                        `scripts/setup.sh gopls` (make workshop builds it behind the URL)
 #   3. .venv/share/jupyter/kernels/gonb/
 #                        the GoNB kernelspec, inside the venv (never in ~/.local); its env puts
 #                        .venv/bin and the go binary's directory first on the kernel's PATH
@@ -27,7 +32,8 @@
 # use the directories scripts/env.sh sets, inside .venv.
 # Needs: go 1.26+, python3 3.11+ with venv, npm. Environment:
 #   PYTHON            python interpreter for the venv (default python3)
-#   SETUP_SKIP_WARM   set to 1 to skip step 5
+#   SETUP_SKIP_WARM   set to 1 to skip step 6
+#   SETUP_DEFER_GOPLS set to 1 to leave gopls out of step 2 when it is not built yet
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -81,29 +87,91 @@ setup_venv() {
   stamp_set requirements "$want"
 }
 
+# tools_cache prints the directory that holds the tools built for this
+# tools/go.mod, go.sum and Go version.
+tools_cache() {
+  local want="$1"
+  printf '%s/.cache/tools/%s' "$ROOT" "$(printf '%s' "$want" | sha256sum | cut -c1-16)"
+}
+
+tools_want() {
+  printf '%s' "$(hash_files "$ROOT/tools/go.mod" "$ROOT/tools/go.sum")-$(go env GOVERSION GOOS GOARCH | tr '\n' -)"
+}
+
+# build_tools DIR TOOL...: go install the tools' packages into DIR, through a
+# temporary directory so a build cut short leaves nothing half-written.
+build_tools() {
+  local dir="$1" pkgs=() t
+  shift
+  for t in "$@"; do
+    case "$t" in
+      gonb) pkgs+=(github.com/janpfeifer/gonb) ;;
+      goimports) pkgs+=(golang.org/x/tools/cmd/goimports) ;;
+      gopls) pkgs+=(golang.org/x/tools/gopls) ;;
+    esac
+  done
+  rm -rf "$dir.tmp-$1"
+  mkdir -p "$dir.tmp-$1" "$dir"
+  (cd "$ROOT/tools" && GOBIN="$dir.tmp-$1" alive "building $*" go install "${pkgs[@]}")
+  for t in "$@"; do
+    mv -f "$dir.tmp-$1/$t" "$dir/$t"
+  done
+  rm -rf "$dir.tmp-$1"
+}
+
+# install_tools DIR TOOL...: copy built tools into the venv. A rename, not a
+# copy over the file: a running kernel keeps its binary.
+install_tools() {
+  local dir="$1" t
+  shift
+  for t in "$@"; do
+    cp "$dir/$t" "$VENV/bin/.$t.new" && mv -f "$VENV/bin/.$t.new" "$VENV/bin/$t"
+  done
+}
+
+# setup_tools: gonb and goimports, which a kernel needs to run a cell, then
+# gopls (completion and hover), unless SETUP_DEFER_GOPLS=1 and it is not
+# built yet: then `scripts/setup.sh gopls` builds it later.
 setup_tools() {
-  local want cache t
-  want="$(hash_files "$ROOT/tools/go.mod" "$ROOT/tools/go.sum")-$(go env GOVERSION GOOS GOARCH | tr '\n' -)"
-  if [[ -x "$VENV/bin/gonb" && -x "$VENV/bin/goimports" && -x "$VENV/bin/gopls" ]] &&
-    stamp_ok tools "$want"; then
-    say "gonb, goimports, gopls up to date"
+  local want cache need=() t
+  want="$(tools_want)"
+  cache="$(tools_cache "$want")"
+  if [[ -x "$VENV/bin/gonb" && -x "$VENV/bin/goimports" ]] && stamp_ok tools "$want"; then
+    say "gonb, goimports up to date"
+  else
+    for t in gonb goimports; do
+      [[ -x "$cache/$t" ]] || need+=("$t")
+    done
+    if ((${#need[@]})); then
+      say "building ${need[*]} (tools/go.mod) into $cache; minutes on a cold Go cache"
+      build_tools "$cache" "${need[@]}"
+    fi
+    install_tools "$cache" gonb goimports
+    say "gonb, goimports copied from $cache into $VENV/bin"
+    stamp_set tools "$want"
+  fi
+  if [[ "${SETUP_DEFER_GOPLS:-}" == 1 ]] && ! [[ -x "$cache/gopls" ]]; then
+    say "gopls (completion and hover only) is left for later: scripts/setup.sh gopls"
     return
   fi
-  cache="$ROOT/.cache/tools/$(printf '%s' "$want" | sha256sum | cut -c1-16)"
-  if [[ ! -x "$cache/gonb" || ! -x "$cache/goimports" || ! -x "$cache/gopls" ]]; then
-    say "building gonb, goimports, gopls (tools/go.mod) into $cache; minutes on a cold Go cache"
-    rm -rf "$cache.tmp"
-    mkdir -p "$cache.tmp"
-    (cd "$ROOT/tools" && GOBIN="$cache.tmp" alive "building gonb, goimports and gopls" go install tool)
-    rm -rf "$cache"
-    mv "$cache.tmp" "$cache"
+  setup_gopls
+}
+
+setup_gopls() {
+  local want cache
+  want="$(tools_want)"
+  cache="$(tools_cache "$want")"
+  if [[ -x "$VENV/bin/gopls" ]] && stamp_ok gopls "$want"; then
+    say "gopls up to date"
+    return
   fi
-  for t in gonb goimports gopls; do
-    # A rename, not a copy over the file: a running kernel keeps its binary.
-    cp "$cache/$t" "$VENV/bin/.$t.new" && mv -f "$VENV/bin/.$t.new" "$VENV/bin/$t"
-  done
-  say "gonb, goimports, gopls copied from $cache into $VENV/bin"
-  stamp_set tools "$want"
+  if ! [[ -x "$cache/gopls" ]]; then
+    say "building gopls (tools/go.mod) into $cache; minutes on a cold Go cache"
+    build_tools "$cache" gopls
+  fi
+  install_tools "$cache" gopls
+  say "gopls copied from $cache into $VENV/bin"
+  stamp_set gopls "$want"
 }
 
 setup_kernel() {
@@ -116,8 +184,10 @@ setup_kernel() {
     return
   fi
   say "installing the gonb kernelspec into $data"
-  PATH="$VENV/bin:$PATH" JUPYTER_DATA_DIR="$data" "$VENV/bin/gonb" --install >/dev/null 2>&1 ||
-    die "gonb --install failed; run: JUPYTER_DATA_DIR=$data $VENV/bin/gonb --install"
+  # --force_deps: gopls may still be building (SETUP_DEFER_GOPLS); a kernel
+  # started without it runs cells and only lacks completion and hover.
+  PATH="$VENV/bin:$PATH" JUPYTER_DATA_DIR="$data" "$VENV/bin/gonb" --install --force_deps >/dev/null 2>&1 ||
+    die "gonb --install failed; run: JUPYTER_DATA_DIR=$data $VENV/bin/gonb --install --force_deps"
   # The kernel inherits Jupyter's environment; put our tools and go first on its PATH
   # whoever starts Jupyter (jupyter_client expands ${PATH} in kernelspec env values).
   "$VENV/bin/python" - "$spec" "$VENV/bin:$goroot_bin" <<'PY'
@@ -221,6 +291,13 @@ run_step() {
 
 main() {
   check_prereqs
+  if [[ "${1:-}" == gopls ]]; then
+    # shellcheck source=scripts/env.sh
+    source "$ROOT/scripts/env.sh"
+    [[ -x "$VENV/bin/python" ]] || die "no venv at $VENV; run scripts/setup.sh first"
+    run_step 1 "gopls (completion and hover)" setup_gopls
+    return
+  fi
   # Jupyter and IPython write into the venv, never into ~/.local or ~/.ipython.
   # shellcheck source=scripts/env.sh
   source "$ROOT/scripts/env.sh"

@@ -3,7 +3,10 @@
 #
 # Usage: scripts/workshop.sh
 #
-#   1. scripts/setup.sh (venv, GoNB kernel, echarts asset, warm build cache; quick when done)
+#   1. scripts/setup.sh (venv, GoNB kernel, echarts asset, warm build cache; quick when done),
+#      without gopls when it is not built yet: it only serves completion and hover, so it is
+#      built after the URL is printed (scripts/setup.sh gopls, in the background, log in
+#      .venv/share/jupyter/gopls-build.log), and a line says when it is ready
 #   2. DynamoDB Local and ElasticMQ (SQS) on 127.0.0.1 through scripts/servers.sh, which
 #      starts them or joins them when they already run; AWS_ENDPOINT_URL_DYNAMODB and
 #      AWS_ENDPOINT_URL_SQS, when already set (docker-compose sets both), are used instead
@@ -14,9 +17,13 @@
 #      its configuration (Go kernel only, assets/ hidden, no news) is jupyter/, read
 #      through JUPYTER_CONFIG_PATH (scripts/env.sh)
 #
-# Every step prints a line with the time elapsed. Ctrl-C (or TERM, however many
-# arrive) stops JupyterLab and leaves the servers, which stop once no other
-# program (a `make test` on the same ports) still uses them.
+# It prints its version first (queuekit.Version, the CHANGELOG's top entry), so an
+# instructor can say which workshop a room used. Every step prints a line with the
+# time elapsed. Ctrl-C, TERM or HUP (however many arrive) stops JupyterLab and
+# leaves the servers, which stop once no other program (a `make test` on the same
+# ports) still uses them; a line says which signal stopped it ("workshop: stopped
+# (TERM)") and the status is 130, 143 or 129, or 0 with WORKSHOP_SIGNAL_STATUS=0
+# (make workshop: a stop is how the workshop ends, so make prints no error line).
 #
 # Environment:
 #   LAB_PORT        JupyterLab port (default 8888)
@@ -30,6 +37,7 @@
 #   LAB_PUBLIC_URL  the URL people open, when it differs from http://127.0.0.1:LAB_PORT
 #                   (docker-compose sets it to the port published on the host)
 #   WORKSHOP_SKIP_SETUP=1   skip step 1
+#   WORKSHOP_SIGNAL_STATUS  exit status after a stop by INT, TERM or HUP (default 128+signal)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -45,13 +53,14 @@ say() { printf 'workshop: %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
 
 lab_pid=""
+gopls_pid=""
 
 # cleanup runs once, on any exit. Its first line ignores INT, TERM and HUP, so
 # a second Ctrl-C or the TERM that make forwards cannot cut it short (the
 # scripts it runs inherit that), and PIPE, so a closed output pipe
 # (make workshop | tee) cannot either.
 cleanup() {
-  local status=$?
+  local status=$? stopped_by=""
   trap '' INT TERM HUP PIPE
   trap - EXIT
   say() { printf 'workshop: %s\n' "$*" >&2 2>/dev/null || true; }
@@ -67,13 +76,32 @@ cleanup() {
     done
     kill -KILL "$lab_pid" 2>/dev/null || true
   fi
+  if [[ -n "$gopls_pid" ]]; then
+    # Its own session (setsid): the whole group, the go command's compilers too.
+    kill -TERM -- "-$gopls_pid" 2>/dev/null || true
+  fi
   servers_down
+  case "$status" in
+    130) stopped_by="Ctrl-C" ;;
+    143) stopped_by="TERM" ;;
+    129) stopped_by="HUP: the terminal closed" ;;
+  esac
+  if [[ -n "$stopped_by" ]]; then
+    say "stopped ($stopped_by)"
+    status="${WORKSHOP_SIGNAL_STATUS:-$status}"
+  fi
   exit "$status"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
+
+# version: the workshop's version, read from queuekit/version.go (no build
+# needed, so it prints before setup).
+version() {
+  sed -n 's/^const Version = "\(.*\)"$/\1/p' "$ROOT/queuekit/version.go"
+}
 
 # wait_http URL: wait until URL (JupyterLab's /api) answers any HTTP status.
 wait_http() {
@@ -87,11 +115,29 @@ wait_http() {
   return 1
 }
 
+# gopls_behind builds gopls in the background when setup left it out, and says
+# when completion and hover work. The build runs in a session of its own, so
+# cleanup can stop it with its compilers.
+gopls_behind() {
+  [[ "${WORKSHOP_SKIP_SETUP:-}" != 1 && ! -x "$WORKSHOP_VENV/bin/gopls" ]] || return 0
+  local log="$WORKSHOP_VENV/share/jupyter/gopls-build.log"
+  say "building gopls in the background (completion and hover; cells already run); log: $log"
+  # shellcheck disable=SC2016 # $1 and $2 are the inner shell's arguments
+  setsid bash -c '
+    if "$1/scripts/setup.sh" gopls >"$2" 2>&1; then
+      printf "workshop: gopls ready: completion and hover work in notebooks opened from now (Kernel > Restart for an open one)\n" >&2
+    else
+      printf "workshop: gopls did not build (%s); cells still run, without completion and hover: rerun scripts/setup.sh\n" "$2" >&2
+    fi' gopls-behind "$ROOT" "$log" &
+  gopls_pid=$!
+}
+
 main() {
   cd "$ROOT"
+  say "nightly job queue workshop, version $(version) (CHANGELOG.md)"
   if [[ "${WORKSHOP_SKIP_SETUP:-}" != 1 ]]; then
     step "1/5 setup (scripts/setup.sh; quick when done)"
-    "$ROOT/scripts/setup.sh"
+    SETUP_DEFER_GOPLS=1 "$ROOT/scripts/setup.sh"
   fi
   # shellcheck source=scripts/env.sh
   source "$ROOT/scripts/env.sh"
@@ -147,6 +193,7 @@ main() {
 
 EOF
   step "ready"
+  gopls_behind
   wait "$lab_pid"
 }
 

@@ -74,8 +74,9 @@ func (t Truth) loadFactor(n queuekit.Night, c int) float64 {
 	return math.Pow(w/t.LoadReference, t.LoadExponent)
 }
 
-// DefaultTruth: ETL 25 % longer than estimated, refreshes 10 % shorter,
-// backfills 40 % longer, index maintenance 10 % longer; σ = 0.25.
+// DefaultTruth is the runtime truth hidden from the planner in notebook 09:
+// ETL 25 % longer than estimated, refreshes 10 % shorter, backfills 40 %
+// longer, index maintenance 10 % longer; σ = 0.25.
 var DefaultTruth = Truth{
 	Bias: map[string]float64{
 		queuekit.ClassETL: 1.25, queuekit.ClassRefresh: 0.9,

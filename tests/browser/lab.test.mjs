@@ -13,13 +13,18 @@
 //                   have its header and cells, and no Markdown may be typeset as math
 //   RUN_TIMEOUT_MS  time allowed for Run All (default 600000)
 //   TABLE_SHOTS     set to 1 to save a screenshot of every output table in ARTIFACTS
+//   README_SHOT     a path: save there a picture of the first cell whose output has both a
+//                   chart and a table (the README's screenshot, `make readme-shot`), and
+//                   beside it <path>.sha256, the SHA-256 of the notebook it shows, which
+//                   queuekit's TestReadmeScreenshotShowsTheCurrentNotebook compares
 //   LAB_URL, CHROMIUM, ARTIFACTS: see harness.mjs
 // The kernel needs DynamoDB: run it through `make test`/`make browser`, or export
 // AWS_ENDPOINT_URL_DYNAMODB yourself.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { join, resolve, basename } from 'node:path';
 import { ROOT, ARTIFACTS, isLocal, openLab } from './harness.mjs';
 
@@ -153,6 +158,22 @@ async function runAndCheck(page, { assetResponses, consoleErrors }) {
   assert.deepEqual(blank, [], `charts with no canvas or svg (ECharts did not draw): ${blank.join(', ')}`);
   await checkTablesAndMath(page);
   if (process.env.TABLE_SHOTS) await shootTables(page);
+  if (process.env.README_SHOT) await shootReadme(page, process.env.README_SHOT);
+}
+
+// README_SHOT: the output of the first code cell that shows a chart and a table
+// together, as a reader sees it, and the hash of the notebook it came from.
+async function shootReadme(page, path) {
+  const cell = page.locator('.jp-CodeCell').filter({ has: page.locator('.jp-OutputArea-output [_echarts_instance_]') })
+    .filter({ has: page.locator('.jp-OutputArea-output table') }).first();
+  assert.ok(await cell.count() > 0, 'README_SHOT: no code cell shows both a chart and a table');
+  await cell.scrollIntoViewIfNeeded();
+  await page.waitForTimeout(1000); // let ECharts finish its entry animation
+  const target = resolve(ROOT, path);
+  await cell.screenshot({ path: target, animations: 'disabled' });
+  const hash = createHash('sha256').update(readFileSync(join(NOTEBOOK_ROOT, NOTEBOOK))).digest('hex');
+  writeFileSync(`${target}.sha256`, `${hash}  notebooks/${NOTEBOOK}\n`);
+  console.log(`README screenshot: ${target} (notebook sha256 ${hash.slice(0, 12)})`);
 }
 
 // TABLE_SHOTS=1: a screenshot of every rendered output table, for reading

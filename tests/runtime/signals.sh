@@ -5,13 +5,17 @@
 #
 # Usage: tests/runtime/signals.sh   (make test-runtime; needs scripts/setup.sh done)
 #
-# For TERM, then INT: `make workshop` runs in a session of its own (setsid),
-# with default signal handling (a background job of a script would ignore
-# INT), on free ports. Once it prints its URL, the signal goes to its whole
-# process group three times, 0.3 s apart, as a terminal's Ctrl-C or a service
-# manager's stop would send it: make, workshop.sh and JupyterLab each get every
-# one, and make also forwards TERM to workshop.sh, so the cleanup receives
-# several while it runs. Both must read as a normal stop: no make error line,
+# For TERM, then INT, then TERM to make's PID alone: `make workshop` runs in a
+# session of its own (setsid), with default signal handling (a background job
+# of a script would ignore INT), on free ports. Once it prints its URL, the
+# signal goes three times, 0.3 s apart, either to its whole process group, as a
+# terminal's Ctrl-C or a service manager's stop of a cgroup would send it (make,
+# workshop.sh and JupyterLab each get every one, and make also forwards TERM to
+# workshop.sh, so the cleanup receives several while it runs), or to make's PID
+# alone, as `kill -TERM <pid>` from a script or a supervisor sends it: then only
+# make's forwarded TERM reaches workshop.sh, which must still stop everything
+# (the second TERM kills make itself, by its default action, while workshop.sh
+# finishes its cleanup). Each must read as a normal stop: no make error line,
 # one line saying which signal stopped it.
 # Ports: free ones the kernel picks, or the first free ones of TEST_PORTS.
 set -euo pipefail
@@ -38,11 +42,12 @@ cleanup() {
 }
 on_exit cleanup
 
-# stop_by SIG: start make workshop, send SIG to its group three times, check.
+# stop_by SIG [group|pid]: start make workshop, send SIG three times to its
+# process group (default) or to make's PID alone, check.
 stop_by() {
-  local sig="$1" i status ws_pid_was
-  log="$tmp/workshop-$sig.log"
-  echo "== $sig: make workshop on DynamoDB $DYNAMODB_PORT, SQS $SQS_PORT, JupyterLab $LAB_PORT"
+  local sig="$1" to="${2:-group}" i status ws_pid_was target
+  log="$tmp/workshop-$sig-$to.log"
+  echo "== $sig to the $to: make workshop on DynamoDB $DYNAMODB_PORT, SQS $SQS_PORT, JupyterLab $LAB_PORT"
   env --default-signal=INT,TERM setsid make -C "$ROOT" workshop >"$log" 2>&1 &
   ws_pid=$!
   if ! wait_for 600 grep -q "The workshop is running" "$log"; then
@@ -55,10 +60,17 @@ stop_by() {
   check "DynamoDB Local answers" "$ROOT/scripts/dynamodb-local.sh" status
   check "ElasticMQ answers" "$ROOT/scripts/elasticmq.sh" status
 
+  target="-$ws_pid"
+  [[ "$to" == group ]] || target="$ws_pid"
   for i in 1 2 3; do
-    kill "-$sig" -- "-$ws_pid" 2>/dev/null || true
+    kill "-$sig" -- "$target" 2>/dev/null || true
     sleep 0.3
   done
+  # A make that ignores the signal must fail the test, not hang it.
+  if ! wait_for 60 make_gone "$ws_pid"; then
+    not_ok "make workshop still runs 60 s after the last $sig to the $to"
+    kill -KILL -- "-$ws_pid" 2>/dev/null || true
+  fi
   status=0
   wait "$ws_pid" || status=$?
   check "every process of make workshop's group is gone" wait_for 30 group_gone "$ws_pid"
@@ -86,9 +98,11 @@ stop_by() {
 lab_answers() { curl -s -m 2 -o /dev/null "http://127.0.0.1:$LAB_PORT/api"; }
 lab_down() { ! lab_answers; }
 group_gone() { ! pgrep -g "$1" >/dev/null; }
+make_gone() { ! kill -0 "$1" 2>/dev/null || [[ "$(ps -o stat= -p "$1" 2>/dev/null)" == Z* ]]; }
 down() { ! "$ROOT/scripts/$1" status >/dev/null; }
 cut_short() { ! grep -Ei 'broken pipe|write error|Terminated' "$log"; }
 
 stop_by TERM
 stop_by INT
+stop_by TERM pid
 check_done

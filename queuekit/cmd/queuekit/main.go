@@ -6,7 +6,8 @@
 //
 //	queuekit <command> [flags]
 //
-// Run "queuekit help" for the list of commands.
+// Run "queuekit help" for the list of commands; docs/cli.md holds every
+// command's help, generated from it (go generate, or make cli-doc).
 //
 // Exit status, classified in one place (exitCode):
 //
@@ -33,12 +34,13 @@
 // a bar on a terminal, otherwise step lines with the elapsed time.
 package main
 
+//go:generate go test -run TestCLIDocMatchesTheHelp -update-cli-doc .
+
 import (
 	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/nightqueue/workshop/queuekit/lease"
 	"io"
 	"math"
 	"os"
@@ -47,6 +49,7 @@ import (
 	"syscall"
 
 	"github.com/nightqueue/workshop/queuekit"
+	"github.com/nightqueue/workshop/queuekit/lease"
 )
 
 // command is one subcommand. run parses args itself with a flag.FlagSet made
@@ -76,6 +79,17 @@ var commands = []command{
 	{"fleet", "seed 003's sharded fleet: N jobs, W worker processes, K shards, measured (also: fleet submit|list|view)", runFleet},
 	{"fleet-worker", "join a fleet with S slots until stopped (queuekit fleet starts these)", runFleetWorker},
 	{"limits", "serve a limits layer in front of DynamoDB Local that throttles as AWS does (docs/limits.md)", runLimits},
+	{"version", "print the workshop's version (CHANGELOG.md's top entry)", runVersion},
+}
+
+// runVersion prints queuekit.Version; --version does the same.
+func runVersion(_ context.Context, args []string, stdout, _ io.Writer) error {
+	fs := newFlags("version")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "queuekit %s\n", queuekit.Version)
+	return nil
 }
 
 // lookup returns the command with the given name.
@@ -210,6 +224,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		usage(stdout)
 		return 0
 	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args = append([]string{"version"}, args[1:]...)
+	}
 	cmd, ok := lookup(args[0])
 	if !ok {
 		fmt.Fprintf(stderr, "queuekit: unknown command %q; run \"queuekit help\" for the list\n", args[0])
@@ -250,10 +267,10 @@ func exitCode(err error) int {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "queuekit: plan a nightly database job queue (see README.md)")
+	fmt.Fprintf(w, "queuekit %s: plan a nightly database job queue (see README.md)\n", queuekit.Version)
 	fmt.Fprintln(w, "\nUsage: queuekit <command> [flags]; queuekit <command> -h for its flags\n\nCommands:")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nExit status: 0 done; 1 a server or the run failed (unreachable, wrong server, missing table, night or run);")
 	fmt.Fprintln(w, "2 bad usage or input (flags, limits, input files), checked before anything is written;")
