@@ -1,0 +1,224 @@
+package lease_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/nightqueue/workshop/queuekit"
+	"github.com/nightqueue/workshop/queuekit/internal/toxitest"
+	"github.com/nightqueue/workshop/queuekit/lease"
+	"github.com/nightqueue/workshop/queuekit/sim"
+)
+
+// catalogNight is a night of n one-minute jobs at 01:00 that the catalog
+// accepts (3-digit job ids, so n <= 999), four priorities.
+func catalogNight(t *testing.T, date string, n int) queuekit.Night {
+	t.Helper()
+	var jobs []queuekit.Job
+	for i := range n {
+		id := fmt.Sprintf("JOB-%s-%03d", date[:4]+date[5:7]+date[8:], i+1)
+		jobs = append(jobs, queuekit.Job{BatchDate: date, JobID: id, WindowJobID: queuekit.SortKey("01:00", id),
+			RequestedWindow: "01:00", SubmittedAt: date + "T00:00:00Z", WorkloadClass: queuekit.ClassETL,
+			RuntimeMinutes: 1, Priority: i % 4, Status: "queued"})
+	}
+	night, err := queuekit.NewNight(date, queuekit.DefaultWindow, jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return night
+}
+
+// rawItem is what the tests read back from the execution table, raw.
+type rawItem struct {
+	SK     string `dynamodbav:"sk"`
+	RunID  string `dynamodbav:"run_id"`
+	State  string `dynamodbav:"state"`
+	Status string `dynamodbav:"execution_status"`
+	Token  int64  `dynamodbav:"fence_token"`
+}
+
+// rawNight reads every item of the night in the execution table with a
+// strongly consistent Query, straight from DynamoDB Local.
+func rawNight(t *testing.T, ex *lease.Executor, c *dynamodb.Client, date string) (pool rawItem, jobs []rawItem) {
+	t.Helper()
+	p := dynamodb.NewQueryPaginator(c, &dynamodb.QueryInput{TableName: aws.String(ex.Table()), ConsistentRead: aws.Bool(true),
+		KeyConditionExpression:    aws.String("batch_date = :d"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":d": &types.AttributeValueMemberS{Value: date}}})
+	for p.HasMorePages() {
+		out, err := p.NextPage(context.Background())
+		if err != nil {
+			t.Fatalf("read the execution table back: %v", err)
+		}
+		var items []rawItem
+		if err := attributevalue.UnmarshalListOfMaps(out.Items, &items); err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range items {
+			switch {
+			case it.SK == "POOL":
+				pool = it
+			case strings.HasPrefix(it.SK, "JOB#"):
+				jobs = append(jobs, it)
+			}
+		}
+	}
+	return pool, jobs
+}
+
+// A coordinator process frozen (SIGSTOP) in the middle of its reset for
+// longer than StaleAfter: a new run takes the night and resets it; the old
+// coordinator is resumed (SIGCONT) before the new run starts, and its reset
+// goes on. Every write it has left is refused (the reset is fenced by the
+// pool item's run), so it exits saying it was replaced, the execution table
+// read back raw holds only the new run's jobs, NOT_STARTED, and the new run
+// completes with every job SUCCESS once. The old coordinator talks to
+// DynamoDB Local through Toxiproxy with 1.5 s of latency on every reply, so
+// that its reset takes several seconds and the test can freeze it in the
+// middle (seen in the table: the pool PREPARING, some jobs written with its
+// run id, not all).
+func TestCoordinatorPausedMidResetCannotOverwriteNewRun(t *testing.T) {
+	const jobs = 400
+	bin := buildCLI(t)
+	n := catalogNight(t, "2027-07-01", jobs)
+	ex, cat := setup(t, n.Jobs)
+	direct := cat.Client()
+	if err := ex.CreateTable(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	px := toxitest.NewProxy(t, cat.Endpoint())
+	px.Slow(t, 1, 1500*time.Millisecond, 0)
+
+	old := exec.Command(bin, "run", "--batch-date", n.BatchDate, "--workers", "4", "--slots", "4", "--minute-ms", "2",
+		"--endpoint", px.URL, "--table", cat.Table())
+	var oldOut, oldErr bytes.Buffer
+	old.Stdout, old.Stderr = &oldOut, &oldErr
+	if err := old.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if old.ProcessState == nil {
+			_ = old.Process.Signal(syscall.SIGCONT)
+			_ = old.Process.Kill()
+			_ = old.Wait()
+		}
+	})
+	// Freeze it once its reset is under way and not done.
+	var oldRun string
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the old coordinator's reset never started; stderr:\n%s", oldErr.String())
+		}
+		pool, items := rawNight(t, ex, direct, n.BatchDate)
+		written := 0
+		for _, it := range items {
+			if it.RunID == pool.RunID {
+				written++
+			}
+		}
+		if pool.State == "PREPARING" && written > 0 {
+			if written == jobs {
+				t.Fatalf("the old run wrote all %d jobs before the test could freeze it", jobs)
+			}
+			if err := old.Process.Signal(syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			oldRun = pool.RunID
+			t.Logf("old run %s frozen mid-reset: %d of %d jobs written", oldRun, written, jobs)
+			break
+		}
+	}
+	// The new run takes the night once the old one's heartbeat is StaleAfter old.
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cfg := lease.Config{Workers: 4, Policy: sim.Backfill, Minute: 2 * time.Millisecond, MaxRetry: lease.DefaultMaxRetry}
+	var newRun string
+	for {
+		id, err := ex.Prepare(ctx, n, cfg)
+		var busy *lease.BusyError
+		if errors.As(err, &busy) && busy.RunID == oldRun {
+			if err := sleepCtx(ctx, 500*time.Millisecond); err != nil {
+				t.Fatal("the frozen run's night never went stale")
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("new run's prepare: %v", err)
+		}
+		newRun = id
+		break
+	}
+	// Resume the old coordinator and let its reset go on to its end.
+	if err := old.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	err := old.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || !strings.Contains(oldErr.String(), "replaced by another run") {
+		t.Fatalf("old coordinator after SIGCONT: %v, stderr %q; want a failure saying it was replaced", err, oldErr.String())
+	}
+	pool, items := rawNight(t, ex, direct, n.BatchDate)
+	if pool.RunID != newRun || pool.State != "WAITING" {
+		t.Fatalf("pool after the old run resumed: run %s state %s, want run %s WAITING", pool.RunID, pool.State, newRun)
+	}
+	if len(items) != jobs {
+		t.Fatalf("%d job items, want %d", len(items), jobs)
+	}
+	for _, it := range items {
+		if it.RunID != newRun || it.Status != lease.NotStarted || it.Token != 0 {
+			t.Fatalf("job %s after the old run resumed: run %s status %s token %d; want run %s NOT_STARTED token 0 (overwritten by the old run)",
+				it.SK, it.RunID, it.Status, it.Token, newRun)
+		}
+	}
+	// The new run completes.
+	werr := make(chan error, 1)
+	go func() {
+		_, err := ex.Join(ctx, n.BatchDate, lease.WorkerConfig{Slots: cfg.Workers})
+		werr <- err
+	}()
+	if err := ex.Start(ctx, n.BatchDate, newRun); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	if err := ex.WaitDone(ctx, n.BatchDate, newRun, nil); err != nil {
+		t.Fatalf("wait: %v", err)
+	}
+	if err := <-werr; err != nil {
+		t.Fatalf("workers: %v", err)
+	}
+	rep, err := ex.Report(ctx, n, cfg.Workers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Verify(n); err != nil {
+		t.Fatalf("the new run's report: %v", err)
+	}
+	if rep.Statuses[lease.Success] != jobs || len(rep.Schedule) != jobs {
+		t.Fatalf("statuses %v, %d attempts: want %d SUCCESS, one attempt each", rep.Statuses, len(rep.Schedule), jobs)
+	}
+	_, items = rawNight(t, ex, direct, n.BatchDate)
+	for _, it := range items {
+		if it.RunID != newRun || it.Status != lease.Success {
+			t.Fatalf("job %s at the end: run %s status %s, want run %s SUCCESS", it.SK, it.RunID, it.Status, newRun)
+		}
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
