@@ -92,7 +92,7 @@ func (w *worker) execute(ctx context.Context, c claimed) error {
 func (w *worker) start(ctx context.Context, j jobItem, hold fence.Hold, started, until time.Time) error {
 	st := jobFence.Renew(hold, until)
 	expr, err := expression.NewBuilder().
-		WithCondition(st.Cond.And(w.ofRun(), expression.Name("execution_status").Equal(expression.Value(Claimed)))).
+		WithCondition(st.Cond.And(w.ofRun(), startable(started.UnixMilli()))).
 		WithUpdate(st.Update.Set(expression.Name("execution_status"), expression.Value(Processing)).
 			Set(expression.Name("started_ms"), expression.Value(started.UnixMilli())).
 			Set(expression.Name("heartbeat_at"), expression.Value(started.UnixMilli()))).Build()
@@ -100,6 +100,18 @@ func (w *worker) start(ctx context.Context, j jobItem, hold fence.Hold, started,
 		return fmt.Errorf("build start: %w", err)
 	}
 	return jobFence.Check(w.e.updateOld(ctx, w.date, jobSK(j.JobID), expr, w.units), "start", hold)
+}
+
+// startable is the state condition of a start sent at startedMS: the job is
+// CLAIMED, or it is PROCESSING since this very start (its started_ms is
+// startedMS). The second case is a start whose reply was lost after it had
+// landed, sent again by the SDK: it passes and changes nothing, instead of
+// being refused and stopping the worker. The fence (token and holder) makes
+// startedMS this holder's own.
+func startable(startedMS int64) expression.ConditionBuilder {
+	return expression.Name("execution_status").Equal(expression.Value(Claimed)).
+		Or(expression.Name("execution_status").Equal(expression.Value(Processing)).
+			And(expression.Name("started_ms").Equal(expression.Value(startedMS))))
 }
 
 // ofRun is the condition of every write of a worker: the item belongs to
@@ -173,7 +185,12 @@ func (e *Executor) end(ctx context.Context, date, run string, j jobItem, step fe
 			status = FatalFailure
 		}
 	}
+	// The end names itself on the job (end_nonce): an end whose reply was
+	// lost after it had landed, refused when sent again (its own write moved
+	// the token on), recognises itself instead of counting as fenced.
+	nonce := token()
 	ju := step.Update.Set(expression.Name("execution_status"), expression.Value(status)).
+		Set(expression.Name(attrEndNonce), expression.Value(nonce)).
 		Remove(expression.Name(attrLeaseSh))
 	if errMsg != "" {
 		ju = ju.Set(expression.Name("last_error"), expression.Value(errMsg))
@@ -271,6 +288,15 @@ func (e *Executor) end(ctx context.Context, date, run string, j jobItem, step fe
 			return err
 		}
 	}
+	if fence.Refused(err, 0) {
+		landed, lerr := e.endLanded(ctx, date, j.JobID, err, nonce)
+		if lerr != nil {
+			return fmt.Errorf("end attempt %d of job %s: read it back after a refusal: %w", j.Attempt, j.JobID, lerr)
+		}
+		if landed {
+			return nil
+		}
+	}
 	switch {
 	case err == nil:
 		return nil
@@ -290,6 +316,22 @@ func (e *Executor) end(ctx context.Context, date, run string, j jobItem, step fe
 		return &PoolError{BatchDate: date, JobID: j.JobID, Attempt: j.Attempt, Err: err}
 	}
 	return fmt.Errorf("end attempt %d of job %s: %w", j.Attempt, j.JobID, err)
+}
+
+// endLanded reports whether an end refused by the job's condition was
+// refused by its own earlier landing: the job carries its nonce, in the
+// refusal's old image or, when DynamoDB returned none, read back
+// consistently.
+func (e *Executor) endLanded(ctx context.Context, date, id string, err error, nonce string) (bool, error) {
+	img := refusedImage(err)
+	if img == nil {
+		var rerr error
+		if img, rerr = e.getItem(ctx, date, jobSK(id)); rerr != nil {
+			return false, rerr
+		}
+	}
+	n, ok := img[attrEndNonce].(*types.AttributeValueMemberS)
+	return ok && n.Value == nonce, nil
 }
 
 // refusedImage is the job's old image in a cancelled end transaction

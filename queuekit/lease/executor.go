@@ -263,7 +263,10 @@ func (e *Executor) Prepare(ctx context.Context, n queuekit.Night, cfg Config) (s
 	if err == nil {
 		var expr expression.Expression
 		expr, err = expression.NewBuilder().
-			WithCondition(expression.Name(attrRun).Equal(expression.Value(runID)).And(expression.Name("state").Equal(expression.Value(poolPreparing)))).
+			// WAITING too: this very write, landed and its reply lost, sent
+			// again by the SDK, must pass (it changes nothing then).
+			WithCondition(expression.Name(attrRun).Equal(expression.Value(runID)).
+				And(expression.Name("state").In(expression.Value(poolPreparing), expression.Value(poolWaiting)))).
 			WithUpdate(expression.Set(expression.Name("state"), expression.Value(poolWaiting)).
 				Set(expression.Name("run_seen_ms"), expression.Value(e.now().UnixMilli()))).Build()
 		if err == nil {

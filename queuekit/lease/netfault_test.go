@@ -12,11 +12,13 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/nightqueue/workshop/queuekit"
+	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/internal/toxitest"
 	"github.com/nightqueue/workshop/queuekit/lease"
 	"github.com/nightqueue/workshop/queuekit/sim"
@@ -220,5 +222,135 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	case <-time.After(d):
 		return nil
+	}
+}
+
+// leaseKind names the kind of one of the executor's requests, from its
+// operation and body, for toxitest.Router: the writes of the lease protocol
+// (claim, start, heartbeat, end, reap, counters, join, reset, and run-pool:
+// the coordinator's own pool writes, its heartbeat and its state changes)
+// and "" for the rest (reads).
+func leaseKind(op string, body []byte) string {
+	has := func(s string) bool { return bytes.Contains(body, []byte(s)) }
+	switch op {
+	case "TransactWriteItems":
+		switch {
+		case has(`"PREPARING"`):
+			return "reset"
+		case has(`"join_nonce"`):
+			return "join"
+		case has(`"WORKER#`):
+			return "counters"
+		case has(`lease expired: worker`):
+			return "reap"
+		case has(`"finished_ms"`):
+			return "end"
+		case has(`"ATTEMPT#`):
+			return "claim"
+		}
+	case "UpdateItem":
+		switch {
+		case has(`"run_seen_ms"`):
+			return "run-pool"
+		case has(`"started_ms"`):
+			return "start"
+		case has(`"lease_until"`):
+			return "heartbeat"
+		}
+	}
+	return ""
+}
+
+var leaseKinds = []string{"claim", "start", "heartbeat", "end", "counters", "join", "reset", "run-pool"}
+
+// Lost replies, one kind of write at a time: every request of that kind
+// goes through a Toxiproxy proxy that drops its replies (a `timeout` toxic
+// downstream, 250 ms, then the connection is closed): all of them until the
+// SDK has sent two requests again, then 30% of them: the write reached DynamoDB Local and landed, the SDK sees a
+// broken connection and sends it again. The run (3 slots in this process)
+// must end as a clean run does: every job SUCCESS in exactly one attempt
+// (no lease lost, no retry burned), no end counted as fenced, no lease
+// dropped, the WORKER# counters in the table equal to the process's own
+// (nothing counted twice), the report's invariants (Verify) hold, and the
+// fault was really injected (the SDK retried requests of the kind).
+func TestLostRepliesPerWriteKind(t *testing.T) {
+	n := sample(t, "2026-05-13")
+	for _, kind := range leaseKinds {
+		t.Run(kind, func(t *testing.T) {
+			ex0, cat0 := setup(t, n.Jobs)
+			r := toxitest.NewRouter(t, cat0.Endpoint(), leaseKind, leaseKinds...)
+			cat, err := catalog.New(context.Background(), catalog.WithEndpoint(r.Default.URL), catalog.WithTable(cat0.Table()),
+				catalog.WithClientOptions(func(o *dynamodb.Options) {
+					o.HTTPClient = r.HTTPClient()
+					// Enough attempts that no call runs out of them (0.3^12),
+					// and short backoffs, as a lease of seconds needs.
+					o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
+						so.MaxAttempts, so.MaxBackoff = 12, 100*time.Millisecond
+					})
+				}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ex, err := lease.New(cat)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = ex0
+			// Every reply of the kind is lost until the SDK has sent two
+			// requests of it again; from then on 30% of them.
+			px := r.Proxy(t, kind)
+			all := px.LoseReplies(t, 1, 250*time.Millisecond)
+			r.AfterRetries(kind, 2, func() {
+				all()
+				px.LoseReplies(t, 0.3, 250*time.Millisecond)
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+			defer cancel()
+			cfg := lease.Config{Workers: 3, Minute: 20 * time.Millisecond, Lease: 3 * time.Second, MaxRetry: lease.DefaultMaxRetry}
+			runID, err := ex.Prepare(ctx, n, cfg)
+			if err != nil {
+				t.Fatalf("prepare: %v", err)
+			}
+			type joined struct {
+				st  lease.WorkerStats
+				err error
+			}
+			wch := make(chan joined, 1)
+			go func() {
+				st, err := ex.Join(ctx, n.BatchDate, lease.WorkerConfig{Slots: cfg.Workers, Name: "w1"})
+				wch <- joined{st, err}
+			}()
+			if err := ex.Start(ctx, n.BatchDate, runID); err != nil {
+				t.Fatalf("start: %v", err)
+			}
+			if err := ex.WaitDone(ctx, n.BatchDate, runID, nil); err != nil {
+				t.Fatalf("wait: %v", err)
+			}
+			j := <-wch
+			if j.err != nil {
+				t.Fatalf("worker died: %v", j.err)
+			}
+			rep, err := ex0.Report(context.Background(), n, cfg.Workers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := rep.Verify(n); err != nil {
+				t.Fatalf("invariants: %v", err)
+			}
+			if rep.Statuses[lease.Success] != len(n.Jobs) || len(rep.Schedule) != len(n.Jobs) || rep.Retries != 0 {
+				t.Fatalf("statuses %v, %d attempts, %d retries: want %d SUCCESS, one attempt each, no retry",
+					rep.Statuses, len(rep.Schedule), rep.Retries, len(n.Jobs))
+			}
+			if j.st.Fenced != 0 || j.st.Dropped != 0 || j.st.Finished != len(n.Jobs) || j.st.Won != len(n.Jobs) {
+				t.Fatalf("worker: %+v; want %d won and succeeded, no end fenced, no lease lost", j.st, len(n.Jobs))
+			}
+			if rep.Won != j.st.Won || rep.Lost != j.st.Lost {
+				t.Fatalf("WORKER# counters in the table: won %d lost %d, the process counted %d and %d", rep.Won, rep.Lost, j.st.Won, j.st.Lost)
+			}
+			if r.Retries(kind) == 0 {
+				t.Fatalf("no %s request was sent again: the lost-reply fault was not injected (%d sent)", kind, r.Count(kind))
+			}
+			t.Logf("%s: %d requests sent, %d of them retries after a lost reply; claims lost %d", kind, r.Count(kind), r.Retries(kind), j.st.Lost)
+		})
 	}
 }

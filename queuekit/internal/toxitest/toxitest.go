@@ -30,7 +30,8 @@
 // connection, and a toxic acts on every request of a connection it was drawn
 // for. To fault one kind of request only (say the heartbeats), a Router sends
 // each request, by a classifier the test gives, through a proxy of its kind:
-// toxics on that proxy reach only that kind.
+// toxics on that proxy reach only that kind. The Router opens a connection
+// per request, so a toxic's toxicity is the fraction of requests it hits.
 package toxitest
 
 import (
@@ -322,8 +323,15 @@ type Router struct {
 	classify Classify
 	base     http.RoundTripper
 
-	mu     sync.Mutex
-	counts map[string]int
+	mu      sync.Mutex
+	counts  map[string]int
+	retries map[string]int
+	after   map[string]afterRetries
+}
+
+type afterRetries struct {
+	n  int
+	fn func()
 }
 
 // NewRouter creates a proxy per kind (and a default one) in front of
@@ -331,8 +339,12 @@ type Router struct {
 func NewRouter(t testing.TB, upstream string, classify Classify, kinds ...string) *Router {
 	t.Helper()
 	r := &Router{Default: NewProxy(t, upstream), proxies: map[string]*Proxy{}, classify: classify,
-		counts: map[string]int{}}
+		counts: map[string]int{}, retries: map[string]int{}, after: map[string]afterRetries{}}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
+	// One connection per request: Toxiproxy draws toxicity per connection,
+	// so this makes it a draw per request (a kept-alive connection that
+	// drew "clean" would carry every later request of its kind unharmed).
+	tr.DisableKeepAlives = true
 	r.base = tr
 	t.Cleanup(tr.CloseIdleConnections)
 	for _, k := range kinds {
@@ -359,6 +371,24 @@ func (r *Router) Count(kind string) int {
 	return r.counts[kind]
 }
 
+// Retries returns how many requests of kind were sent again by the SDK (its
+// amz-sdk-request header says attempt=2 or later): each is a call whose
+// earlier attempt failed, e.g. because its reply was lost.
+func (r *Router) Retries(kind string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.retries[kind]
+}
+
+// AfterRetries calls fn once, before sending it, when the n-th retry of a
+// request of kind arrives (counted from now), e.g. to remove a toxic that
+// lost every reply until then: "lose the next n replies of this kind".
+func (r *Router) AfterRetries(kind string, n int, fn func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.after[kind] = afterRetries{n: r.retries[kind] + n, fn: fn}
+}
+
 // HTTPClient returns an HTTP client using the router, for
 // dynamodb.Options.HTTPClient (catalog.WithClientOptions).
 func (r *Router) HTTPClient() *http.Client { return &http.Client{Transport: r} }
@@ -383,9 +413,20 @@ func (r *Router) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !ok {
 		p = r.Default
 	}
+	var fire func()
 	r.mu.Lock()
 	r.counts[kind]++
+	if a := req.Header.Get("Amz-Sdk-Request"); a != "" && !strings.HasPrefix(a, "attempt=1;") && a != "attempt=1" {
+		r.retries[kind]++
+		if ar, ok := r.after[kind]; ok && r.retries[kind] >= ar.n {
+			fire = ar.fn
+			delete(r.after, kind)
+		}
+	}
 	r.mu.Unlock()
+	if fire != nil {
+		fire()
+	}
 	out := req.Clone(req.Context())
 	if out.Host == "" {
 		out.Host = req.URL.Host
