@@ -51,7 +51,7 @@ func (w *worker) execute(ctx context.Context, c claimed) error {
 	})
 	d := time.Duration(j.Estimate * w.p.MinuteMS * float64(time.Millisecond))
 	werr := w.work(workCtx, Job{ID: j.JobID, Class: j.Class, Priority: j.Priority, Exclusive: j.Exclusive,
-		Estimate: j.Estimate, Attempt: j.Attempt, Slots: c.slots, Worker: w.name}, d)
+		Estimate: j.Estimate, Attempt: j.Attempt, Slots: c.slots, Worker: w.name, Run: w.run, Token: int64(hold.Token)}, d)
 	cut := werr != nil && workCtx.Err() != nil // stopped before it finished
 	lost := k.Stop()
 	if ctx.Err() != nil { // shutting down: the reaper ends the attempt

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -183,8 +184,11 @@ func (e *Executor) Night(ctx context.Context, date string) (queuekit.Night, erro
 //     write on, every write of the previous run's workers is refused (each
 //     names its run);
 //  3. it deletes the previous run's items and writes one JOB item per job
-//     (NOT_STARTED, claimable at its arrival minute, fencing token 0, the
-//     new run id), heartbeating the pool meanwhile;
+//     (NOT_STARTED, claimable at its arrival minute, the new run id, and
+//     the fencing token 0 for a new job, the previous run's token plus one
+//     for a job run before: tokens never restart), heartbeating the pool
+//     meanwhile, every write fenced by the pool's run (resetGuard: a run
+//     that lost the night writes nothing more);
 //  4. it sets the pool WAITING: workers may join.
 func (e *Executor) Prepare(ctx context.Context, n queuekit.Night, cfg Config) (string, error) {
 	cfg = cfg.WithDefaults()
@@ -324,6 +328,27 @@ func (e *Executor) reset(ctx context.Context, n queuekit.Night, runID string, jo
 	rewritten := map[string]bool{skPool: true}
 	for _, j := range n.Jobs {
 		rewritten[jobSK(j.JobID)] = true
+	}
+	// Tokens never restart: each job rewritten starts the new run at its
+	// old token plus one (the reset is a change of hands too), so a token
+	// the work passed downstream in an earlier run is older than every
+	// token of this one.
+	carried := map[string]types.AttributeValue{}
+	for _, it := range old {
+		sk, ok := it[attrSK].(*types.AttributeValueMemberS)
+		if !ok || !rewritten[sk.Value] || sk.Value == skPool {
+			continue
+		}
+		if n, ok := it[attrToken].(*types.AttributeValueMemberN); ok {
+			if v, err := strconv.ParseInt(n.Value, 10, 64); err == nil {
+				carried[sk.Value] = &types.AttributeValueMemberN{Value: strconv.FormatInt(v+1, 10)}
+			}
+		}
+	}
+	for _, r := range jobs {
+		if sk, ok := r.PutRequest.Item[attrSK].(*types.AttributeValueMemberS); ok && carried[sk.Value] != nil {
+			r.PutRequest.Item[attrToken] = carried[sk.Value]
+		}
 	}
 	var reqs []types.WriteRequest
 	for _, it := range old {

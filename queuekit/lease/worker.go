@@ -40,6 +40,14 @@ type Job struct {
 	Attempt   int     // 1 for the first attempt
 	Slots     []int   // pool slots held (all of them for an exclusive job)
 	Worker    string  // the worker process's name
+	// Run is the run the attempt belongs to, and Token the attempt's
+	// fencing token: the job item's fence_token its claim set. Tokens never
+	// restart, not even across runs (a reset carries each job's token on),
+	// so a store the work writes to can refuse a write whose token is older
+	// than one it has already seen (Kleppmann's fencing, carried past
+	// DynamoDB to the work's own store).
+	Run   string
+	Token int64
 }
 
 // WorkFunc does one attempt of a job. d is the job's estimated runtime on
