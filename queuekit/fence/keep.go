@@ -136,7 +136,9 @@ func (k *Keeper) try() error {
 		// succeeds only if the lease never changed hands.
 		deadline = sent.Add(k.every)
 	}
-	bctx, cancel := context.WithDeadline(k.parent, deadline)
+	// A timeout measured on k.now, not a deadline: a clock whose wall time
+	// is offset (Options.Now) must not move the deadline on the real clock.
+	bctx, cancel := context.WithTimeout(k.parent, deadline.Sub(sent))
 	err := k.beat(bctx, sent.Add(k.lease))
 	cancel()
 	k.mu.Lock()

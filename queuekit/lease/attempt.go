@@ -35,20 +35,28 @@ func (w *worker) execute(ctx context.Context, c claimed) error {
 	// write rather than from the claim's decision, which a slow claim (a
 	// busy machine, a long plan) may have left far behind. It must land
 	// within the claim's lease, less the heartbeat margin.
-	started := time.Now()
-	sctx, cancel := context.WithDeadline(ctx, time.UnixMilli(c.atMS).Add(lease-lease/4))
+	started := w.e.now()
+	at := c.at
+	if at.IsZero() {
+		at = time.UnixMilli(c.atMS)
+	}
+	// Timed from the decision on this process's own clock (a timeout, not a
+	// deadline, so an offset clock keeps its durations right), never by
+	// comparing wall clocks.
+	sctx, cancel := context.WithTimeout(ctx, at.Add(lease-lease/4).Sub(started))
 	err := w.start(sctx, j, hold, started, started.Add(lease))
 	cancel()
 	if err != nil {
 		if errors.Is(err, fence.ErrFenced) || sctx.Err() != nil {
 			w.count(func(s *WorkerStats) { s.Dropped++ })
+			w.logf("job %s attempt %d: start not written in time: %v", j.JobID, j.Attempt, err)
 			return nil // the reaper ends the attempt once its lease has expired
 		}
 		return fmt.Errorf("start job %s: %w", j.JobID, err)
 	}
 	k, workCtx := fence.Keep(ctx, started, lease, func(bctx context.Context, until time.Time) error {
 		return w.heartbeat(bctx, j, hold, until)
-	})
+	}, func(o *fence.Options) { o.Now = w.e.now })
 	d := time.Duration(j.Estimate * w.p.MinuteMS * float64(time.Millisecond))
 	werr := w.work(workCtx, Job{ID: j.JobID, Class: j.Class, Priority: j.Priority, Exclusive: j.Exclusive,
 		Estimate: j.Estimate, Attempt: j.Attempt, Slots: c.slots, Worker: w.name, Run: w.run, Token: int64(hold.Token)}, d)
@@ -70,6 +78,7 @@ func (w *worker) execute(ctx context.Context, c claimed) error {
 	}
 	if lost != nil {
 		w.count(func(s *WorkerStats) { s.Dropped++ })
+		w.logf("job %s attempt %d: lease lost: %v", j.JobID, j.Attempt, lost)
 	}
 	err = w.e.end(ctx, w.date, w.run, j, jobFence.Release(hold), hold, nil, outcome, msg, started.UnixMilli(), w.minute(), w.p, w.units)
 	switch {
@@ -133,7 +142,7 @@ func (w *worker) heartbeat(ctx context.Context, j jobItem, hold fence.Hold, unti
 	r := jobFence.Renew(hold, until)
 	expr, err := expression.NewBuilder().
 		WithCondition(r.Cond.And(w.ofRun(), expression.Name("execution_status").In(expression.Value(Claimed), expression.Value(Processing)))).
-		WithUpdate(r.Update.Set(expression.Name("heartbeat_at"), expression.Value(time.Now().UnixMilli()))).Build()
+		WithUpdate(r.Update.Set(expression.Name("heartbeat_at"), expression.Value(w.e.now().UnixMilli()))).Build()
 	if err != nil {
 		return fmt.Errorf("build heartbeat: %w", err)
 	}
@@ -357,37 +366,61 @@ func poolImage(err error) *poolItem {
 	return &p
 }
 
-// reap re-queues the jobs whose lease expired: one Query on the sparse
-// "leases" index, then for each job the end transaction under the fence's
-// Revoke (the token it saw, which moves on) and the lease end it saw, so a
-// heartbeat that arrives first wins and the job is left alone, and the old
-// holder's every later write is refused.
+// leaseSeen is a held lease as this worker's reaper saw it: its token and
+// lease end (opaque values, never compared with a clock), and when it first
+// saw that pair, on this process's monotonic clock.
+type leaseSeen struct {
+	token, until int64
+	at           time.Time
+}
+
+// reap re-queues the jobs whose lease expired, without comparing clocks
+// (the DynamoDB lock client's rule): one Query on the sparse "leases" index
+// reads every held lease of the night; a lease whose (token, lease_until)
+// this reaper has seen unchanged for a whole lease, timed on its own
+// monotonic clock, has not been renewed for a lease, whatever the holder's
+// and the reaper's wall clocks say. Then the end transaction under the
+// fence's Revoke (the token it saw, which moves on) and the lease end it
+// saw, so a heartbeat that arrives first wins and the job is left alone,
+// and the old holder's every later write is refused.
 func (w *worker) reap(ctx context.Context) error {
-	nowMS := time.Now().UnixMilli()
 	expr, err := expression.NewBuilder().WithKeyCondition(
-		expression.Key(attrLeaseSh).Equal(expression.Value(w.date)).
-			And(expression.Key(attrLeaseTil).LessThan(expression.Value(nowMS)))).Build()
+		expression.Key(attrLeaseSh).Equal(expression.Value(w.date))).Build()
 	if err != nil {
 		return fmt.Errorf("build lease query: %w", err)
 	}
+	lease := time.Duration(w.p.LeaseMS) * time.Millisecond
 	in := &dynamodb.QueryInput{TableName: aws.String(w.e.db.Table()),
 		IndexName: aws.String(IndexLeases), KeyConditionExpression: expr.KeyCondition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()}
+	if w.seen == nil {
+		w.seen = map[string]leaseSeen{}
+	}
+	held := map[string]bool{}
 	for page, err := range w.e.db.DB().QueryPages(ctx, in) {
 		if err != nil {
-			return fmt.Errorf("query expired leases: %w", err)
+			return fmt.Errorf("query held leases: %w", err)
 		}
 		var items []jobItem
 		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
-			return fmt.Errorf("decode expired leases: %w", err)
+			return fmt.Errorf("decode held leases: %w", err)
 		}
 		for _, j := range items {
 			if j.RunID != w.run {
 				continue
 			}
-			seen := expression.Name(attrLeaseTil).Equal(expression.Value(j.LeaseUntil))
-			msg := fmt.Sprintf("lease expired: worker %s stopped heartbeating", j.Worker)
-			err := w.e.end(ctx, w.date, w.run, j, jobFence.Revoke(fence.Token(j.Token)), fence.Hold{Holder: j.Worker, Token: fence.Token(j.Token)}, &seen, LeaseExpired, msg, j.StartedMS, w.minute(), w.p, w.units)
+			held[j.JobID] = true
+			s, ok := w.seen[j.JobID]
+			if !ok || s.token != j.Token || s.until != j.LeaseUntil {
+				w.seen[j.JobID] = leaseSeen{token: j.Token, until: j.LeaseUntil, at: time.Now()}
+				continue
+			}
+			if time.Since(s.at) <= lease {
+				continue
+			}
+			delete(w.seen, j.JobID)
+			err := w.e.end(ctx, w.date, w.run, j, jobFence.Revoke(fence.Token(j.Token)), fence.Hold{Holder: j.Worker, Token: fence.Token(j.Token)},
+				reapSeen(j.LeaseUntil), LeaseExpired, fmt.Sprintf("lease expired: worker %s stopped heartbeating", j.Worker), j.StartedMS, w.minute(), w.p, w.units)
 			switch {
 			case err == nil:
 				w.count(func(s *WorkerStats) { s.Reaped++ })
@@ -397,5 +430,17 @@ func (w *worker) reap(ctx context.Context) error {
 			}
 		}
 	}
+	for id := range w.seen {
+		if !held[id] {
+			delete(w.seen, id)
+		}
+	}
 	return nil
+}
+
+// reapSeen is the reaper's extra condition: the lease end it saw is still
+// the item's (no heartbeat landed since).
+func reapSeen(until int64) *expression.ConditionBuilder {
+	c := expression.Name(attrLeaseTil).Equal(expression.Value(until))
+	return &c
 }

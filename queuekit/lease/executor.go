@@ -113,13 +113,42 @@ type Executor struct {
 	now func() time.Time
 }
 
+// Options configure an Executor. Set them with the With... functions.
+type Options struct {
+	// ClockOffset is added to this process's wall clock wherever the
+	// executor reads it (timestamps it writes, the night's clock). For
+	// tests only: it simulates a host whose clock is off (see
+	// EnvClockOffset); durations stay on the monotonic clock.
+	ClockOffset time.Duration
+}
+
+// Option sets one of the Options.
+type Option func(*Options)
+
+// WithClockOffset sets Options.ClockOffset (tests only).
+func WithClockOffset(d time.Duration) Option { return func(o *Options) { o.ClockOffset = d } }
+
+// EnvClockOffset is the environment variable the queuekit CLI's run and
+// worker commands read for Options.ClockOffset, as a Go duration ("-4s",
+// "1500ms"). TEST ONLY: it makes the process's clock wrong on purpose, to
+// show what clock skew between hosts does (see the package doc's "Clocks").
+const EnvClockOffset = "QUEUEKIT_CLOCK_OFFSET"
+
 // New returns an executor for the catalog. It does not contact DynamoDB.
-func New(cat *catalog.Catalog) (*Executor, error) {
+func New(cat *catalog.Catalog, opts ...Option) (*Executor, error) {
+	var o Options
+	for _, fn := range opts {
+		fn(&o)
+	}
 	db, err := cat.Sibling(cat.Table() + TableSuffix)
 	if err != nil {
 		return nil, fmt.Errorf("executor table: %w", err)
 	}
-	return &Executor{cat: cat, db: db, now: time.Now}, nil
+	now := time.Now
+	if off := o.ClockOffset; off != 0 {
+		now = func() time.Time { return time.Now().Add(off) }
+	}
+	return &Executor{cat: cat, db: db, now: now}, nil
 }
 
 // Table is the companion table's name.

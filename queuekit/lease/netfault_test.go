@@ -3,6 +3,7 @@ package lease_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -354,5 +355,85 @@ func TestLostRepliesPerWriteKind(t *testing.T) {
 			}
 			t.Logf("%s: %d requests sent, %d of them retries after a lost reply; claims lost %d", kind, r.Count(kind), r.Retries(kind), j.st.Lost)
 		})
+	}
+}
+
+// Skewed clocks: four `queuekit worker` processes whose wall clocks are off
+// by +lease/2, -lease/2, +2 leases and -2 leases (QUEUEKIT_CLOCK_OFFSET,
+// test only) share a run whose coordinator's clock is right. Their reapers
+// never compare a lease's end with their own clock (they wait a lease on
+// their monotonic clock for an unchanged token and lease end), so no
+// healthy job is revoked: every job ends SUCCESS in one attempt, none is
+// reaped, retried or dead-lettered, and every worker exits cleanly.
+func TestSkewedWorkerClocksRevokeNoHealthyJob(t *testing.T) {
+	const jobs = 40
+	bin := buildCLI(t)
+	n := catalogNight(t, "2027-08-01", jobs)
+	ex, cat := setup(t, n.Jobs)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	lz := 2 * time.Second
+	cfg := lease.Config{Workers: 4, Policy: sim.Backfill, Minute: time.Second, Lease: lz, MaxRetry: lease.DefaultMaxRetry}
+	runID, err := ex.Prepare(ctx, n, cfg)
+	if err != nil {
+		t.Fatalf("prepare: %v", err)
+	}
+	offsets := []time.Duration{lz / 2, -lz / 2, 2 * lz, -2 * lz}
+	var ws []*workerProc
+	for i, off := range offsets {
+		w := &workerProc{}
+		w.cmd = exec.Command(bin, "worker", "--batch-date", n.BatchDate, "--endpoint", cat.Endpoint(), "--table", cat.Table(),
+			"--json", "--slots", "1", "--name", fmt.Sprintf("skew%d", i))
+		w.cmd.Env = append(w.cmd.Environ(), lease.EnvClockOffset+"="+off.String())
+		w.cmd.Stdout, w.cmd.Stderr = &w.out, &w.err
+		if err := w.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if w.cmd.ProcessState == nil {
+				_ = w.cmd.Process.Kill()
+				_ = w.cmd.Wait()
+			}
+		})
+		ws = append(ws, w)
+	}
+	if err := ex.Start(ctx, n.BatchDate, runID); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	if err := ex.WaitDone(ctx, n.BatchDate, runID, nil); err != nil {
+		t.Fatalf("wait: %v", err)
+	}
+	reaped := 0
+	for i, w := range ws {
+		if err := w.cmd.Wait(); err != nil {
+			t.Fatalf("worker skewed %s: %v\n%s", offsets[i], err, w.err.String())
+		}
+		var st lease.WorkerStats
+		if err := json.Unmarshal(w.out.Bytes(), &st); err != nil {
+			t.Fatalf("worker %d --json: %v in %q", i, err, w.out.String())
+		}
+		reaped += st.Reaped
+		if st.Dropped != 0 || st.Fenced != 0 {
+			t.Errorf("worker skewed %s: %d leases lost, %d ends fenced; want none\n%s", offsets[i], st.Dropped, st.Fenced, w.err.String())
+		}
+	}
+	rep, err := ex.Report(ctx, n, cfg.Workers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range rep.Schedule {
+		if e.Outcome != lease.Success {
+			t.Errorf("attempt %d of %s by %s [%.1f, %.1f]: %s, want SUCCESS", e.Attempt, e.ID, e.Worker, e.Start, e.Finish, e.Outcome)
+		}
+	}
+	if rep.Statuses[lease.Success] != jobs || len(rep.Schedule) != jobs || rep.Retries != 0 || reaped != 0 {
+		t.Fatalf("statuses %v, %d attempts, %d retries, %d reaped: want %d SUCCESS in one attempt each, none retried or reaped",
+			rep.Statuses, len(rep.Schedule), rep.Retries, reaped, jobs)
+	}
+	_, items := rawNight(t, ex, cat.Client(), n.BatchDate)
+	for _, it := range items {
+		if it.Status != lease.Success {
+			t.Fatalf("job %s read back raw: %s, want SUCCESS", it.SK, it.Status)
+		}
 	}
 }

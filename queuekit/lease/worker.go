@@ -155,7 +155,8 @@ type worker struct {
 	synced   WorkerStats // counters already added to WORKER#<name>
 	progress func(queuekit.Progress)
 	log      func(format string, args ...any)
-	profile  sim.Profile // conservative's free-slot profile, reused by the claimer loop
+	profile  sim.Profile          // conservative's free-slot profile, reused by the claimer loop
+	seen     map[string]leaseSeen // the reaper's observations of held leases
 }
 
 // Join joins the night's run with wc.Slots slots from this process and works
@@ -301,7 +302,7 @@ func (w *worker) units(ccs ...types.ConsumedCapacity) {
 // one flush at a time, so the totals only grow.
 func (w *worker) flush(ctx context.Context, slots int) error {
 	s := w.snapshot()
-	expr, err := expression.NewBuilder().WithUpdate(counterUpdate(s, w.name, w.run, slots, time.Now().UnixMilli())).Build()
+	expr, err := expression.NewBuilder().WithUpdate(counterUpdate(s, w.name, w.run, slots, w.e.now().UnixMilli())).Build()
 	if err != nil {
 		return fmt.Errorf("build worker counters: %w", err)
 	}
@@ -354,7 +355,7 @@ func (w *worker) logf(format string, args ...any) {
 	}
 }
 
-func (w *worker) minute() float64 { return w.minuteAt(time.Now().UnixMilli()) }
+func (w *worker) minute() float64 { return w.minuteAt(w.e.now().UnixMilli()) }
 
 // minuteAt is the night's clock at a Unix time in milliseconds.
 func (w *worker) minuteAt(ms int64) float64 { return float64(ms-w.p.T0) / w.p.MinuteMS }
@@ -363,7 +364,8 @@ func (w *worker) minuteAt(ms int64) float64 { return float64(ms-w.p.T0) / w.p.Mi
 type claimed struct {
 	job   jobItem
 	slots []int
-	atMS  int64 // when the claim was decided: its lease runs from here
+	atMS  int64     // when the claim was decided: its lease runs from here
+	at    time.Time // the same instant with the monotonic clock, for timing the lease locally
 }
 
 // loop is the claimer: it reads the pool and the claimable index, claims for
@@ -469,7 +471,8 @@ func (w *worker) claimLoop(ctx context.Context, free int, jobs chan<- claimed, f
 		}
 		// The decision's instant: after the pool read, so every release the
 		// read saw finished before it; the attempt records it as its start.
-		nowMS := time.Now().UnixMilli()
+		decided := w.e.now() // carries the monotonic clock: the claim's lease is timed on it
+		nowMS := decided.UnixMilli()
 		now := w.minuteAt(nowMS)
 		picks, err := w.plan(ctx, p, now, free)
 		if err != nil {
@@ -493,6 +496,9 @@ func (w *worker) claimLoop(ctx context.Context, free int, jobs chan<- claimed, f
 				return err
 			}
 			continue
+		}
+		for i := range cs {
+			cs[i].at = decided
 		}
 		w.count(func(s *WorkerStats) { s.Won += len(cs); s.Batches++ })
 		free -= len(cs)
