@@ -496,7 +496,7 @@ func (e *Executor) Start(ctx context.Context, date, runID string) error {
 			return err
 		}
 		if !ok || p.RunID != runID {
-			return fmt.Errorf("night %s: run %s was replaced by another run", date, runID)
+			return &ReplacedError{BatchDate: date, RunID: runID, Op: "start"}
 		}
 		if p.State != poolWaiting {
 			return nil
@@ -592,7 +592,7 @@ func (e *Executor) WaitDone(ctx context.Context, date, runID string, progress fu
 			return err
 		}
 		if !ok || p.RunID != runID {
-			return fmt.Errorf("night %s: run %s was replaced by another run", date, runID)
+			return &ReplacedError{BatchDate: date, RunID: runID, Op: "run"}
 		}
 		if progress != nil {
 			progress(queuekit.Progress{Done: p.Ended, Total: p.Jobs,

@@ -437,3 +437,55 @@ func TestSkewedWorkerClocksRevokeNoHealthyJob(t *testing.T) {
 		}
 	}
 }
+
+// The bound doc.go states for taking a night: a new coordinator whose clock
+// is ahead of the running one's by 2 leases (4 s) is told the night is busy;
+// one ahead by more than StaleAfter takes the live night over. The running
+// run is then replaced: its next heartbeat is refused, and nothing of it is
+// corrupted (the new run's pool and jobs are read back raw).
+func TestSkewBoundTakeNight(t *testing.T) {
+	n := catalogNight(t, "2027-08-03", 8)
+	ex, cat := setup(t, n.Jobs)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg := lease.Config{Workers: 2, Minute: time.Second}
+	live, err := ex.Prepare(ctx, n, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The live run heartbeats (Start waits for workers, touching the pool each second).
+	sctx, stop := context.WithCancel(ctx)
+	started := make(chan error, 1)
+	go func() { started <- ex.Start(sctx, n.BatchDate, live) }()
+	within, err := lease.New(cat, lease.WithClockOffset(2*lease.DefaultLease))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var busy *lease.BusyError
+	if _, err := within.Prepare(ctx, n, cfg); !errors.As(err, &busy) || busy.RunID != live {
+		t.Fatalf("a coordinator 4 s ahead: %v; want a BusyError naming run %s", err, live)
+	}
+	beyond, err := lease.New(cat, lease.WithClockOffset(lease.StaleAfter+2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	taken, err := beyond.Prepare(ctx, n, cfg)
+	if err != nil {
+		t.Fatalf("a coordinator %s ahead: %v; the bound says it takes the live night", lease.StaleAfter+2*time.Second, err)
+	}
+	serr := <-started
+	stop()
+	var replaced *lease.ReplacedError
+	if !errors.As(serr, &replaced) || replaced.RunID != live {
+		t.Fatalf("the live run after the takeover: %v; want it replaced", serr)
+	}
+	pool, items := rawNight(t, ex, cat.Client(), n.BatchDate)
+	if pool.RunID != taken || pool.State != "WAITING" || len(items) != len(n.Jobs) {
+		t.Fatalf("pool run %s state %s, %d jobs; want run %s WAITING and %d jobs", pool.RunID, pool.State, len(items), taken, len(n.Jobs))
+	}
+	for _, it := range items {
+		if it.RunID != taken || it.Status != lease.NotStarted {
+			t.Fatalf("job %s: run %s %s; want run %s NOT_STARTED", it.SK, it.RunID, it.Status, taken)
+		}
+	}
+}
