@@ -489,3 +489,53 @@ func TestSkewBoundTakeNight(t *testing.T) {
 		}
 	}
 }
+
+// Slow calls and connection resets: every request of the run (coordinator
+// and 3 slots, in this process) goes through Toxiproxy, one connection a
+// request; 5% of the replies are held 3 s (longer than the 2 s lease) and
+// 5% of the connections are reset (TCP RST) as the request goes out. The
+// night must still keep every promise the chaos suite checks (Run's
+// Verify: each job ended exactly once, the pool's counters right, no
+// attempt without its end), every job SUCCESS, and the worker must not die.
+// A lease the slow calls cost is allowed (the job is retried); none may be
+// kept that was lost (the fence refuses such writes, and Verify would see
+// a second end).
+func TestSlowCallsAndResetsKeepTheInvariants(t *testing.T) {
+	n := sample(t, "2026-05-13")
+	_, cat0 := setup(t, n.Jobs)
+	r := toxitest.NewRouter(t, cat0.Endpoint(), func(string, []byte) string { return "" })
+	cat, err := catalog.New(context.Background(), catalog.WithEndpoint(r.Default.URL), catalog.WithTable(cat0.Table()),
+		catalog.WithClientOptions(func(o *dynamodb.Options) {
+			o.HTTPClient = r.HTTPClient()
+			o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) { so.MaxAttempts, so.MaxBackoff = 12, 100*time.Millisecond })
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := lease.New(cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Default.Slow(t, 0.05, 3*time.Second, 0)
+	r.Default.ResetPeer(t, 0.05, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cfg := lease.Config{Workers: 3, Minute: 20 * time.Millisecond, Lease: 2 * time.Second, MaxRetry: 6}
+	rep, err := ex.Run(ctx, n, lease.RunConfig{Config: cfg, Slots: 3})
+	if err != nil {
+		t.Fatalf("run through slow calls and resets: %v", err)
+	}
+	if rep.Statuses[lease.Success] != len(n.Jobs) {
+		t.Fatalf("statuses %v: want all %d SUCCESS", rep.Statuses, len(n.Jobs))
+	}
+	lost := 0
+	for _, e := range rep.Schedule {
+		if e.Outcome == lease.LeaseExpired {
+			lost++
+		}
+	}
+	t.Logf("%d jobs, %d attempts, %d leases lost to slow calls, %d requests (%d SDK retries)", len(n.Jobs), len(rep.Schedule), lost, r.Count(""), r.Retries(""))
+	if r.Retries("") == 0 {
+		t.Fatal("no request was retried: the resets were not injected")
+	}
+}
