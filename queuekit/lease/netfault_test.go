@@ -539,3 +539,87 @@ func TestSlowCallsAndResetsKeepTheInvariants(t *testing.T) {
 		t.Fatal("no request was retried: the resets were not injected")
 	}
 }
+
+// DynamoDB unreachable mid-run for longer than a lease, as during a restart
+// of DynamoDB Local: the Toxiproxy proxy in front of it is disabled for
+// 3 s (open connections closed, new ones refused), then enabled again.
+// Heartbeats cannot get through, so holders stop their work; afterwards the
+// reaper's writes and the holders' late ends race under the fence, and the
+// night still keeps every promise (Run's Verify), every job SUCCESS, and the
+// worker does not die. (An in-memory DynamoDB Local that really restarts
+// loses every table, so the outage is made at the network instead.)
+func TestDynamoDBOutageMidRunKeepsTheInvariants(t *testing.T) {
+	n := sample(t, "2026-05-13")
+	_, cat0 := setup(t, n.Jobs)
+	px := toxitest.NewProxy(t, cat0.Endpoint())
+	cat, err := catalog.New(context.Background(), catalog.WithEndpoint(px.URL), catalog.WithTable(cat0.Table()),
+		catalog.WithClientOptions(func(o *dynamodb.Options) {
+			o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) { so.MaxAttempts, so.MaxBackoff = 30, 200*time.Millisecond })
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := lease.New(cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cfg := lease.Config{Workers: 3, Minute: 50 * time.Millisecond, Lease: 2 * time.Second, MaxRetry: 6}
+	type result struct {
+		rep lease.Report
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		rep, err := ex.Run(ctx, n, lease.RunConfig{Config: cfg, Slots: 3})
+		done <- result{rep, err}
+	}()
+	// Cut once the night runs with jobs in flight.
+	for {
+		st, err := processing(ctx, cat0, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	px.Cut(t)
+	time.Sleep(3 * time.Second)
+	px.Restore(t)
+	res := <-done
+	if res.err != nil {
+		t.Fatalf("run across a 3 s outage: %v", res.err)
+	}
+	if res.rep.Statuses[lease.Success] != len(n.Jobs) {
+		t.Fatalf("statuses %v: want all %d SUCCESS", res.rep.Statuses, len(n.Jobs))
+	}
+	lost := 0
+	for _, e := range res.rep.Schedule {
+		if e.Outcome == lease.LeaseExpired {
+			lost++
+		}
+	}
+	t.Logf("%d jobs, %d attempts, %d leases lost to the outage", len(n.Jobs), len(res.rep.Schedule), lost)
+}
+
+// processing reports whether some job of the night is PROCESSING, read
+// straight from DynamoDB Local (not through the proxy).
+func processing(ctx context.Context, cat0 *catalog.Catalog, n queuekit.Night) (bool, error) {
+	direct, err := lease.New(cat0)
+	if err != nil {
+		return false, err
+	}
+	for _, j := range n.Jobs {
+		st, err := direct.Job(ctx, n.BatchDate, j.JobID)
+		if err != nil {
+			continue // the night is not prepared yet
+		}
+		if st.Status == lease.Processing {
+			return true, nil
+		}
+	}
+	return false, nil
+}
