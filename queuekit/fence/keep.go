@@ -140,7 +140,7 @@ func (k *Keeper) try() error {
 	// one. A clock offset on purpose (Options.Now, e.g. a test's skewed
 	// clock) is taken off, to the millisecond; the real clock's shift rounds
 	// to 0, so its deadline stays exact.
-	shift := k.now().Sub(time.Now()).Round(time.Millisecond)
+	shift := time.Until(k.now()).Round(time.Millisecond)
 	bctx, cancel := context.WithDeadline(k.parent, deadline.Add(-shift))
 	err := k.beat(bctx, sent.Add(k.lease))
 	cancel()
