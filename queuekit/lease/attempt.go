@@ -59,7 +59,7 @@ func (w *worker) execute(ctx context.Context, c claimed) error {
 	}, func(o *fence.Options) { o.Now = w.e.now })
 	d := time.Duration(j.Estimate * w.p.MinuteMS * float64(time.Millisecond))
 	werr := w.work(workCtx, Job{ID: j.JobID, Class: j.Class, Priority: j.Priority, Exclusive: j.Exclusive,
-		Estimate: j.Estimate, Attempt: j.Attempt, Slots: c.slots, Worker: w.name, Run: w.run, Token: int64(hold.Token)}, d)
+		Estimate: j.Estimate, Attempt: j.Attempt, Slots: c.slots, Worker: w.name, Run: w.run, Token: WorkToken(w.p.RunSeq, int64(hold.Token))}, d)
 	cut := werr != nil && workCtx.Err() != nil // stopped before it finished
 	lost := k.Stop()
 	if ctx.Err() != nil { // shutting down: the reaper ends the attempt
@@ -110,6 +110,10 @@ func (w *worker) start(ctx context.Context, j jobItem, hold fence.Hold, started,
 	}
 	return jobFence.Check(w.e.updateOld(ctx, w.date, jobSK(j.JobID), expr, w.units), "start", hold)
 }
+
+// WorkToken is the token lease.Job carries: the run's sequence number in
+// the high 32 bits, the job item's fencing token in the low 32.
+func WorkToken(runSeq, token int64) int64 { return runSeq<<32 | token&(1<<32-1) }
 
 // startable is the state condition of a start sent at startedMS: the job is
 // CLAIMED, or it is PROCESSING since this very start (its started_ms is

@@ -141,10 +141,12 @@
 // paused in the middle of its reset past StaleAfter, resumed after a newer
 // run took the night, has every remaining write refused (a *ReplacedError)
 // instead of overwriting the newer run's jobs. (Transactional writes cost
-// two write units an item where BatchWriteItem costs one.) Fencing tokens
-// never restart: a reset carries each job's token on (old + 1), so a token
-// handed to the work (Job.Token) in one run is older than every token of
-// the next. The coordinator heartbeats
+// two write units an item where BatchWriteItem costs one.) The night's
+// runs are numbered (run_seq on the pool, taken under the condition that
+// it is the number read plus one), and the token handed to the work
+// (Job.Token, WorkToken) is the run's number times 2^32 plus the job's
+// fence_token, so a token of one run is older than every token of the
+// next, although fence_token restarts at 0 each run. The coordinator heartbeats
 // the pool (run_seen_ms) about once a second; a worker that sees the
 // heartbeat unchanged for StaleAfter on its own clock, or the run abandoned
 // or replaced, exits with one line (an *OrphanError).

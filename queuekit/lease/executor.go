@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -213,11 +212,10 @@ func (e *Executor) Night(ctx context.Context, date string) (queuekit.Night, erro
 //     write on, every write of the previous run's workers is refused (each
 //     names its run);
 //  3. it deletes the previous run's items and writes one JOB item per job
-//     (NOT_STARTED, claimable at its arrival minute, the new run id, and
-//     the fencing token 0 for a new job, the previous run's token plus one
-//     for a job run before: tokens never restart), heartbeating the pool
-//     meanwhile, every write fenced by the pool's run (resetGuard: a run
-//     that lost the night writes nothing more);
+//     (NOT_STARTED, claimable at its arrival minute, fencing token 0, the
+//     new run id), heartbeating the pool meanwhile, every write fenced by
+//     the pool's run (resetGuard: a run that lost the night writes nothing
+//     more);
 //  4. it sets the pool WAITING: workers may join.
 func (e *Executor) Prepare(ctx context.Context, n queuekit.Night, cfg Config) (string, error) {
 	cfg = cfg.WithDefaults()
@@ -269,7 +267,18 @@ func (e *Executor) Prepare(ctx context.Context, n queuekit.Night, cfg Config) (s
 	if err := e.createTable(ctx); err != nil {
 		return "", err
 	}
-	if err := e.takeNight(ctx, n.BatchDate, pool, now); err != nil {
+	// The run's sequence number: the previous run's plus one (the take is
+	// conditioned on the sequence it read, so two runs never share one).
+	prev, ok, err := e.readPool(ctx, n.BatchDate)
+	if err != nil {
+		return "", err
+	}
+	seq := int64(1)
+	if ok {
+		seq = prev.RunSeq + 1
+	}
+	pool[attrRunSeq] = &types.AttributeValueMemberN{Value: fmt.Sprint(seq)}
+	if err := e.takeNight(ctx, n.BatchDate, pool, now, seq-1); err != nil {
 		return "", err
 	}
 	// The night is ours: keep its heartbeat while the reset runs, and run
@@ -316,10 +325,15 @@ func (e *Executor) Prepare(ctx context.Context, n queuekit.Night, cfg Config) (s
 // takeNight writes the new run's pool item if the night is free: no pool,
 // a run that is over, or a coordinator silent for StaleAfter. Otherwise it
 // returns a *BusyError naming the run that holds the night.
-func (e *Executor) takeNight(ctx context.Context, date string, pool map[string]types.AttributeValue, now int64) error {
+func (e *Executor) takeNight(ctx context.Context, date string, pool map[string]types.AttributeValue, now, seenSeq int64) error {
 	free := expression.AttributeNotExists(expression.Name(attrSK)).
 		Or(expression.Name("state").In(expression.Value(poolDone), expression.Value(poolAbandoned)),
 			expression.Name("run_seen_ms").LessThan(expression.Value(now-StaleAfter.Milliseconds())))
+	if seenSeq > 0 { // the pool read is still the one the sequence number follows
+		free = free.And(expression.Name(attrRunSeq).Equal(expression.Value(seenSeq)))
+	} else {
+		free = free.And(expression.AttributeNotExists(expression.Name(attrRunSeq)))
+	}
 	expr, err := expression.NewBuilder().WithCondition(free).Build()
 	if err != nil {
 		return fmt.Errorf("build take: %w", err)
@@ -357,27 +371,6 @@ func (e *Executor) reset(ctx context.Context, n queuekit.Night, runID string, jo
 	rewritten := map[string]bool{skPool: true}
 	for _, j := range n.Jobs {
 		rewritten[jobSK(j.JobID)] = true
-	}
-	// Tokens never restart: each job rewritten starts the new run at its
-	// old token plus one (the reset is a change of hands too), so a token
-	// the work passed downstream in an earlier run is older than every
-	// token of this one.
-	carried := map[string]types.AttributeValue{}
-	for _, it := range old {
-		sk, ok := it[attrSK].(*types.AttributeValueMemberS)
-		if !ok || !rewritten[sk.Value] || sk.Value == skPool {
-			continue
-		}
-		if n, ok := it[attrToken].(*types.AttributeValueMemberN); ok {
-			if v, err := strconv.ParseInt(n.Value, 10, 64); err == nil {
-				carried[sk.Value] = &types.AttributeValueMemberN{Value: strconv.FormatInt(v+1, 10)}
-			}
-		}
-	}
-	for _, r := range jobs {
-		if sk, ok := r.PutRequest.Item[attrSK].(*types.AttributeValueMemberS); ok && carried[sk.Value] != nil {
-			r.PutRequest.Item[attrToken] = carried[sk.Value]
-		}
 	}
 	var reqs []types.WriteRequest
 	for _, it := range old {

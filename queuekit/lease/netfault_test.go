@@ -179,10 +179,8 @@ func TestCoordinatorPausedMidResetCannotOverwriteNewRun(t *testing.T) {
 		t.Fatalf("%d job items, want %d", len(items), jobs)
 	}
 	for _, it := range items {
-		// Tokens never restart: 1 for the jobs the old run had written (its
-		// 0 plus one), 0 for the others.
-		if it.RunID != newRun || it.Status != lease.NotStarted || it.Token > 1 {
-			t.Fatalf("job %s after the old run resumed: run %s status %s token %d; want run %s NOT_STARTED token 0 or 1 (overwritten by the old run)",
+		if it.RunID != newRun || it.Status != lease.NotStarted || it.Token != 0 {
+			t.Fatalf("job %s after the old run resumed: run %s status %s token %d; want run %s NOT_STARTED token 0 (overwritten by the old run)",
 				it.SK, it.RunID, it.Status, it.Token, newRun)
 		}
 	}

@@ -61,6 +61,7 @@ const (
 	// was lost and whose retry was refused recognises itself by them.
 	attrClaimNonce = "claim_nonce"
 	attrEndNonce   = "end_nonce"
+	attrRunSeq     = "run_seq"
 	IndexClaim     = "claimable"
 	IndexLeases    = "leases"
 	skPool         = "POOL"
@@ -123,6 +124,7 @@ type poolItem struct {
 	XPriority  []int              `dynamodbav:"exclusive_priorities"` // descending
 	OPriority  []int              `dynamodbav:"ordinary_priorities"`  // descending
 	SeenMS     int64              `dynamodbav:"run_seen_ms"`
+	RunSeq     int64              `dynamodbav:"run_seq"` // the night's runs, numbered from 1 (0: a pool from before issue 25)
 	CutoffMin  float64            `dynamodbav:"cutoff_minute"`
 	WindowFrom int                `dynamodbav:"window_start"`
 	Host       string             `dynamodbav:"host"`

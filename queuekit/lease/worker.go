@@ -41,11 +41,13 @@ type Job struct {
 	Slots     []int   // pool slots held (all of them for an exclusive job)
 	Worker    string  // the worker process's name
 	// Run is the run the attempt belongs to, and Token the attempt's
-	// fencing token: the job item's fence_token its claim set. Tokens never
-	// restart, not even across runs (a reset carries each job's token on),
-	// so a store the work writes to can refuse a write whose token is older
-	// than one it has already seen (Kleppmann's fencing, carried past
-	// DynamoDB to the work's own store).
+	// fencing token for the stores the work writes to, unique and growing
+	// across the night's runs: the run's sequence number (1, 2, ... for the
+	// night's successive runs) times 2^32 plus the job item's fence_token
+	// its claim set (which restarts at 0 each run). A store can then refuse
+	// a write whose token is older than one it has seen (Kleppmann's
+	// fencing, carried past DynamoDB to the work's own store; see package
+	// results).
 	Run   string
 	Token int64
 }

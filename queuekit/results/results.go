@@ -4,8 +4,8 @@
 // writes to, as Kleppmann's "How to do distributed locking" asks. A worker
 // that slept through its lease and wakes up to write its result is refused
 // by the store itself, whatever it believes, because the job's token has
-// moved on since (lease.Job.Token; tokens never restart, not even across
-// runs).
+// moved on since (lease.Job.Token, which grows across the night's runs
+// too).
 //
 // The rule is one condition on the write: the item is new, or its
 // fence_token is at most the writer's. A newer holder overwrites an older

@@ -73,8 +73,8 @@ func night(t *testing.T, date string, n int) queuekit.Night {
 
 // The token reaches the store, unique across runs: a night run twice, its
 // work writing each job's result through Store.Work, stores in the second
-// run tokens newer than the first run's (tokens never restart), and a
-// write with a first-run token is refused.
+// run tokens newer than the first run's (the run's number is in the token),
+// and a write with a first-run token is refused.
 func TestTokensReachTheStoreAcrossRuns(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
