@@ -68,6 +68,7 @@ var (
 	client  *toxiproxy.Client
 	srvAddr string
 	srvLog  string
+	srvDone chan error // the server's exit, from the one goroutine that waits on it
 )
 
 // Server returns a client of the Toxiproxy server the test binary shares,
@@ -108,10 +109,10 @@ func Stop() {
 	defer mu.Unlock()
 	if srv != nil {
 		_ = srv.Process.Kill()
-		_ = srv.Wait()
+		<-srvDone
 		_ = os.Remove(srvLog)
 	}
-	srv, client = nil, nil
+	srv, client, srvDone = nil, nil, nil
 }
 
 // Addr is the address of the running server's API ("" when none runs).
@@ -187,7 +188,7 @@ func start(bin string) error {
 			return fmt.Errorf("toxiproxy server on %s did not answer within 30 s; see %s", addr, log.Name())
 		}
 	}
-	srv, client, srvAddr, srvLog = cmd, c, addr, log.Name()
+	srv, client, srvAddr, srvLog, srvDone = cmd, c, addr, log.Name(), exited
 	return nil
 }
 
