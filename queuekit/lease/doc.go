@@ -28,14 +28,20 @@
 // job ends FATAL_FAILURE with a dead letter. The work runs at least once, not
 // exactly once: a holder cut off past its lease (paused, or cut off from
 // DynamoDB) may have done its work before it learns, at its next write, that
-// the job was taken over. Ending is exactly once. Make the work idempotent.
+// the job was taken over. Ending is exactly once. Make the work idempotent,
+// or fence it where it writes: Job.Token is the attempt's fencing token,
+// unique across runs (WorkToken), and a store that refuses an older token
+// (package results) refuses the late holder's result too.
 //
 // # Time
 //
 // The night runs on a clock whose job-minute lasts Config.Minute of wall
 // time (DefaultMinute, 50 ms: the stable night's 160 minutes in 8 s;
 // time.Minute is real time). Minute 0 is when the pool starts. Leases,
-// heartbeats and polls are wall-clock durations.
+// heartbeats and polls are wall-clock durations. No lease decision compares
+// one host's wall clock with another's; what still does, and the skew each
+// tolerates, is under Clocks in docs/design/lease.md (WithClockOffset and the
+// test-only QUEUEKIT_CLOCK_OFFSET simulate skew).
 //
 // # Errors and limits
 //
@@ -44,7 +50,8 @@
 // DynamoDB's limits (more than MaxWorkers slots, job ids over MaxJobIDBytes,
 // an item over MaxItemBytes or an expression over 4 KB) is a *LimitError. A
 // worker whose run stopped heartbeating, or was replaced, ends with an
-// *OrphanError; a missing night or run is a *NoNightError or *NoRunError; a
+// *OrphanError; a coordinator whose night a newer run took while it was still
+// resetting it gets a *ReplacedError; a missing night or run is a *NoNightError or *NoRunError; a
 // release DynamoDB refuses because it would break the pool's counters is a
 // *PoolError. The same code runs against AWS DynamoDB through the catalog's
 // standard configuration.
