@@ -11,8 +11,8 @@ import (
 
 // The self-check lines start with these marks.
 const (
-	PassMark   = "✅ pass: "
-	NotYetMark = "❌ not yet: "
+	PassMark   = "✓ pass: "
+	NotYetMark = "✗ not yet: "
 )
 
 // report prints one self-check line and returns ok.
@@ -37,7 +37,7 @@ func report(ok bool, name, detail, hint string) bool {
 }
 
 // CheckNear checks that got is within tol (absolute) of want, prints
-// "✅ pass: name (got …)" or "❌ not yet: name: got …, too high. Hint: hint",
+// "✓ pass: name (got …)" or "✗ not yet: name: got …, too high. Hint: hint",
 // and returns whether it passed. A failed check never prints want: the
 // exercise is to find it. NaN and infinities never pass.
 func CheckNear(name string, got, want, tol float64, hint string) bool {

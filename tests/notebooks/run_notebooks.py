@@ -47,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EXPECTATIONS: dict[str, dict[str, list[str]]] = {
     # 00: preflight, GoNB memorizes declarations but not values, the seed's
     # write units (39 items under 1 KB: one unit each), the sample nights.
-    "00": {"contains": ["✅ DynamoDB answers", "✅ table db_batch_window_requests is active",
+    "00": {"contains": ["✓ DynamoDB answers", "✓ table db_batch_window_requests is active",
                         "hello, again - counter is 1", "39 write units",
                         "| 2026-05-13 | 10 | 2 | 0.5 |", "| 2026-05-14 | 12 | 5 | 0.5 |",
                         "the exclusive jobs alone need 355"]},
@@ -61,17 +61,17 @@ EXPECTATIONS: dict[str, dict[str, list[str]]] = {
                         "| with job_id-index, first write | 39 | 2 | 78 | 39 |", "| with job_id-index, same items again | 39 | 2 | 39 | 0 |",
                         "| index job_id-index | Query job_id-index | 1 | 1 | 0.5 |",
                         "both return the same 10 jobs: true",
-                        "| poor key: Scan + filter | Scan | 10 | 3678 |"]},
+                        "| poor key: Scan + filter | Scan | 10 | 3,678 |"]},
     # 02: the study's year row, an empty Scan page with a next page, writes
     # (2 units per 1.3 KB item, batched or not), the parallel Scan.
-    "02": {"contains": ["| 365 | 3639 | 8 | 8 | 3639 |", "Query vs Scan: read units consumed",
+    "02": {"contains": ["| 365 | 3,639 | 8 | 8 | 3,639 |", "Query vs Scan: read units consumed",
                         "| 1 | 0 | 836 |", "2 write units per item either way", "Scan, 8 segment(s)"]},
     # 03: the lock-counting share (440 of 720, by hand in queuekit's
     # TestDemand...), the engine against Erlang C, Little on the stable night
     # (290/240), the stable night's figures beside Erlang C (derived by hand in
     # queuekit/report's tests), the overloaded night's missing steady state,
     # WhyTheyMiss's no-locks row and Allen-Cunneen.
-    "03": {"contains": ["| 2026-05-13 | 3 | 37.5% | 440 of 720 | 61.1% |", "✅ pass: Erlang C inside the simulator's 95% interval",
+    "03": {"contains": ["| 2026-05-13 | 3 | 37.5% | 440 of 720 | 61.1% |", "✓ pass: Erlang C inside the simulator's 95% interval",
                         "| 2026-05-13 | 3 | 29 | 1.21 | 1.21 |",
                         "| average wait | 29.00 min | 1.74 min |", "| p95 wait | 50.00 min | 12.73 min |",
                         "M/M/c has no steady state", "| no exclusive locks | 2.00 | 20.00 |",
@@ -120,8 +120,8 @@ EXPECTATIONS: dict[str, dict[str, list[str]]] = {
     # column (sim's reference figures), kill -9 re-claimed after the lease with
     # one retry, the dead letter after 1 + max_retry = 4 attempts, and the
     # overloaded night's forecast. Realised figures vary run to run.
-    "05": {"contains": ["won: 1 of 2", "✅ pass: every job ended once: one SUCCESS per job", "the work inside a job runs at least once",
-                        "✅ pool rules hold on the recorded schedule",
+    "05": {"contains": ["won: 1 of 2", "✓ pass: every job ended once: one SUCCESS per job", "the work inside a job runs at least once",
+                        "✓ pool rules hold on the recorded schedule",
                         "| average wait (min) | 29 |", "| queue drained (minute) | 160 |",
                         "worker process ended: signal: killed", "LEASE_EXPIRED",
                         "all 10 jobs SUCCESS: true; retries counted: 1",

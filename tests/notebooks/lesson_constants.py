@@ -1,0 +1,41 @@
+"""Constants of the lesson: the numbers a notebook's Markdown may state.
+
+Every other number in a Markdown cell is a figure a run produces and must be
+printed by the run (tests/notebooks/check_cells.py enforces it). Each entry
+says where the number comes from: a price, a documented AWS limit, a seed's
+figure, or a parameter the cell itself sets (which the cell's code shows).
+"""
+
+from __future__ import annotations
+
+# Numbers every notebook may use, by source.
+GLOBAL: dict[str, list[str]] = {
+    "small counts of the lesson's own setup (workers, slots, attempts, items, steps) set in the cells' code": [
+        "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12"],
+    "DynamoDB partition limits: 1,000 write units and 3,000 read units a second "
+    "(developerguide/warm-throughput-scenarios.html); 4 KB read units, 1 KB write units; 400 KB items": [
+        "1,000", "3,000", "4", "1", "400"],
+    "DynamoDB new on-demand table: 4,000 write and 12,000 read units a second; throttling past double the "
+    "previous peak within 30 minutes (developerguide/pre-warming-on-demand-capacity-mode.html); "
+    "per-table quota 40,000 (developerguide/Limits.html)": ["4,000", "12,000", "30", "40,000"],
+    "DynamoDB Streams keep records 24 hours; TTL typically deletes within 2 days (API UpdateTimeToLive)": ["24", "48"],
+    "prices (capacity.Prices2026, us-east-1): on demand $0.625 per million writes, $0.125 per million reads, "
+    "provisioned $0.00065 / $0.00013 per unit-hour, SQS $0.40 per million requests": [
+        "0.625", "0.125", "0.00065", "0.00013", "0.40", "0.00225", "3,600"],
+    "seed 003: 100 M jobs a day = 1,157 a second (86,400 s a day)": ["100", "1,157", "1,157.4", "86,400", "100,000,000"],
+    "SQS: visibility timeout 30 s default, 12 hours at most; batches of 10; 5-minute FIFO deduplication interval; "
+    "64 KB billing chunks; 1 MiB messages": ["30", "12", "10", "5", "64"],
+    "percent and percentiles named in rules (95th percentile, 80 % utilisation, 100 %)": ["95", "80", "100"],
+    "lines of code a cell may hold (STYLE.md)": ["25"],
+}
+
+# Per notebook (two-digit prefix): reason -> numbers.
+PER_NOTEBOOK: dict[str, dict[str, list[str]]] = {}
+
+
+def allowed(prefix: str) -> set[str]:
+    nums: set[str] = set()
+    for group in (GLOBAL, PER_NOTEBOOK.get(prefix, {})):
+        for values in group.values():
+            nums.update(values)
+    return nums
