@@ -195,3 +195,29 @@ func MustExecutor() *lease.Executor {
 	Stop(err)
 	return ex
 }
+
+// AttemptHeaders are the columns of AttemptRows.
+var AttemptHeaders = []string{"job", "attempt", "worker", "claimed (minute)", "released (minute)", "outcome"}
+
+// AttemptRows is a row per attempt of every job that the worker named
+// `worker` held at least once (all attempts of those jobs, in order), so a
+// table shows what happened to the jobs of a worker that died.
+func AttemptRows(rep lease.Report, worker string) [][]string {
+	var rows [][]string
+	seen := map[string]bool{}
+	for _, e := range rep.Schedule {
+		if e.Worker != worker || seen[e.ID] {
+			continue
+		}
+		seen[e.ID] = true
+		for _, a := range rep.Attempts(e.ID) {
+			rows = append(rows, []string{a.ID, format.Int(a.Attempt), a.Worker, format.Num(a.Start), format.Num(a.Finish), a.Outcome})
+		}
+	}
+	return rows
+}
+
+// ShowWorkerAttempts shows AttemptRows as a table.
+func ShowWorkerAttempts(rep lease.Report, worker string) {
+	ShowTable(AttemptHeaders, AttemptRows(rep, worker))
+}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/nightqueue/workshop/queuekit/claimrate"
 	"github.com/nightqueue/workshop/queuekit/fleet"
+	"github.com/nightqueue/workshop/queuekit/lease"
+	"github.com/nightqueue/workshop/queuekit/sim"
 )
 
 // The verdict follows the spreads' order, never the medians alone: runs
@@ -72,5 +74,43 @@ func TestExecutorSummaryIsBuiltFromTheRows(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("summary %q: want %q", got, want)
 		}
+	}
+}
+
+// The sentence under the sleeper's table says what the fence refused in
+// this run: the late end, or the heartbeat that made the sleeper drop the
+// job; the outcome is never escaped twice.
+func TestSleeperSummarySaysWhatTheFenceRefused(t *testing.T) {
+	base := SleeperResult{Lease: time.Second, Paused: 3 * time.Second, Ended: 1, Job: lease.JobState{Status: lease.Success, Token: 4}}
+	ended := base
+	ended.Sleeper.Fenced = 1
+	dropped := base
+	dropped.Sleeper.Dropped = 1
+	for _, c := range []struct {
+		r    SleeperResult
+		want string
+	}{
+		{ended, "Its late end was refused by the fence: **1 refused end**"},
+		{dropped, "first write after waking was a **heartbeat**"},
+		{base, "not stopped past its lease"},
+	} {
+		got := SleeperSummary(c.r)
+		if !strings.Contains(got, c.want) || !strings.Contains(got, "Ends the pool counted for the job: **1**") {
+			t.Errorf("summary %q: want %q and one counted end", got, c.want)
+		}
+	}
+}
+
+// A dead worker's job shows all its attempts, the dead worker's and the
+// retry's, with their outcomes as written (no Markdown escapes).
+func TestAttemptRowsShowTheDeadWorkersJobs(t *testing.T) {
+	rep := lease.Report{Schedule: []lease.Entry{
+		{Slot: sim.Slot{ID: "J1", Start: 0, Finish: 10}, Attempt: 1, Worker: "doomed", Outcome: lease.LeaseExpired},
+		{Slot: sim.Slot{ID: "J1", Start: 60, Finish: 85}, Attempt: 2, Worker: "main-1", Outcome: lease.Success},
+		{Slot: sim.Slot{ID: "J2", Start: 0, Finish: 25}, Attempt: 1, Worker: "main-2", Outcome: lease.Success},
+	}}
+	rows := AttemptRows(rep, "doomed")
+	if len(rows) != 2 || rows[0][5] != "LEASE_EXPIRED" || rows[1][2] != "main-1" {
+		t.Fatalf("rows %q: want J1's two attempts, the first LEASE_EXPIRED", rows)
 	}
 }
