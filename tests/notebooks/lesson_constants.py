@@ -45,6 +45,12 @@ PER_NOTEBOOK: dict[str, dict[str, list[str]]] = {
         "1,000 / 4 = 250 for the pool item alone; a heartbeat every 15 s for 25 minutes = 100 heartbeats, 300 units": [
             "13", "77", "250", "15", "300"],
     },
+    "10": {
+        "AWS billing rules, as in notebook 05: 13 write units a job on the night's key, 1,000 / 13 ≈ 77 jobs a second, "
+        "250 for the pool item alone": ["13", "77", "250"],
+        "parameters of the side-by-side cell: 300 fleet jobs, 50 night jobs per run": ["300", "50"],
+        "notebook 08's hourly peak factor of the sample night (queuekit/capacity, pinned in 08's expectations)": ["1.6"],
+    },
 }
 
 
