@@ -65,10 +65,11 @@ func TestTakeoverReassignsTheDeadWorkersShards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Takeover{Bin: bin, Shards: 6, Victim: 1, ShardLease: time.Second, Wait: 3 * time.Second}.Run(ctx, cat)
+	res, err := Takeover{Bin: bin, Shards: 6, Victim: 1, ShardLease: 2 * time.Second}.Run(ctx, cat)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("before %d at %s, after %d at %s", len(res.Before), res.AtBefore, len(res.After), res.AtAfter)
 	if res.Killed != "bob" || len(res.After) != 6 {
 		t.Fatalf("killed %q, %d shards after: want bob and 6", res.Killed, len(res.After))
 	}

@@ -1,9 +1,11 @@
 package lab
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 
@@ -22,8 +24,8 @@ type Takeover struct {
 	Workers    []string      // names; default ann, bob, cat
 	Victim     int           // index into Workers of the worker killed
 	ShardLease time.Duration // a shard's lease; default 2 s
-	Settle     time.Duration // before the kill; default 1.5 shard leases
-	Wait       time.Duration // after the kill; default 2.5 shard leases
+	Settle     time.Duration // at most this long for every shard to have a live owner before the kill; default 5 shard leases
+	Wait       time.Duration // at most this long after the kill for the others to own every shard; default 10 shard leases
 	Watch      int           // the shard whose history is returned; default 1
 }
 
@@ -47,10 +49,10 @@ func (t Takeover) withDefaults() Takeover {
 		t.ShardLease = 2 * time.Second
 	}
 	if t.Settle == 0 {
-		t.Settle = t.ShardLease * 3 / 2
+		t.Settle = 5 * t.ShardLease
 	}
 	if t.Wait == 0 {
-		t.Wait = t.ShardLease * 5 / 2
+		t.Wait = 10 * t.ShardLease
 	}
 	if t.Watch == 0 {
 		t.Watch = 1
@@ -80,6 +82,7 @@ func (t Takeover) Run(ctx context.Context, cat *catalog.Catalog) (TakeoverResult
 		return TakeoverResult{}, err
 	}
 	var procs []*exec.Cmd
+	logs := make([]bytes.Buffer, len(t.Workers))
 	defer func() { // every worker still running is stopped, whatever happened
 		for _, p := range procs {
 			if p.ProcessState == nil {
@@ -95,32 +98,70 @@ func (t Takeover) Run(ctx context.Context, cat *catalog.Catalog) (TakeoverResult
 			args = append(args, "--endpoint", ep)
 		}
 		p := exec.CommandContext(ctx, t.Bin, args...)
+		p.Stderr = &logs[len(procs)]
 		if err := p.Start(); err != nil {
 			return TakeoverResult{}, fmt.Errorf("start queuekit fleet-worker %s: %w", name, err)
 		}
 		procs = append(procs, p)
 	}
 	res := TakeoverResult{Killed: t.Workers[t.Victim]}
-	time.Sleep(t.Settle)
-	if res.Before, err = f.ShardStates(ctx); err != nil {
+	// Before the kill: every shard owned, and the victim owning some.
+	if res.Before, res.AtBefore, err = settle(ctx, f, t.Settle, func(s fleet.ShardState, live bool) bool { return live }, res.Killed); err != nil {
 		return res, err
 	}
-	res.AtBefore = time.Now()
+	if len(res.Before) == 0 {
+		for i, p := range procs { // stop them to read what they said
+			_ = p.Process.Signal(syscall.SIGTERM)
+			_ = p.Wait()
+			if msg := strings.TrimSpace(logs[i].String()); msg != "" {
+				return res, fmt.Errorf("no worker took a shard in %s; fleet-worker %s: %s", t.Settle, t.Workers[i], msg)
+			}
+		}
+		return res, fmt.Errorf("no worker took a shard in %s", t.Settle)
+	}
 	if err := procs[t.Victim].Process.Kill(); err != nil {
 		return res, fmt.Errorf("kill %s: %w", res.Killed, err)
 	}
 	_ = procs[t.Victim].Wait() // "signal: killed", as intended
-	time.Sleep(t.Wait)
-	if res.After, err = f.ShardStates(ctx); err != nil {
+	// After: every shard owned by a live worker other than the victim.
+	if res.After, res.AtAfter, err = settle(ctx, f, t.Wait, func(s fleet.ShardState, live bool) bool { return live && s.Holder != res.Killed }, ""); err != nil {
 		return res, err
 	}
-	res.AtAfter = time.Now()
 	for _, s := range res.After {
 		if s.Shard == t.Watch {
 			res.Watched = s
 		}
 	}
 	return res, nil
+}
+
+// settle reads the shard items every 100 ms until ok holds for every shard
+// (and, when mustHold is set, that worker owns at least one), or until
+// limit has passed; it returns the last reading and its time either way:
+// the tables show what was, settled or not.
+func settle(ctx context.Context, f *fleet.Fleet, limit time.Duration, ok func(s fleet.ShardState, live bool) bool, mustHold string) ([]fleet.ShardState, time.Time, error) {
+	deadline := time.Now().Add(limit)
+	for {
+		states, err := f.ShardStates(ctx)
+		at := time.Now()
+		if err != nil {
+			return nil, at, err
+		}
+		all, held := true, mustHold == ""
+		for _, s := range states {
+			live := s.Holder != "" && s.UntilMS > at.UnixMilli()
+			all = all && ok(s, live)
+			held = held || (live && s.Holder == mustHold)
+		}
+		if (all && held) || at.After(deadline) {
+			return states, at, nil
+		}
+		select {
+		case <-ctx.Done():
+			return states, at, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // OwnerRows is a row per shard: the shard, its owner (a lease live at `at`,
