@@ -43,3 +43,10 @@ func ExampleExecutorSummary() {
 	// - 4 workers: the fleet ran **30 times** the night executor's jobs a second (medians 1,200 and 40); the night executor lost 2 claims per claim won.
 	// - DynamoDB Local's write ceiling, measured before each fleet round: **1,585** conditional writes a second (median; 1,585 (1,585 to 1,585) over the rounds).
 }
+
+// The TTL decision of notebook 06: which candidates may be a week late.
+func ExampleTTLSuits() {
+	fmt.Println(lab.TTLSuits(lab.TTLJobs))
+	// Output:
+	// [archive-finished-jobs drop-attempt-records expire-share-link]
+}

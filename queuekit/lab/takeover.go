@@ -106,7 +106,7 @@ func (t Takeover) Run(ctx context.Context, cat *catalog.Catalog) (TakeoverResult
 	}
 	res := TakeoverResult{Killed: t.Workers[t.Victim]}
 	// Before the kill: every shard owned, and the victim owning some.
-	if res.Before, res.AtBefore, err = settle(ctx, f, t.Settle, func(s fleet.ShardState, live bool) bool { return live }, res.Killed); err != nil {
+	if res.Before, res.AtBefore, err = settle(ctx, f, t.Shards, t.Settle, func(s fleet.ShardState, live bool) bool { return live }, res.Killed); err != nil {
 		return res, err
 	}
 	if len(res.Before) == 0 {
@@ -124,7 +124,7 @@ func (t Takeover) Run(ctx context.Context, cat *catalog.Catalog) (TakeoverResult
 	}
 	_ = procs[t.Victim].Wait() // "signal: killed", as intended
 	// After: every shard owned by a live worker other than the victim.
-	if res.After, res.AtAfter, err = settle(ctx, f, t.Wait, func(s fleet.ShardState, live bool) bool { return live && s.Holder != res.Killed }, ""); err != nil {
+	if res.After, res.AtAfter, err = settle(ctx, f, t.Shards, t.Wait, func(s fleet.ShardState, live bool) bool { return live && s.Holder != res.Killed }, ""); err != nil {
 		return res, err
 	}
 	for _, s := range res.After {
@@ -135,11 +135,12 @@ func (t Takeover) Run(ctx context.Context, cat *catalog.Catalog) (TakeoverResult
 	return res, nil
 }
 
-// settle reads the shard items every 100 ms until ok holds for every shard
+// settle reads the shard items every 100 ms until all shards items exist
+// and ok holds for every one
 // (and, when mustHold is set, that worker owns at least one), or until
 // limit has passed; it returns the last reading and its time either way:
 // the tables show what was, settled or not.
-func settle(ctx context.Context, f *fleet.Fleet, limit time.Duration, ok func(s fleet.ShardState, live bool) bool, mustHold string) ([]fleet.ShardState, time.Time, error) {
+func settle(ctx context.Context, f *fleet.Fleet, shards int, limit time.Duration, ok func(s fleet.ShardState, live bool) bool, mustHold string) ([]fleet.ShardState, time.Time, error) {
 	deadline := time.Now().Add(limit)
 	for {
 		states, err := f.ShardStates(ctx)
@@ -147,7 +148,7 @@ func settle(ctx context.Context, f *fleet.Fleet, limit time.Duration, ok func(s 
 		if err != nil {
 			return nil, at, err
 		}
-		all, held := true, mustHold == ""
+		all, held := len(states) == shards, mustHold == ""
 		for _, s := range states {
 			live := s.Holder != "" && s.UntilMS > at.UnixMilli()
 			all = all && ok(s, live)
