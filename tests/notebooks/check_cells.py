@@ -122,6 +122,7 @@ MD_NOT_FIGURES = [
     re.compile(r"\]\([^)]*\)"),                     # link targets
     re.compile(r"<[^>]+>"),                          # HTML tags
     re.compile(r"\b\d{4}-\d{2}-\d{2}\b"),           # dates (sample nights, price dates)
+    re.compile(r"\b\d+\.\d+\.\d+\b"),                # versions (DynamoDB Local 3.3.1)
     re.compile(r"\bJOB-\d+-\d+\b"),                 # job ids
     re.compile(r"\b(?:[Nn]otebooks?|[Ss]eeds?|[Jj]obs?)\s+\d{2,3}(?:\s*(?:,|and|or)\s*\d{2,3})*\b"),  # notebook 05, seed 003, job 006
     re.compile(r"^#+\s*\d{2}\s*·", re.M),           # "# 05 · title"

@@ -45,6 +45,11 @@ PER_NOTEBOOK: dict[str, dict[str, list[str]]] = {
         "1,000 / 4 = 250 for the pool item alone; a heartbeat every 15 s for 25 minutes = 100 heartbeats, 300 units": [
             "13", "77", "250", "15", "300"],
     },
+    "06": {
+        "the header's time, as the README's table of notebooks states it": ["20"],
+        "DynamoDB Local's TTL sweep as the workshop reads it: 20 items every 10 seconds; the measured table's size, "
+        "40 timers (a parameter of the cell)": ["20", "40"],
+    },
     "10": {
         "AWS billing rules, as in notebook 05: 13 write units a job on the night's key, 1,000 / 13 ≈ 77 jobs a second, "
         "250 for the pool item alone": ["13", "77", "250"],
