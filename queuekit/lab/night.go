@@ -57,3 +57,11 @@ func MustNight(date string) queuekit.Night {
 	Stop(err)
 	return n
 }
+
+// MustSampleJobs returns the workshop's sample jobs (queuekit.SampleJobs),
+// or stops the cell with the error.
+func MustSampleJobs() []queuekit.Job {
+	jobs, err := queuekit.SampleJobs()
+	Stop(err)
+	return jobs
+}

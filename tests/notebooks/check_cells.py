@@ -37,6 +37,13 @@ from lesson_constants import allowed  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 MAX_CODE_LINES = 25
+# Cells still over the limit, each to be split into a call to queuekit/lab:
+# reported on every run, and the check fails once one of them fits (remove
+# it from here then), so the list only shrinks.
+OVER_LIMIT_PENDING = {
+    ("04-simulation.ipynb", "c25"), ("09-when-ml-helps.ipynb", "c03"),
+    ("09-when-ml-helps.ipynb", "c11-seeds-run"), ("09-when-ml-helps.ipynb", "c13"),
+}
 NEEDS_PREFIX = "// needs "
 
 # Go identifiers a cell declares before its `%%` (GoNB memorizes them).
@@ -90,7 +97,12 @@ def check_cells(nb_name: str, cells: list[dict]) -> list[str]:
     per_cell = {cid: declared(split_cell(src)[0]) for cid, src in code}
     for cid, src in code:
         n = code_lines(src)
-        if n > MAX_CODE_LINES:
+        pending = (nb_name, cid) in OVER_LIMIT_PENDING
+        if pending and n <= MAX_CODE_LINES:
+            problems.append(f"{nb_name} cell {cid}: now {n} lines of code: remove it from OVER_LIMIT_PENDING in check_cells.py")
+        elif pending:
+            print(f"pending: {nb_name} cell {cid}: {n} lines of code, more than {MAX_CODE_LINES} (listed in OVER_LIMIT_PENDING)")
+        elif n > MAX_CODE_LINES:
             problems.append(f"{nb_name} cell {cid}: {n} lines of code, more than {MAX_CODE_LINES}: "
                             "move the plumbing into queuekit/lab (with a test and an Example) and keep the decision and the call")
         decls, body = split_cell(src)
