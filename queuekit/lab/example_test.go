@@ -121,7 +121,7 @@ func ExamplePredicted() {
 	lab.Predicted("read units of 10 GetItems", 5, 5, "read units")
 	lab.Predicted("read units of 10 GetItems", lab.NoPrediction, 5, "read units")
 	// Output:
-	// 🔮 read units of 10 GetItems: you predicted 1 read units, measured 5 read units: 80.0% low
-	// 🔮 read units of 10 GetItems: you predicted 5 read units, measured 5 read units: exactly right
-	// 🔮 read units of 10 GetItems: measured 5 read units; you wrote no prediction: write one before you run the next exercise
+	// your prediction of read units of 10 GetItems: you predicted 1 read units, measured 5 read units: 80.0% low
+	// your prediction of read units of 10 GetItems: you predicted 5 read units, measured 5 read units: exactly right
+	// your prediction of read units of 10 GetItems: measured 5 read units; you wrote no prediction: write one before you run the next exercise
 }
