@@ -1,12 +1,16 @@
 package lab_test
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/claimrate"
 	"github.com/nightqueue/workshop/queuekit/fleet"
 	"github.com/nightqueue/workshop/queuekit/lab"
+	"github.com/nightqueue/workshop/queuekit/montecarlo"
 )
 
 // The poll sweep's verdict, from two settings' measured start lags: the
@@ -49,4 +53,27 @@ func ExampleTTLSuits() {
 	fmt.Println(lab.TTLSuits(lab.TTLJobs))
 	// Output:
 	// [archive-finished-jobs drop-attempt-records expire-share-link]
+}
+
+// Notebook 04's target on the overloaded night: its exclusive jobs alone
+// outlast the window, so no worker count meets it (a sweep of 200 nights
+// a count keeps the example quick).
+func ExampleWorkerTarget_Verdict() {
+	night, err := queuekit.SampleNight("2026-05-14")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	sweep, err := montecarlo.SweepWorkers(context.Background(), night,
+		montecarlo.Config{Model: montecarlo.LogNormalCV(0.5), Replications: 200, Seed: 1}, []int{2, 4})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	t := lab.WorkerTarget{Limit: 150}
+	fmt.Println(t.TargetHeaders()[1], t.TargetRows(sweep)[1][4])
+	fmt.Println(strings.Contains(t.Verdict("2026-05-14", night, sweep), "no c up to 4 meets the target"))
+	// Output:
+	// P(p95 > 75 min) no
+	// true
 }

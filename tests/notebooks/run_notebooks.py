@@ -84,7 +84,7 @@ EXPECTATIONS: dict[str, dict[str, list[str]]] = {
                         "| 2026-05-13 | 3 | barrier | 29 | 50 | 61.1% | 170 | 5 | 0 | 160 |",
                         "measured 19 min", "| p95 (nearest rank) |", "times narrower",
                         "smallest c meeting the target: 3",
-                        "1999 of 2000 nights overflow (99.95%); its 5 exclusive jobs need 355 minutes"]},
+                        "1,999 of 2,000 nights overflow (99.95%); its 5 exclusive jobs need 355 minutes"]},
     # 08: seed 003's lines against the figures queuekit/capacity's tests derive by
     # hand (10,851 machines by threads, 1,086 by memory, $383 and $110.64 a day),
     # the break-even utilisation, and the hot key measured on DynamoDB Local.
