@@ -77,3 +77,13 @@ func ExampleWorkerTarget_Verdict() {
 	// P(p95 > 75 min) no
 	// true
 }
+
+// Two workers that sent the same conditions get one line for both.
+func ExampleClaimConditions() {
+	fmt.Print(lab.ClaimConditions([]lab.ClaimShown{
+		{Worker: "worker-A", JobCondition: "attempt = 0", PoolCondition: "version = 0"},
+		{Worker: "worker-B", JobCondition: "attempt = 0", PoolCondition: "version = 0"},
+	}))
+	// Output:
+	// - conditions of worker-A and worker-B's claim: on the job `attempt = 0`; on the pool `version = 0`
+}
