@@ -43,7 +43,7 @@ RACE_LEASE_TESTS := TestLostRepliesPerWriteKind|TestSkewBoundTakeNight|TestModel
 # What `make test` runs after lint and setup, with the test servers up, in order.
 TEST_STAGES := test-go test-deploy test-notebooks test-browser test-security test-runtime
 
-.PHONY: help workshop setup cli-doc dynamodb sqs lint lint-shell test test-go test-deploy test-notebooks test-browser \
+.PHONY: help workshop setup cli-doc dynamodb sqs lint lint-shell test test-go test-deploy test-notebooks check-notebooks test-browser \
 	test-security test-runtime test-compose readme-shot notebooks browser security browser-deps bench bench-dynamodb bench-fleet bench-limits bench-sqs clean \
 	reset-notebooks
 
@@ -101,8 +101,12 @@ test-go: ## go test ./..., then -race over the packages that hold leases (expect
 test-deploy: ## parse docker-compose.yml and the Dockerfile with real parsers and check them
 	cd deploy && go test ./...
 
-test-notebooks: ## execute every notebooks/NN-*.ipynb in the GoNB kernel (expects DynamoDB)
+test-notebooks: check-notebooks ## execute every notebooks/NN-*.ipynb in the GoNB kernel (expects DynamoDB)
 	$(PY) tests/notebooks/run_notebooks.py --again $(NOTEBOOK_ARGS)
+
+check-notebooks: ## the notebooks' sources: ≤ 25 lines of code a cell, a restart line on dependent cells, no typed measured figures
+	python3 tests/notebooks/test_check_cells.py
+	python3 tests/notebooks/check_cells.py
 
 test-browser: ## headless Chromium: JupyterLab as first seen (ui.test.mjs), then runs $(NOTEBOOK): charts draw, tables render, no math
 	source scripts/env.sh && cd tests/browser && fail=0; node --test --test-reporter=spec ui.test.mjs || fail=1; \

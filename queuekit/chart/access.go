@@ -32,7 +32,7 @@ func (m Metric) String() string {
 	case ItemsScanned:
 		return "items scanned"
 	}
-	return "metric " + strconv.Itoa(int(m))
+	return "metric " + format.Int(int(m))
 }
 
 // values reads the metric of the Query and the Scan of one study point.
@@ -71,7 +71,7 @@ func QueryVsScan(points []measure.Point, m Metric, set ...Setting) (*Chart, erro
 		if q > 0 {
 			ratio = format.Num(s/q) + "×"
 		}
-		t.Rows = append(t.Rows, []string{strconv.Itoa(p.Nights), strconv.Itoa(p.Items), strconv.Itoa(p.Query.Count), format.Num(q), format.Num(s), ratio})
+		t.Rows = append(t.Rows, []string{format.Int(p.Nights), format.Int(p.Items), format.Int(p.Query.Count), format.Num(q), format.Num(s), ratio})
 		qd = append(qd, opts.LineData{Value: []float64{float64(p.Items), round4(q)}})
 		sd = append(sd, opts.LineData{Value: []float64{float64(p.Items), round4(s)}})
 	}
@@ -107,11 +107,11 @@ func AccessTable(points []measure.Point) format.Table {
 	t := format.Table{Headers: []string{"nights", "items in table", "returned", "Query scanned", "Scan scanned",
 		"Query read units", "Scan read units", "Query ms", "Scan ms", "Query pages", "Scan pages", "Scan $ per million reads"}}
 	for _, p := range points {
-		t.Rows = append(t.Rows, []string{strconv.Itoa(p.Nights), strconv.Itoa(p.Items), strconv.Itoa(p.Query.Count),
-			strconv.Itoa(p.Query.ScannedCount), strconv.Itoa(p.Scan.ScannedCount),
+		t.Rows = append(t.Rows, []string{format.Int(p.Nights), format.Int(p.Items), format.Int(p.Query.Count),
+			format.Int(p.Query.ScannedCount), format.Int(p.Scan.ScannedCount),
 			format.Num(p.Query.ConsumedRCU), format.Num(p.Scan.ConsumedRCU),
 			format.Millis(millis(p.Query.Elapsed)), format.Millis(millis(p.Scan.Elapsed)),
-			strconv.Itoa(p.Query.Pages), strconv.Itoa(p.Scan.Pages), format.Dollars(p.ScanCost() * 1e6)})
+			format.Int(p.Query.Pages), format.Int(p.Scan.Pages), format.Dollars(p.ScanCost() * 1e6)})
 	}
 	return t
 }
@@ -126,9 +126,9 @@ func ReadsTable(labels []string, reports []measure.AccessReport) format.Table {
 		if i < len(labels) {
 			label = labels[i]
 		}
-		t.Rows = append(t.Rows, []string{label, r.Method, strconv.Itoa(r.Count), strconv.Itoa(r.ScannedCount),
-			format.Num(r.ConsumedRCU), format.Dollars(measure.ReadCost(r.ConsumedRCU) * 1e6), strconv.Itoa(r.Pages),
-			strconv.Itoa(max(r.Segments, 1)), format.Millis(millis(r.Elapsed))})
+		t.Rows = append(t.Rows, []string{label, r.Method, format.Int(r.Count), format.Int(r.ScannedCount),
+			format.Num(r.ConsumedRCU), format.Dollars(measure.ReadCost(r.ConsumedRCU) * 1e6), format.Int(r.Pages),
+			format.Int(max(r.Segments, 1)), format.Millis(millis(r.Elapsed))})
 	}
 	return t
 }
@@ -157,8 +157,8 @@ func DescribeRead(r measure.AccessReport) string {
 func NightReadsTable(reads []measure.Read) format.Table {
 	t := format.Table{Headers: []string{"read", "requests", "returned", "read (scanned)", "read units", "$ per million", "response bytes"}}
 	for _, r := range reads {
-		t.Rows = append(t.Rows, []string{r.Label, strconv.Itoa(r.Requests), strconv.Itoa(r.Report.Count),
-			strconv.Itoa(r.Report.ScannedCount), format.Num(r.Report.ConsumedRCU),
+		t.Rows = append(t.Rows, []string{r.Label, format.Int(r.Requests), format.Int(r.Report.Count),
+			format.Int(r.Report.ScannedCount), format.Num(r.Report.ConsumedRCU),
 			format.Dollars(measure.ReadCost(r.Report.ConsumedRCU) * 1e6), strconv.FormatInt(r.ResponseBytes, 10)})
 	}
 	return t
@@ -173,7 +173,7 @@ func PagesTable(r measure.AccessReport) format.Table {
 		if p.More {
 			more = "yes"
 		}
-		t.Rows = append(t.Rows, []string{strconv.Itoa(i + 1), strconv.Itoa(p.Count), strconv.Itoa(p.ScannedCount), format.Num(p.ConsumedRCU), more})
+		t.Rows = append(t.Rows, []string{format.Int(i + 1), format.Int(p.Count), format.Int(p.ScannedCount), format.Num(p.ConsumedRCU), more})
 	}
 	return t
 }
@@ -188,7 +188,7 @@ func WritesTable(labels []string, reps []measure.SeedReport) format.Table {
 		if i < len(labels) {
 			label = labels[i]
 		}
-		t.Rows = append(t.Rows, []string{label, strconv.Itoa(r.Items), strconv.Itoa(r.Requests), format.Num(r.WriteUnits),
+		t.Rows = append(t.Rows, []string{label, format.Int(r.Items), format.Int(r.Requests), format.Num(r.WriteUnits),
 			format.Num(r.IndexWriteUnits), format.Dollars(r.Cost()), format.Millis(millis(r.Elapsed))})
 	}
 	return t

@@ -100,7 +100,7 @@ func cell(t *testing.T, tb format.Table, row int, header string) string {
 
 func num(t *testing.T, s string) float64 {
 	t.Helper()
-	s = strings.TrimSuffix(strings.TrimSuffix(s, "%"), "×")
+	s = strings.ReplaceAll(strings.TrimSuffix(strings.TrimSuffix(s, "%"), "×"), ",", "") // cells group thousands
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
 		t.Fatalf("cell %q is not a number: %v", s, err)
@@ -589,7 +589,7 @@ func TestAccessTablesShowTheReports(t *testing.T) {
 	}
 	// Per million reads: 99.5 × 0.125 = $12.4375 → $12.44.
 	md := chart.ReadsTable([]string{"poor key"}, []catalog.AccessReport{r}).Markdown()
-	if !strings.Contains(md, `| poor key | Scan | 10 | 3639 | 99.5 | \\$12.44 | 1 | 4 | 117.9 |`) {
+	if !strings.Contains(md, `| poor key | Scan | 10 | 3,639 | 99.5 | \\$12.44 | 1 | 4 | 117.9 |`) {
 		t.Errorf("ReadsTable:\n%s", md)
 	}
 	tb := chart.AccessTable(accessPoints)
@@ -600,7 +600,7 @@ func TestAccessTablesShowTheReports(t *testing.T) {
 	if got := cell(t, tb, 2, "Scan $ per million reads"); got != "$20.00" {
 		t.Errorf("year table Scan cost %s, want $20.00", got)
 	}
-	if got := cell(t, tb, 2, "Scan scanned"); got != "3650" {
-		t.Errorf("year table Scan scanned %s, want 3650", got)
+	if got := cell(t, tb, 2, "Scan scanned"); got != "3,650" {
+		t.Errorf("year table Scan scanned %s, want 3,650", got)
 	}
 }

@@ -38,6 +38,6 @@ func ExampleBars() {
 	//
 	// |  | WCU/s |
 	// |---|---|
-	// | batch\_date | 4629.63 |
+	// | batch\_date | 4,629.63 |
 	// | 8 shards | 578.7 |
 }

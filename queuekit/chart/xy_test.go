@@ -52,10 +52,10 @@ func TestBars(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if md := c.Markdown(); !strings.Contains(md, "| batch\\_date | 4629.63 |") {
+	if md := c.Markdown(); !strings.Contains(md, "| batch\\_date | 4,629.63 |") {
 		t.Errorf("table:\n%s", md)
 	}
-	if !strings.Contains(c.Option(), "limit 1000") {
+	if !strings.Contains(c.Option(), "limit 1,000") {
 		t.Error("no limit line")
 	}
 	if _, err := Bars("t", "y", []string{"a"}, []Series{{Name: "s", Y: []float64{1, 2}}}); err == nil {

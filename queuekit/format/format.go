@@ -145,13 +145,14 @@ var markdownEscaper = func() *strings.Replacer {
 func EscapeMarkdown(s string) string { return markdownEscaper.Replace(s) }
 
 // Num formats a number compactly: integers without decimals, others with at
-// most two, trailing zeros dropped. NaN and infinities print as "–".
+// most two, trailing zeros dropped, the integer part grouped in thousands
+// ("1,585", "1,157.41"). NaN and infinities print as "–".
 func Num(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "–"
 	}
 	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
-		return strconv.FormatFloat(v, 'f', 0, 64)
+		return Group(strconv.FormatFloat(v, 'f', 0, 64))
 	}
 	s := strconv.FormatFloat(v, 'f', 2, 64)
 	s = strings.TrimRight(s, "0")
@@ -159,7 +160,7 @@ func Num(v float64) string {
 	if s == "-0" {
 		s = "0"
 	}
-	return s
+	return Group(s)
 }
 
 // Percent formats a fraction as a percentage with one decimal: 0.0523 -> "5.2%".
@@ -256,14 +257,6 @@ func Group(s string) string {
 	return sign + b.String()
 }
 
-// Figure is Num for tables of figures that may be large: numbers of 10,000
-// or more get thousands separators ("100,000,000", "17,362.5"), smaller ones
-// print as Num does ("1157", "0.33"), so four-digit figures keep their
-// familiar look.
-func Figure(v float64) string {
-	s := Num(v)
-	if math.Abs(v) >= 10000 && s != "–" {
-		return Group(s)
-	}
-	return s
-}
+// Figure is Num: kept for the tables that called it when Num did not group
+// thousands (every number a participant reads now has separators).
+func Figure(v float64) string { return Num(v) }

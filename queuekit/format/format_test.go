@@ -107,13 +107,19 @@ func TestSigGroupsAndNeverUsesExponents(t *testing.T) {
 	}
 }
 
-func TestFigureGroupsLargeNumbersOnly(t *testing.T) {
+// Every number a participant reads has thousands separators, four-digit
+// ones included (issue 26: "1585", "1157.41" without them were a finding).
+func TestNumAndFigureGroupThousands(t *testing.T) {
 	for _, c := range []struct {
 		v    float64
 		want string
-	}{{1e8, "100,000,000"}, {1e9, "1,000,000,000"}, {17362.5, "17,362.5"}, {9999, "9999"}, {4629.63, "4629.63"}, {-25000, "-25,000"}, {1.0 / 3, "0.33"}, {math.NaN(), "–"}} {
+	}{{1e8, "100,000,000"}, {1e9, "1,000,000,000"}, {17362.5, "17,362.5"}, {9999, "9,999"}, {4629.63, "4,629.63"}, {1157.407, "1,157.41"},
+		{-25000, "-25,000"}, {999, "999"}, {1.0 / 3, "0.33"}, {math.NaN(), "–"}} {
 		if got := format.Figure(c.v); got != c.want {
 			t.Errorf("Figure(%v) = %q, want %q", c.v, got, c.want)
+		}
+		if got := format.Num(c.v); got != c.want {
+			t.Errorf("Num(%v) = %q, want %q", c.v, got, c.want)
 		}
 	}
 }

@@ -11,8 +11,8 @@ import (
 
 // The self-check lines start with these marks.
 const (
-	PassMark   = "✅ pass: "
-	NotYetMark = "❌ not yet: "
+	PassMark   = "✓ pass: "
+	NotYetMark = "✗ not yet: "
 )
 
 // report prints one self-check line and returns ok.
@@ -37,7 +37,7 @@ func report(ok bool, name, detail, hint string) bool {
 }
 
 // CheckNear checks that got is within tol (absolute) of want, prints
-// "✅ pass: name (got …)" or "❌ not yet: name: got …, too high. Hint: hint",
+// "✓ pass: name (got …)" or "✗ not yet: name: got …, too high. Hint: hint",
 // and returns whether it passed. A failed check never prints want: the
 // exercise is to find it. NaN and infinities never pass.
 func CheckNear(name string, got, want, tol float64, hint string) bool {
@@ -114,7 +114,7 @@ const NoPrediction = -1
 
 // Predicted is the last line of a predict-then-run cell: the participant
 // wrote guess before running, the cell measured the real value, and this
-// line compares them ("🔮 name: you predicted 3, measured 5: 40% low").
+// line compares them ("your prediction of name: you predicted 3, measured 5: 40% low").
 // A negative guess (NoPrediction) means none was written: the line shows
 // the measurement and asks for a prediction first next time. Unlike the
 // Check functions it prints the measured value: the run is the reveal.
@@ -124,7 +124,7 @@ func Predicted(name string, guess, measured float64, unit string) {
 	}
 	m := fmtFloat(measured) + unit
 	if guess < 0 || math.IsNaN(guess) {
-		fmt.Fprintf(os.Stdout, "🔮 %s: measured %s; you wrote no prediction: write one before you run the next exercise\n", name, m)
+		fmt.Fprintf(os.Stdout, "your prediction of %s: measured %s; you wrote no prediction: write one before you run the next exercise\n", name, m)
 		return
 	}
 	verdict := "exactly right"
@@ -138,5 +138,5 @@ func Predicted(name string, guess, measured float64, unit string) {
 			verdict = format.Percent(-d/math.Abs(measured)) + " low"
 		}
 	}
-	fmt.Fprintf(os.Stdout, "🔮 %s: you predicted %s, measured %s: %s\n", name, fmtFloat(guess)+unit, m, verdict)
+	fmt.Fprintf(os.Stdout, "your prediction of %s: you predicted %s, measured %s: %s\n", name, fmtFloat(guess)+unit, m, verdict)
 }

@@ -58,7 +58,7 @@ func ExampleChart() {
 	// -------  --------------------  -------  --------  -----------------
 	//       2                 62.0%    58.0%     66.0%  no
 	//       3                  3.0%     2.0%      4.5%  yes
-	// ❌ could not draw the chart: p95 sweep: no points
+	// ✗ could not draw the chart: p95 sweep: no points
 }
 
 func ExampleCheckNear() {
@@ -66,8 +66,8 @@ func ExampleCheckNear() {
 	lab.CheckNear("rho of the stable night", rho, 0.375, 0.001, "rho = lambda / (c * mu)")
 	lab.CheckNear("rho of the stable night", 2.5/3, 0.375, 0.001, "rho = lambda / (c * mu), and mu is per hour: 60 / mean runtime")
 	// Output:
-	// ✅ pass: rho of the stable night (got 0.375)
-	// ❌ not yet: rho of the stable night: got 0.833333, too high. Hint: rho = lambda / (c * mu), and mu is per hour: 60 / mean runtime
+	// ✓ pass: rho of the stable night (got 0.375)
+	// ✗ not yet: rho of the stable night: got 0.833333, too high. Hint: rho = lambda / (c * mu), and mu is per hour: 60 / mean runtime
 }
 
 func ExampleCheckEqual() {
@@ -75,9 +75,9 @@ func ExampleCheckEqual() {
 	lab.CheckTrue("c = 3 meets the 5% overflow target", false, "look at the upper end of the Wilson interval")
 	lab.CheckNoError("query the night", errors.New("ResourceNotFoundException: table db_batch_window_requests"), "run notebook 00 first: it creates the table")
 	// Output:
-	// ✅ pass: exclusive jobs on 2026-05-14 (got 5)
-	// ❌ not yet: c = 3 meets the 5% overflow target. Hint: look at the upper end of the Wilson interval
-	// ❌ not yet: query the night: error: ResourceNotFoundException: table db_batch_window_requests. Hint: run notebook 00 first: it creates the table
+	// ✓ pass: exclusive jobs on 2026-05-14 (got 5)
+	// ✗ not yet: c = 3 meets the 5% overflow target. Hint: look at the upper end of the Wilson interval
+	// ✗ not yet: query the night: error: ResourceNotFoundException: table db_batch_window_requests. Hint: run notebook 00 first: it creates the table
 }
 
 func ExampleTable() {
@@ -121,7 +121,7 @@ func ExamplePredicted() {
 	lab.Predicted("read units of 10 GetItems", 5, 5, "read units")
 	lab.Predicted("read units of 10 GetItems", lab.NoPrediction, 5, "read units")
 	// Output:
-	// 🔮 read units of 10 GetItems: you predicted 1 read units, measured 5 read units: 80.0% low
-	// 🔮 read units of 10 GetItems: you predicted 5 read units, measured 5 read units: exactly right
-	// 🔮 read units of 10 GetItems: measured 5 read units; you wrote no prediction: write one before you run the next exercise
+	// your prediction of read units of 10 GetItems: you predicted 1 read units, measured 5 read units: 80.0% low
+	// your prediction of read units of 10 GetItems: you predicted 5 read units, measured 5 read units: exactly right
+	// your prediction of read units of 10 GetItems: measured 5 read units; you wrote no prediction: write one before you run the next exercise
 }

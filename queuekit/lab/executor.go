@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -143,7 +144,37 @@ func ClaimRows(shown []ClaimShown) [][]string {
 }
 
 // ShowClaims shows claim transactions: who, which job, won or why not.
-func ShowClaims(shown []ClaimShown) { ShowTable(ClaimHeaders, ClaimRows(shown)) }
+func ShowClaims(shown []ClaimShown) {
+	rows := ClaimRows(shown)
+	short := make([][]string, len(rows))
+	for i, r := range rows {
+		short[i] = r[:3] // the conditions go under the table: in a column they squeeze the job ids onto several lines
+	}
+	ShowTable(ClaimHeaders[:3], short)
+	Markdown(ClaimConditions(shown))
+}
+
+// ClaimConditions lists the conditions each claim sent, as code, once for
+// all the workers that sent the same ones.
+func ClaimConditions(shown []ClaimShown) string {
+	var b strings.Builder
+	seen := map[string]bool{}
+	for _, c := range shown {
+		key := c.JobCondition + "\x00" + c.PoolCondition
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		var who []string
+		for _, d := range shown {
+			if d.JobCondition == c.JobCondition && d.PoolCondition == c.PoolCondition {
+				who = append(who, d.Worker)
+			}
+		}
+		fmt.Fprintf(&b, "- conditions of %s's claim: on the job `%s`; on the pool `%s`\n", strings.Join(who, " and "), c.JobCondition, c.PoolCondition)
+	}
+	return b.String()
+}
 
 // Winners counts the claims that won.
 func Winners(shown []ClaimShown) int {
@@ -194,4 +225,30 @@ func MustExecutor() *lease.Executor {
 	ex, err := Executor(context.Background())
 	Stop(err)
 	return ex
+}
+
+// AttemptHeaders are the columns of AttemptRows.
+var AttemptHeaders = []string{"job", "attempt", "worker", "claimed (minute)", "released (minute)", "outcome"}
+
+// AttemptRows is a row per attempt of every job that the worker named
+// `worker` held at least once (all attempts of those jobs, in order), so a
+// table shows what happened to the jobs of a worker that died.
+func AttemptRows(rep lease.Report, worker string) [][]string {
+	var rows [][]string
+	seen := map[string]bool{}
+	for _, e := range rep.Schedule {
+		if e.Worker != worker || seen[e.ID] {
+			continue
+		}
+		seen[e.ID] = true
+		for _, a := range rep.Attempts(e.ID) {
+			rows = append(rows, []string{a.ID, format.Int(a.Attempt), a.Worker, format.Num(a.Start), format.Num(a.Finish), a.Outcome})
+		}
+	}
+	return rows
+}
+
+// ShowWorkerAttempts shows AttemptRows as a table.
+func ShowWorkerAttempts(rep lease.Report, worker string) {
+	ShowTable(AttemptHeaders, AttemptRows(rep, worker))
 }

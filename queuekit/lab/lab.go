@@ -48,11 +48,11 @@ var (
 // Markdown), or prints its table to stdout outside a notebook.
 func Show(d Displayable) {
 	if d == nil {
-		Markdown("❌ nothing to show (nil chart)")
+		Markdown("✗ nothing to show (nil chart)")
 		return
 	}
 	if c, ok := d.(*chart.Chart); ok && c == nil {
-		Markdown("❌ nothing to show (nil chart)")
+		Markdown("✗ nothing to show (nil chart)")
 		return
 	}
 	if notebook() {
@@ -68,7 +68,7 @@ func Show(d Displayable) {
 // the error.
 func Chart(c *chart.Chart, err error) error {
 	if err != nil {
-		Markdown("❌ could not draw the chart: " + err.Error())
+		Markdown("✗ could not draw the chart: " + err.Error())
 		return err
 	}
 	Show(c)

@@ -56,7 +56,7 @@ func TestShowInANotebookDisplaysTheChartThenItsTable(t *testing.T) {
 	if err := Chart(chart.SweepP95(nil)); err == nil {
 		t.Error("Chart of a failed builder returned no error")
 	}
-	if last := r.md[len(r.md)-1]; !strings.HasPrefix(last, "❌ could not draw the chart: ") {
+	if last := r.md[len(r.md)-1]; !strings.HasPrefix(last, "✗ could not draw the chart: ") {
 		t.Errorf("error shown as %q", last)
 	}
 	Show(nil)

@@ -15,7 +15,7 @@ var exit = os.Exit
 // osExit is the real exit, for tests that replace exit.
 var osExit = os.Exit
 
-// Stop ends the cell when err is not nil, printing "❌ " and the error's one
+// Stop ends the cell when err is not nil, printing "✗ " and the error's one
 // line (the catalog's errors already say what to run), instead of a panic's
 // stack trace. With a nil error it does nothing, so a cell reads
 //
@@ -25,7 +25,7 @@ func Stop(err error) {
 	if err == nil {
 		return
 	}
-	fmt.Println("❌", err)
+	fmt.Println("✗", err)
 	exit(1)
 }
 
@@ -56,4 +56,12 @@ func MustNight(date string) queuekit.Night {
 	n, _, err := Night(context.Background(), date)
 	Stop(err)
 	return n
+}
+
+// MustSampleJobs returns the workshop's sample jobs (queuekit.SampleJobs),
+// or stops the cell with the error.
+func MustSampleJobs() []queuekit.Job {
+	jobs, err := queuekit.SampleJobs()
+	Stop(err)
+	return jobs
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/format"
 	"github.com/nightqueue/workshop/queuekit/lease"
 )
 
@@ -178,24 +179,37 @@ func SleepThroughLease(ctx context.Context, cat *catalog.Catalog, cfg SleeperCon
 	return res, err
 }
 
-// ShowSleeper shows the demonstration's attempts as a table and says what
-// happened to the sleeper's late end.
+// ShowSleeper shows the demonstration's attempts as a table and says, from
+// the run's values, what happened to the sleeper's late writes.
 func ShowSleeper(r SleeperResult) {
-	md := func(s string) string { // underscores are Markdown emphasis in a notebook
-		if notebook() {
-			return strings.ReplaceAll(s, "_", `\_`)
-		}
-		return s
-	}
 	rows := [][]string{}
 	for _, a := range r.Attempts {
-		rows = append(rows, []string{fmt.Sprint(a.Attempt), a.Worker, fmt.Sprintf("%.1f", a.Start), fmt.Sprintf("%.1f", a.Finish), md(a.Outcome)})
+		// ShowTable escapes the cells (format.Table): no Markdown escapes here.
+		rows = append(rows, []string{format.Int(a.Attempt), a.Worker, format.Num(a.Start), format.Num(a.Finish), a.Outcome})
 	}
 	ShowTable([]string{"attempt", "worker", "claimed (minute)", "released (minute)", "outcome"}, rows)
-	Markdown(fmt.Sprintf("The sleeper was stopped for %.1f s with a lease of %.1f s. Its late ends refused by the fence: **%d**; "+
-		"ends the pool counted for the job: **%d**; the job is **%s** at fencing token **%d**.",
-		r.Paused.Seconds(), r.Lease.Seconds(), r.Sleeper.Fenced, r.Ended, md(r.Job.Status), r.Job.Token))
+	Markdown(SleeperSummary(r))
 	for _, l := range r.Refusals {
 		fmt.Println(l)
 	}
+}
+
+// SleeperSummary is the Markdown sentence under the demonstration's table,
+// built from its values: the pause, the lease, what the fence refused (the
+// sleeper's late end, or, when its first write after waking was a
+// heartbeat, that heartbeat: the sleeper then drops the job and sends no
+// end to refuse), and the ends the pool counted.
+func SleeperSummary(r SleeperResult) string {
+	s := fmt.Sprintf("The sleeper was stopped for %s s with a lease of %s s. ", format.Num(r.Paused.Seconds()), format.Num(r.Lease.Seconds()))
+	switch {
+	case r.Sleeper.Fenced > 0:
+		s += fmt.Sprintf("Its late end was refused by the fence: **%s**, logged below. ", Plural(r.Sleeper.Fenced, "refused end", "refused ends"))
+	case r.Sleeper.Dropped > 0:
+		s += "This time its first write after waking was a **heartbeat**, refused by the same fencing condition: it dropped the job " +
+			"and sent no end, so there was no late end to refuse (the demonstration's other outcome; run the cell again to see the refused end). "
+	default:
+		s += "It wrote nothing after waking that the fence had to refuse: it was not stopped past its lease (compare the pause with the lease). "
+	}
+	return s + fmt.Sprintf("Ends the pool counted for the job: **%s**; the job is **%s** at fencing token **%s**.",
+		format.Int(r.Ended), format.EscapeMarkdown(r.Job.Status), format.Int(r.Job.Token))
 }

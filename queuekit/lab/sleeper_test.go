@@ -53,3 +53,34 @@ func TestSleepThroughLease(t *testing.T) {
 			len(short.Attempts), short.Sleeper.Fenced, short.Job.Token, short.Ended)
 	}
 }
+
+// The shard-ownership demonstration for real: three fleet-worker processes,
+// one killed with SIGKILL; after its leases end, every shard has a live
+// owner other than the dead worker, and an acquire in the watched shard's
+// history came after the lease it took over had ended (never before).
+func TestTakeoverReassignsTheDeadWorkersShards(t *testing.T) {
+	cat := ddbtest.Catalog(t)
+	ctx := context.Background()
+	bin, err := QueuekitBinary(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Takeover{Bin: bin, Shards: 6, Victim: 1, ShardLease: 2 * time.Second}.Run(ctx, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("before %d at %s, after %d at %s", len(res.Before), res.AtBefore, len(res.After), res.AtAfter)
+	if res.Killed != "bob" || len(res.After) != 6 {
+		t.Fatalf("killed %q, %d shards after: want bob and 6", res.Killed, len(res.After))
+	}
+	for _, row := range OwnerRows(res.After, res.AtAfter) {
+		if row[1] == "bob" || row[1] == "nobody" {
+			t.Errorf("shard %s owned by %s %s after bob's leases ended: want a live worker", row[0], row[1], res.AtAfter.Sub(res.AtBefore))
+		}
+	}
+	for _, e := range res.Watched.History {
+		if e.Op == "acquire" && e.PrevUntilMS > 0 && e.AtMS < e.PrevUntilMS {
+			t.Errorf("shard %d: %s acquired at %d, before the lease it took over ended at %d", res.Watched.Shard, e.Holder, e.AtMS, e.PrevUntilMS)
+		}
+	}
+}

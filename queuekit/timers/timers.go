@@ -295,3 +295,35 @@ func (t *Timers) Cancel(ctx context.Context, id string) error {
 	}
 	return nil
 }
+
+// Visible counts the timers a reader sees at now: all the items still in
+// the table, and those not yet expired (a Scan filtered on due > now, as the
+// DynamoDB Developer Guide's "Working with expired items" recommends). TTL
+// deletes expired items late (on AWS typically within a few days), and
+// until then reads, queries and scans return them: a reader that must not
+// act on an expired timer filters on the TTL attribute.
+func (t *Timers) Visible(ctx context.Context, now time.Time) (all, live int, err error) {
+	filt, err := expression.NewBuilder().WithFilter(expression.Name(AttrDue).GreaterThan(expression.Value(now.Unix()))).Build()
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, filtered := range []bool{false, true} {
+		in := &dynamodb.ScanInput{TableName: aws.String(t.table), Select: types.SelectCount, ConsistentRead: aws.Bool(true)}
+		if filtered {
+			in.FilterExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues = filt.Filter(), filt.Names(), filt.Values()
+		}
+		n := 0
+		for out, err := range t.cat.DB().ScanPages(ctx, in) {
+			if err != nil {
+				return 0, 0, fmt.Errorf("count timers in %s: %w", t.table, err)
+			}
+			n += int(out.Count)
+		}
+		if filtered {
+			live = n
+		} else {
+			all = n
+		}
+	}
+	return all, live, nil
+}

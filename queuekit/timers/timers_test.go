@@ -266,3 +266,22 @@ func TestKindStringNamesEveryValue(t *testing.T) {
 		}
 	}
 }
+
+// Timers due an hour ago and timers due in an hour: the filter on the TTL
+// attribute hides the expired ones whether or not TTL has deleted them yet
+// (Local deletes within seconds, AWS typically within a few days), so the
+// filtered count is exactly the future timers, and the unfiltered one lies
+// between that and all of them.
+func TestVisibleFiltersExpiredTimersStillInTheTable(t *testing.T) {
+	tm := newTimers(t)
+	now := time.Now()
+	schedule(t, tm, now.Add(-time.Hour), "expired-1", "expired-2")
+	schedule(t, tm, now.Add(time.Hour), "future-1", "future-2", "future-3")
+	all, live, err := tm.Visible(context.Background(), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live != 3 || all < 3 || all > 5 {
+		t.Fatalf("all %d, live %d: want live = 3 (the future timers) and 3 ≤ all ≤ 5", all, live)
+	}
+}
