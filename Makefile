@@ -23,7 +23,7 @@ NOTEBOOK ?= 00-welcome.ipynb 01-schema-design.ipynb 02-query-vs-scan.ipynb 03-qu
 NOTEBOOK_ARGS ?=
 # Shell scripts this repository lints.
 SHELL_SCRIPTS := scripts/setup.sh scripts/workshop.sh scripts/env.sh scripts/with-servers.sh scripts/dynamodb-local.sh .ci/run \
-	scripts/elasticmq.sh scripts/local-server.sh scripts/servers.sh scripts/progress.sh \
+	scripts/elasticmq.sh scripts/local-server.sh scripts/servers.sh scripts/progress.sh scripts/limits.sh \
 	scripts/test-stages.sh tests/lib/check.sh tests/security/loopback.sh \
 	tests/runtime/shared-servers.sh tests/runtime/signals.sh tests/runtime/home.sh scripts/workspace.sh \
 	tests/runtime/kernel-processes.sh tests/runtime/lint-shell.sh \
@@ -38,7 +38,7 @@ WITH_TEST_SERVERS := DYNAMODB_PORT=$(TEST_DYNAMODB_PORT) SQS_PORT=$(TEST_SQS_POR
 TEST_STAGES := test-go test-deploy test-notebooks test-browser test-security test-runtime
 
 .PHONY: help workshop setup dynamodb sqs lint lint-shell test test-go test-deploy test-notebooks check-notebooks test-browser \
-	test-security test-runtime test-compose notebooks browser security browser-deps bench bench-dynamodb bench-fleet bench-sqs clean \
+	test-security test-runtime test-compose notebooks browser security browser-deps bench bench-dynamodb bench-fleet bench-limits bench-sqs clean \
 	reset-notebooks
 
 help: ## list the targets
@@ -142,6 +142,9 @@ bench: setup ## simulator benchmarks, queuekit vs Ciw and plain Python, notebook
 bench-dynamodb: ## seeding 100,000 items (minutes); claims/s and lost claims of the executor with 1, 2, 4, 8 workers
 	$(WITH_TEST_SERVERS) go test -run '^$$' -bench Seed100k -benchtime 1x -timeout 30m ./queuekit/catalog/
 	$(WITH_TEST_SERVERS) go test -run '^$$' -bench Claims -benchtime 400x ./queuekit/lease/
+
+bench-limits: ## the limits layer's overhead on DynamoDB Local's throughput, interleaved with Local directly (about 1 min)
+	SERVERS=dynamodb $(WITH_TEST_SERVERS) go test -run '^$$' -bench 'Overhead$$|OverheadPerCall' -benchtime 1x -timeout 20m ./queuekit/limits/
 
 bench-fleet: ## the fleet beside the night executor at 2 and 8 workers, 20,000 jobs per fleet run, 3 interleaved rounds (about 25 min)
 	$(WITH_TEST_SERVERS) go test -run '^$$' -bench Compare -benchtime 1x -timeout 90m ./queuekit/claimrate/ \

@@ -75,6 +75,7 @@ var commands = []command{
 	{"fanout", "fan the generated nights out through SQS, one slice per night, and collate a capacity report", runFanout},
 	{"fleet", "seed 003's sharded fleet: N jobs, W worker processes, K shards, measured (also: fleet submit|list|view)", runFleet},
 	{"fleet-worker", "join a fleet with S slots until stopped (queuekit fleet starts these)", runFleetWorker},
+	{"limits", "serve a limits layer in front of DynamoDB Local that throttles as AWS does (docs/limits.md)", runLimits},
 }
 
 // lookup returns the command with the given name.

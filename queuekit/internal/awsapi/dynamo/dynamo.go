@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
@@ -83,11 +84,30 @@ func New(conn *awsapi.Conn, name string, opts Options) *Table {
 	fns := []func(*dynamodb.Options){func(d *dynamodb.Options) {
 		d.BaseEndpoint = conn.BaseEndpoint()
 		d.APIOptions = append(d.APIOptions, awsapi.CheckAnswers(missing))
+		d.Retryer = retryConflicts(d.Retryer)
 		if conn.Local {
 			d.DisableValidateResponseChecksum = true
 		}
 	}}
 	return &Table{conn: conn, client: dynamodb.NewFromConfig(conn.Config, append(fns, opts.ClientOptions...)...), name: name, opts: opts}
+}
+
+// retryConflicts makes the client's retryer also retry
+// TransactionConflictException, which the SDK's standard retryer does not:
+// DynamoDB refuses a PutItem, UpdateItem or DeleteItem on an item an
+// in-flight transaction holds with it, before the write is applied
+// ("Transaction conflict handling in DynamoDB",
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling),
+// so sending it again is safe. Without this, the night executor's run
+// heartbeat (an UpdateItem of the POOL item that every claim and end
+// transaction also writes) read the conflict as "run replaced by another
+// run" and stopped the night (seen through queuekit/limits, which answers
+// conflicts as AWS does; DynamoDB Local serialises them instead).
+func retryConflicts(r aws.Retryer) aws.Retryer {
+	if r == nil {
+		r = retry.NewStandard()
+	}
+	return retry.AddWithErrorCodes(r, "TransactionConflictException")
 }
 
 // Named returns a table of the same client, endpoint and options under

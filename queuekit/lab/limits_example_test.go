@@ -1,0 +1,61 @@
+package lab_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
+	"github.com/nightqueue/workshop/queuekit/lab"
+	"github.com/nightqueue/workshop/queuekit/limits"
+)
+
+// A layer's counters, charted: units consumed and throttles by reason,
+// one point a second, S in the title.
+func ExampleLimitsChart() {
+	t0 := time.Date(2026, 5, 13, 1, 0, 0, 0, time.UTC)
+	samples := []limits.Sample{
+		{Second: t0, Table: "jobs", Partition: -1, WriteUnits: 50, Requests: 80, Throttled: map[string]int{"TableWriteKeyRangeThroughputExceeded": 30}},
+		{Second: t0.Add(time.Second), Table: "jobs", Partition: -1, WriteUnits: 50, Requests: 55, Throttled: map[string]int{"TableWriteKeyRangeThroughputExceeded": 5}},
+		{Second: t0.Add(2 * time.Second), Table: "jobs", Partition: -1, WriteUnits: 20, ReadUnits: 3, Requests: 21},
+	}
+	lab.Chart(lab.LimitsChart(samples, "jobs", "", 20))
+	// Output:
+	// jobs per second (limits divided by S = 20)
+	// second  write units consumed  read units consumed  throttled: TableWriteKeyRangeThroughputExceeded
+	// ------  --------------------  -------------------  -----------------------------------------------
+	//      0                    50                    0                                               30
+	//      1                    50                    0                                                5
+	//      2                    20                    3                                                0
+}
+
+// A hot-partition write load through a layer: one key, more writes a
+// second than a partition takes at S = 20, no retries. What landed and
+// what was throttled add up to what was offered.
+func ExampleRunHotLoad() {
+	ep, err := ddbtest.Find()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx := context.Background()
+	s, err := limits.Start(ctx, ep, "", limits.WithScale(20))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	table := fmt.Sprintf("example_hot_%d", time.Now().UnixNano())
+	res, err := lab.RunHotLoad(ctx, lab.HotLoad{Endpoint: s.URL, Table: table, Seconds: 2, Rate: 150, Shards: 1, MaxAttempts: 1})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("offered:", res.Offered)
+	fmt.Println("landed + failed = offered:", res.Landed+res.Failed == res.Offered)
+	fmt.Println("some throttled by the partition:", res.FailedBy["TableWriteKeyRangeThroughputExceeded"] > 0)
+	// Output:
+	// offered: 300
+	// landed + failed = offered: true
+	// some throttled by the partition: true
+}

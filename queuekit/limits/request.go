@@ -1,0 +1,105 @@
+package limits
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+)
+
+// request is the part of a DynamoDB request the layer reads: one struct
+// for every operation it meters (unknown fields are ignored).
+type request struct {
+	TableName                 string
+	IndexName                 string
+	Key                       map[string]json.RawMessage
+	Item                      map[string]json.RawMessage
+	ConsistentRead            bool
+	KeyConditionExpression    string
+	ExpressionAttributeNames  map[string]string
+	ExpressionAttributeValues map[string]json.RawMessage
+	ReturnValues              string
+	ProjectionExpression      string
+	AttributesToGet           []string
+	Select                    string
+	RequestItems              map[string]json.RawMessage
+	TransactItems             []transactItem
+
+	// CreateTable and UpdateTable.
+	KeySchema                   []keyElement
+	BillingMode                 string
+	ProvisionedThroughput       *provisioned
+	OnDemandThroughput          *onDemandMax
+	WarmThroughput              *warmThroughput
+	GlobalSecondaryIndexes      []gsiDefinition
+	GlobalSecondaryIndexUpdates []struct {
+		Create *gsiDefinition
+		Update *gsiDefinition
+		Delete *struct{ IndexName string }
+	}
+}
+
+type transactItem struct {
+	Get, Put, Update, Delete, ConditionCheck *struct {
+		TableName string
+		Key       map[string]json.RawMessage
+		Item      map[string]json.RawMessage
+	}
+}
+
+type keyElement struct{ AttributeName, KeyType string }
+
+type provisioned struct{ ReadCapacityUnits, WriteCapacityUnits float64 }
+
+type onDemandMax struct{ MaxReadRequestUnits, MaxWriteRequestUnits float64 }
+
+type warmThroughput struct{ ReadUnitsPerSecond, WriteUnitsPerSecond float64 }
+
+type gsiDefinition struct {
+	IndexName  string
+	KeySchema  []keyElement
+	Projection *struct {
+		ProjectionType   string
+		NonKeyAttributes []string
+	}
+	ProvisionedThroughput *provisioned
+	OnDemandThroughput    *onDemandMax
+	WarmThroughput        *warmThroughput
+}
+
+func keys(ks []keyElement) (pk, sk string) {
+	for _, k := range ks {
+		switch k.KeyType {
+		case "HASH":
+			pk = k.AttributeName
+		case "RANGE":
+			sk = k.AttributeName
+		}
+	}
+	return pk, sk
+}
+
+var equality = regexp.MustCompile(`(#?[A-Za-z0-9_.\-]+)\s*=\s*(:[A-Za-z0-9_]+)`)
+
+// queryKey finds the partition key value of a Query's key condition
+// ("pk = :v" or "#n = :v"), as a scalar string, or "".
+func (r *request) queryKey(pk string) string {
+	for _, m := range equality.FindAllStringSubmatch(r.KeyConditionExpression, -1) {
+		name := m[1]
+		if strings.HasPrefix(name, "#") {
+			name = r.ExpressionAttributeNames[name]
+		}
+		if name != pk {
+			continue
+		}
+		raw, ok := r.ExpressionAttributeValues[m[2]]
+		if !ok {
+			return ""
+		}
+		av, err := decodeValue(raw)
+		if err != nil {
+			return ""
+		}
+		return scalar(av)
+	}
+	return ""
+}
