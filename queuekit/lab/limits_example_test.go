@@ -86,8 +86,10 @@ func ExampleRunShardSweep() {
 	fmt.Println("1 shard, throttled by the key's partition:", one.Throttled["TableWriteKeyRangeThroughputExceeded"] > 0)
 	fmt.Println("every throttled request a failed write:", one.ThrottledTotal() == one.Result.Failed)
 	fmt.Println("8 shards land more:", eight.Result.Landed > one.Result.Landed)
+	fmt.Println("1 shard writes one partition:", one.Partitions == 1)
 	// Output:
 	// 1 shard, throttled by the key's partition: true
 	// every throttled request a failed write: true
 	// 8 shards land more: true
+	// 1 shard writes one partition: true
 }

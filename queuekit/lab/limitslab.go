@@ -35,6 +35,9 @@ type ShardRun struct {
 	Table     string
 	Result    HotLoadResult
 	Throttled map[string]int // requests the layer throttled, by reason
+	// Partitions is how many of the table's partitions took writes: the
+	// shards' keys hash onto partitions, and two keys may share one.
+	Partitions int
 }
 
 // RunShardSweep runs h once per shard count, each on a fresh table (named
@@ -58,13 +61,25 @@ func RunShardSweep(ctx context.Context, s *limits.Server, h HotLoad, shards []in
 		if err != nil {
 			return out, fmt.Errorf("shard sweep, %d shards: %w", k, err)
 		}
-		tot := limits.Totals(s.Stats(), h.Table, "")
-		out = append(out, ShardRun{Shards: k, Table: h.Table, Result: res, Throttled: tot.Throttled})
+		stats := s.Stats()
+		tot := limits.Totals(stats, h.Table, "")
+		out = append(out, ShardRun{Shards: k, Table: h.Table, Result: res, Throttled: tot.Throttled, Partitions: partitionsWritten(stats, h.Table)})
 		if progress != nil {
 			progress(queuekit.Progress{Done: i + 1, Total: len(shards), Note: fmt.Sprintf("%d shards", k)})
 		}
 	}
 	return out, nil
+}
+
+// partitionsWritten counts the table's partitions that took writes.
+func partitionsWritten(samples []limits.Sample, table string) int {
+	seen := map[int]bool{}
+	for _, x := range samples {
+		if x.Table == table && x.Index == "" && x.Partition >= 0 && x.WriteUnits > 0 {
+			seen[x.Partition] = true
+		}
+	}
+	return len(seen)
 }
 
 // ThrottledTotal is the number of requests the layer throttled in a run.
@@ -88,14 +103,14 @@ func ShardSweepTable(runs []ShardRun, scale float64) string {
 		}
 	}
 	names := slices.Sorted(maps.Keys(reasons))
-	head := []string{"shards", "writes landed/s (S = " + format.Num(scale) + ")", "failed after retries"}
+	head := []string{"shards", "partitions written", "writes landed/s (S = " + format.Num(scale) + ")", "failed after retries"}
 	for _, n := range names {
 		head = append(head, "throttled: "+n)
 	}
 	head = append(head, "p50 ms", "p99 ms")
 	var rows [][]string
 	for _, r := range runs {
-		row := []string{format.Num(float64(r.Shards)), format.Num(r.Result.Throughput), format.Num(float64(r.Result.Failed))}
+		row := []string{format.Num(float64(r.Shards)), format.Num(float64(r.Partitions)), format.Num(r.Result.Throughput), format.Num(float64(r.Result.Failed))}
 		for _, n := range names {
 			row = append(row, format.Num(float64(r.Throttled[n])))
 		}
@@ -122,4 +137,18 @@ func failureName(err error) string {
 		return "other error"
 	}
 	return r
+}
+
+// ReasonList names throttled requests by reason for a sentence, e.g.
+// "TableWriteKeyRangeThroughputExceeded: 1,234", reasons in order; "none"
+// when nothing was throttled.
+func ReasonList(by map[string]int) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(by)) {
+		parts = append(parts, "`"+k+"`: "+format.Num(float64(by[k])))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }
