@@ -41,7 +41,7 @@ type ShardRun struct {
 }
 
 // RunShardSweep runs h once per shard count, each on a fresh table (named
-// h.Table + "_k" + shards + a unique suffix) so that no run inherits another's
+// h.Table + "_k" + shards + "_" + the time of day, hhmmss) so that no run inherits another's
 // traffic, and reads the layer's counters after each run. progress (may be
 // nil) is called after every run.
 func RunShardSweep(ctx context.Context, s *limits.Server, h HotLoad, shards []int, progress func(queuekit.Progress)) ([]ShardRun, error) {
@@ -56,7 +56,7 @@ func RunShardSweep(ctx context.Context, s *limits.Server, h HotLoad, shards []in
 	var out []ShardRun
 	for i, k := range shards {
 		h.Shards = k
-		h.Table = fmt.Sprintf("%s_k%d_%d", base, k, time.Now().UnixNano())
+		h.Table = fmt.Sprintf("%s_k%d_%s", base, k, time.Now().Format("150405"))
 		res, err := RunHotLoad(ctx, h)
 		if err != nil {
 			return out, fmt.Errorf("shard sweep, %d shards: %w", k, err)
