@@ -77,7 +77,7 @@ func ExampleRunShardSweep() {
 		return
 	}
 	defer s.Close()
-	runs, err := lab.RunShardSweep(ctx, s, lab.HotLoad{Table: "example_sweep", Seconds: 2, Rate: 40, MaxAttempts: 1}, []int{1, 8}, nil)
+	runs, err := lab.RunShardSweep(ctx, s, lab.HotLoad{Table: fmt.Sprintf("example_sweep_%d", time.Now().UnixNano()), Seconds: 2, Rate: 40, MaxAttempts: 1}, []int{1, 8}, nil)
 	if err != nil {
 		fmt.Println(err)
 		return
