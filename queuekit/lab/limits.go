@@ -148,7 +148,7 @@ func RunHotLoad(ctx context.Context, h HotLoad) (HotLoadResult, error) {
 				} else {
 					res.Failed++
 					res.Attempts += h.MaxAttempts
-					res.FailedBy[reasonOf(err)]++
+					res.FailedBy[failureName(err)]++
 				}
 				mu.Unlock()
 			}

@@ -59,3 +59,37 @@ func ExampleRunHotLoad() {
 	// landed + failed = offered: true
 	// some throttled by the partition: true
 }
+
+// Write sharding on a layer at S = 100: one key takes at most 10 write units
+// a second (1,000 / 100), so 40 writes a second on one key throttle, and
+// spreading them over 8 keys lets the table take more of them. No retries,
+// so every throttled request is a failed write.
+func ExampleRunShardSweep() {
+	ctx := context.Background()
+	ep, err := ddbtest.Find()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s, err := limits.Start(ctx, ep, "", limits.WithScale(100))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	runs, err := lab.RunShardSweep(ctx, s, lab.HotLoad{Table: fmt.Sprintf("example_sweep_%d", time.Now().UnixNano()), Seconds: 2, Rate: 40, MaxAttempts: 1}, []int{1, 8}, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	one, eight := runs[0], runs[1]
+	fmt.Println("1 shard, throttled by the key's partition:", one.Throttled["TableWriteKeyRangeThroughputExceeded"] > 0)
+	fmt.Println("every throttled request a failed write:", one.ThrottledTotal() == one.Result.Failed)
+	fmt.Println("8 shards land more:", eight.Result.Landed > one.Result.Landed)
+	fmt.Println("1 shard writes one partition:", one.Partitions == 1)
+	// Output:
+	// 1 shard, throttled by the key's partition: true
+	// every throttled request a failed write: true
+	// 8 shards land more: true
+	// 1 shard writes one partition: true
+}

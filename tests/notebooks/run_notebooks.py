@@ -129,6 +129,16 @@ EXPECTATIONS: dict[str, dict[str, list[str]]] = {
                         "statuses: 9 SUCCESS, 1 FATAL_FAILURE; retries 3",
                         "jobs after the cutoff: forecast 9,"]},
 }
+
+# 08's limits-layer section (issue 24): what does not depend on the machine's
+# speed (S, the partition's limit divided by S, the offered multiple, the
+# shards needed) and the throttling reason the layer answers with.
+EXPECTATIONS["08"]["contains"] += [
+    "At S = 100 one partition takes 10 write units a second (1,000 / S); the cell offered 30 writes a second to one key, 3 times that.",
+    "`TableWriteKeyRangeThroughputExceeded`:",
+    "Writes a second against the shard count (limits divided by S = 100)",
+    "The shards needed are offered ÷ limit rounded up = **3**, whatever S is",
+]
 # 05, issue 15: the sleeping worker's late end is refused by its fencing
 # condition, and the pool counts the job's end once.
 # Which write of the sleeper the fence refuses (its end, or a heartbeat that
