@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -56,6 +57,10 @@ type RunConfig struct {
 	Logf func(format string, a ...any)
 	// Seed seeds the choice of workers to kill.
 	Seed uint64
+	// ClockOffsets, TEST-ONLY, skews the worker processes' wall clocks:
+	// the i-th worker started gets ClockOffsets[i mod len] in
+	// ClockOffsetEnv.
+	ClockOffsets []time.Duration
 }
 
 // RunReport is what a run measured. Its JSON keys are the CLI's contract.
@@ -160,6 +165,10 @@ func (f *Fleet) Run(ctx context.Context, cfg RunConfig) (RunReport, error) {
 			args = append(args, "--poll-all")
 		}
 		p := &proc{name: name, cmd: exec.Command(cfg.Bin, args...), done: make(chan struct{})}
+		if len(cfg.ClockOffsets) > 0 {
+			off := cfg.ClockOffsets[int(seq.Load()-1)%len(cfg.ClockOffsets)]
+			p.cmd.Env = append(os.Environ(), ClockOffsetEnv+"="+off.String())
+		}
 		out, err := p.cmd.StdoutPipe()
 		if err != nil {
 			return nil, err

@@ -50,6 +50,11 @@ func (ff *fleetFlags) open(ctx context.Context) (*fleet.Fleet, error) {
 		return nil, err
 	}
 	var opts []fleet.Option
+	clock, err := fleetClock()
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, fleet.WithClock(clock))
 	if ff.withLeases {
 		opts = append(opts, fleet.WithLease(time.Duration(ff.leaseMS)*time.Millisecond),
 			fleet.WithShardLease(time.Duration(ff.shardMS)*time.Millisecond), fleet.WithPollAll(ff.pollAll))
@@ -347,4 +352,21 @@ func runFleetView(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "last error: %s\n", j.LastError)
 	}
 	return nil
+}
+
+// fleetClock is the fleet's wall clock: time.Now, offset by the test-only
+// variable QUEUEKIT_CLOCK_OFFSET (fleet.ClockOffsetEnv, a Go duration such
+// as -1s or 500ms) to give a process a skewed clock. The offset moves only
+// the timestamps the process writes and compares with items (lease ends,
+// due times); durations are measured on the monotonic clock either way.
+func fleetClock() (func() time.Time, error) {
+	v := os.Getenv(fleet.ClockOffsetEnv)
+	if v == "" {
+		return time.Now, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < -24*time.Hour || d > 24*time.Hour {
+		return nil, usagef("%s=%q: want a Go duration within ±24h, e.g. 500ms or -2s (a test-only clock offset; unset it in production)", fleet.ClockOffsetEnv, v)
+	}
+	return func() time.Time { return time.Now().Add(d) }, nil
 }
