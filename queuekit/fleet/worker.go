@@ -78,8 +78,14 @@ type Stats struct {
 	Succeeded int `json:"succeeded"`
 	Retried   int `json:"retried"`
 	Fatal     int `json:"fatal"`
-	// Fenced counts attempts whose lease was lost (heartbeat or end refused).
+	// Fenced counts attempts whose lease was lost (heartbeat or end refused,
+	// or no heartbeat through in time).
 	Fenced int `json:"fenced"`
+	// Expired counts the part of Fenced lost because no heartbeat got
+	// through before the lease's end less its margin (DynamoDB slow or
+	// away): the holder gave the lease up itself. The rest of Fenced was
+	// refused by the token: somebody else took the lease first.
+	Expired int `json:"expired"`
 	// Writes is every write request sent (refused ones too: AWS bills them);
 	// TableWU and IndexWU the write units DynamoDB reported consumed.
 	Writes  int     `json:"writes"`
@@ -103,6 +109,8 @@ type Stats struct {
 	Wants int `json:"wants"`
 	// ShardReads counts the Queries of the shard items (one per rebalance).
 	ShardReads int `json:"shard_reads"`
+	// LastLoss says how the last fenced attempt lost its lease.
+	LastLoss string `json:"last_loss,omitempty"`
 }
 
 // owned is one shard this worker holds.
@@ -183,7 +191,7 @@ func (wk *worker) stats() Stats {
 	s.Writes, s.TableWU, s.IndexWU = wk.w.requests, wk.w.tableWU, wk.w.gsiWU
 	s.Owned = nil
 	for k, o := range wk.shards {
-		if o.usable(wk.f.now(), wk.f.opts.ShardLease) {
+		if o.usable(time.Now(), wk.f.opts.ShardLease) {
 			s.Owned = append(s.Owned, k)
 		}
 	}
@@ -563,7 +571,7 @@ func (wk *worker) pollShards() []int {
 	wk.mu.Lock()
 	defer wk.mu.Unlock()
 	var ks []int
-	now := wk.f.now()
+	now := time.Now() // the keeper's clock (monotonic), not the skewable wall clock
 	for k, o := range wk.shards {
 		if o.usable(now, wk.f.opts.ShardLease) {
 			ks = append(ks, k)
@@ -711,13 +719,19 @@ func (wk *worker) run(ctx context.Context, j Job) {
 		_, _ = io.WriteString(wk.cfg.WorkLog, attemptText(got))
 	}
 	if err := keeper.Stop(); err != nil {
-		wk.add(func(st *Stats, _ *writes) { st.Fenced++ })
+		wk.add(func(st *Stats, _ *writes) {
+			st.Fenced++
+			st.LastLoss = trim(err.Error())
+			if errors.Is(err, fence.ErrExpired) {
+				st.Expired++
+			}
+		})
 		return
 	}
 	status, err := f.end(ctx, &w, got, h, werr)
 	if err != nil {
 		if errors.Is(err, fence.ErrFenced) {
-			wk.add(func(st *Stats, _ *writes) { st.Fenced++ })
+			wk.add(func(st *Stats, _ *writes) { st.Fenced++; st.LastLoss = trim(err.Error()) })
 		}
 		return
 	}
