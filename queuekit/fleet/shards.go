@@ -54,18 +54,36 @@ const (
 // ShardStates reads every shard item with one Query (pk = SHARD), strongly
 // consistent.
 func (f *Fleet) ShardStates(ctx context.Context) ([]ShardState, error) {
+	out, _, err := f.shardStates(ctx)
+	return out, err
+}
+
+// shardRead is what one read of the shard items cost: requests (pages) and
+// the read units DynamoDB reported.
+type shardRead struct {
+	requests int
+	units    float64
+}
+
+func (f *Fleet) shardStates(ctx context.Context) ([]ShardState, shardRead, error) {
 	in := &dynamodb.QueryInput{TableName: aws.String(f.Table()), ConsistentRead: aws.Bool(true),
 		KeyConditionExpression:    aws.String("pk = :p"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "SHARD"}}}
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "SHARD"}},
+		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal}
 	var out []ShardState
+	var cost shardRead
 	for page, err := range f.cat.DB().QueryPages(ctx, in) {
 		if err != nil {
-			return nil, fmt.Errorf("read shard items: %w", err)
+			return nil, cost, fmt.Errorf("read shard items: %w", err)
+		}
+		cost.requests++
+		if page.ConsumedCapacity != nil {
+			cost.units += aws.ToFloat64(page.ConsumedCapacity.CapacityUnits)
 		}
 		for _, it := range page.Items {
 			var s ShardState
 			if err := attributevalue.UnmarshalMap(it, &s); err != nil {
-				return nil, fmt.Errorf("shard item %v: %w", it[attrSK], err)
+				return nil, cost, fmt.Errorf("shard item %v: %w", it[attrSK], err)
 			}
 			sk, _ := it[attrSK].(*types.AttributeValueMemberS)
 			if sk != nil {
@@ -74,7 +92,7 @@ func (f *Fleet) ShardStates(ctx context.Context) ([]ShardState, error) {
 			out = append(out, s)
 		}
 	}
-	return out, nil
+	return out, cost, nil
 }
 
 // HistoryMax bounds a shard item's ownership history: an acquire keeps

@@ -107,8 +107,13 @@ type Stats struct {
 	Landed int `json:"landed"`
 	// Wants counts shards this worker asked a busier owner to give back.
 	Wants int `json:"wants"`
-	// ShardReads counts the Queries of the shard items (one per rebalance).
-	ShardReads int `json:"shard_reads"`
+	// Rebalances counts this worker's looks at the shard items;
+	// ShardReads the Query requests (pages) they took, ShardReadUnits the
+	// read units DynamoDB reported for them: the control plane's reads,
+	// O(K) per rebalance, whatever the number of workers.
+	Rebalances     int     `json:"rebalances"`
+	ShardReads     int     `json:"shard_reads"`
+	ShardReadUnits float64 `json:"shard_read_units"`
 	// LastLoss says how the last fenced attempt lost its lease.
 	LastLoss string `json:"last_loss,omitempty"`
 }
@@ -427,8 +432,12 @@ func (wk *worker) rebalance(ctx, life context.Context) error {
 // others wait for one to come free: ownership is for throughput.
 func (wk *worker) rebalanceOnce(ctx, life context.Context) error {
 	f := wk.f
-	states, err := f.ShardStates(ctx)
-	wk.add(func(st *Stats, _ *writes) { st.ShardReads++ })
+	states, cost, err := f.shardStates(ctx)
+	wk.add(func(st *Stats, _ *writes) {
+		st.Rebalances++
+		st.ShardReads += cost.requests
+		st.ShardReadUnits += cost.units
+	})
 	if err != nil {
 		return err
 	}
