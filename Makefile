@@ -84,8 +84,9 @@ lint-shell: ## shellcheck on every script (fails when shellcheck is not installe
 test: ## everything: lint, setup, then $(TEST_STAGES); a summary line per stage and a verdict
 	@DYNAMODB_PORT=$(TEST_DYNAMODB_PORT) SQS_PORT=$(TEST_SQS_PORT) MAKE="$(MAKE)" scripts/test-stages.sh $(TEST_STAGES)
 
-test-go: ## go test ./... (expects AWS_ENDPOINT_URL_DYNAMODB and _SQS, as `make test` sets them)
+test-go: ## go test ./... (expects AWS_ENDPOINT_URL_DYNAMODB and _SQS, as `make test` sets them), and the race detector over the fleet's in-process workers
 	go test -timeout 30m ./...
+	go test -race -timeout 10m -run 'TestControlPlaneCost|Example' ./queuekit/fleet/
 
 test-deploy: ## parse docker-compose.yml and the Dockerfile with real parsers and check them
 	cd deploy && go test ./...

@@ -189,8 +189,11 @@ func (f *Fleet) releaseShard(ctx context.Context, w *writes, k int, h fence.Hold
 	return jobFence.Check(err, "release shard "+strconv.Itoa(k), h)
 }
 
-// Assign is the shard assignment every worker computes from the same live
-// members: shard k goes to members[k mod len(members)] (members sorted).
+// Assign is a static shard assignment over known members: shard k goes to
+// members[k mod len(members)] (members sorted). Workers no longer use it
+// (it needs every member's name, an O(N) read per rebalance); they balance
+// from the shard items alone (see the package doc). It shows the counts a
+// balanced fleet reaches: floor(K/n) or ceil(K/n) shards each.
 func Assign(members []string, shards int, name string) []int {
 	idx := sort.SearchStrings(members, name)
 	if idx >= len(members) || members[idx] != name {
