@@ -107,6 +107,7 @@ func runFleet(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	dueOver := fs.Float64("due-over-s", 0, "spread the jobs' scheduled times over this many seconds (0: all due now)")
 	killEvery := fs.Float64("kill-every-s", 0, "SIGKILL a random worker this often and start a replacement (0: never)")
 	workLog := fs.String("work-log", "", "every worker appends \"<job_id> <attempt>\" here each time a job's work finishes")
+	fresh := fs.Bool("fresh", false, "start on a new table even when the last run of the same shape was interrupted (default: resume it, keeping its finished jobs)")
 	asJSON := fs.Bool("json", false, `print {"jobs", "workers", "slots", "shards", "seconds", "jobs_per_second", "claims": {"won", "lost"}, "attempts", "succeeded", "fatal", "write_ceiling_per_second", "writes_per_job"}`)
 	ff := addFleetFlags(fs, true)
 	if err := parse(fs, args); err != nil {
@@ -142,7 +143,7 @@ func runFleet(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	cfg := fleet.RunConfig{Bin: bin, Jobs: *jobs, Workers: *workers, Slots: *slots, Shards: *shards,
 		Job: time.Duration(*jobMS * float64(time.Millisecond)), DueOver: time.Duration(*dueOver * float64(time.Second)),
-		KillEvery: time.Duration(*killEvery * float64(time.Second)), WorkLog: *workLog, Seed: uint64(time.Now().UnixNano()),
+		KillEvery: time.Duration(*killEvery * float64(time.Second)), WorkLog: *workLog, Seed: uint64(time.Now().UnixNano()), Fresh: *fresh,
 		Logf: func(format string, a ...any) { fmt.Fprintf(stderr, "queuekit fleet: %s\n", fmt.Sprintf(format, a...)) }}
 	if err := cfg.WithDefaults().Validate(); err != nil {
 		return badInput(err)
