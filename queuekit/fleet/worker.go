@@ -433,14 +433,14 @@ func (wk *worker) rebalance(ctx, life context.Context) error {
 func (wk *worker) rebalanceOnce(ctx, life context.Context) error {
 	f := wk.f
 	states, cost, err := f.shardStates(ctx)
-	wk.add(func(st *Stats, _ *writes) {
-		st.Rebalances++
-		st.ShardReads += cost.requests
-		st.ShardReadUnits += cost.units
-	})
 	if err != nil {
 		return err
 	}
+	wk.add(func(st *Stats, _ *writes) {
+		st.Rebalances++ // looks that read the shard items; failed reads are not counted
+		st.ShardReads += cost.requests
+		st.ShardReadUnits += cost.units
+	})
 	me := wk.cfg.Name
 	byShard := make([]ShardState, wk.cfg.Shards)
 	for k := range byShard {
