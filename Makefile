@@ -34,6 +34,10 @@ SHELL_SCRIPTS := scripts/setup.sh scripts/workshop.sh scripts/env.sh scripts/wit
 TEST_DYNAMODB_PORT := $(or $(DYNAMODB_PORT),8001)
 TEST_SQS_PORT := $(or $(SQS_PORT),9325)
 WITH_TEST_SERVERS := DYNAMODB_PORT=$(TEST_DYNAMODB_PORT) SQS_PORT=$(TEST_SQS_PORT) scripts/with-servers.sh
+# The lease tests run again under -race in test-go: those where one process
+# holds leases in many goroutines (slots, heartbeats, the reaper, the
+# coordinator), kept to a few so that CI time stays reasonable.
+RACE_LEASE_TESTS := TestLostRepliesPerWriteKind|TestSkewBoundTakeNight|TestModelTwoHoldersOneJob|TestFailingJobIsDeadLettered|TestStableNightMatchesTheSimulator
 # What `make test` runs after lint and setup, with the test servers up, in order.
 TEST_STAGES := test-go test-deploy test-notebooks test-browser test-security test-runtime
 
@@ -84,9 +88,11 @@ lint-shell: ## shellcheck on every script (fails when shellcheck is not installe
 test: ## everything: lint, setup, then $(TEST_STAGES); a summary line per stage and a verdict
 	@DYNAMODB_PORT=$(TEST_DYNAMODB_PORT) SQS_PORT=$(TEST_SQS_PORT) MAKE="$(MAKE)" scripts/test-stages.sh $(TEST_STAGES)
 
-test-go: ## go test ./... (expects AWS_ENDPOINT_URL_DYNAMODB and _SQS, as `make test` sets them), and the race detector over the fleet's in-process workers
+test-go: ## go test ./..., then -race over the packages that hold leases (expects AWS_ENDPOINT_URL_DYNAMODB and _SQS, as `make test` sets them)
 	go test -timeout 30m ./...
-	go test -race -timeout 10m -run 'TestControlPlaneCost|Example' ./queuekit/fleet/
+	go test -race -timeout 15m ./queuekit/fence/
+	go test -race -timeout 15m ./queuekit/lease/ -run '$(RACE_LEASE_TESTS)'
+	go test -race -timeout 10m ./queuekit/fleet/ -run 'TestControlPlaneCost|Example'
 
 test-deploy: ## parse docker-compose.yml and the Dockerfile with real parsers and check them
 	cd deploy && go test ./...

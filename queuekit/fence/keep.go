@@ -136,7 +136,12 @@ func (k *Keeper) try() error {
 		// succeeds only if the lease never changed hands.
 		deadline = sent.Add(k.every)
 	}
-	bctx, cancel := context.WithDeadline(k.parent, deadline)
+	// The deadline is on k.now's clock; a context deadline is on the real
+	// one. A clock offset on purpose (Options.Now, e.g. a test's skewed
+	// clock) is taken off, to the millisecond; the real clock's shift rounds
+	// to 0, so its deadline stays exact.
+	shift := time.Until(k.now()).Round(time.Millisecond)
+	bctx, cancel := context.WithDeadline(k.parent, deadline.Add(-shift))
 	err := k.beat(bctx, sent.Add(k.lease))
 	cancel()
 	k.mu.Lock()

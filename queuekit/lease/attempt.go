@@ -35,23 +35,31 @@ func (w *worker) execute(ctx context.Context, c claimed) error {
 	// write rather than from the claim's decision, which a slow claim (a
 	// busy machine, a long plan) may have left far behind. It must land
 	// within the claim's lease, less the heartbeat margin.
-	started := time.Now()
-	sctx, cancel := context.WithDeadline(ctx, time.UnixMilli(c.atMS).Add(lease-lease/4))
+	started := w.e.now()
+	at := c.at
+	if at.IsZero() {
+		at = time.UnixMilli(c.atMS)
+	}
+	// Timed from the decision on this process's own clock (a timeout, not a
+	// deadline, so an offset clock keeps its durations right), never by
+	// comparing wall clocks.
+	sctx, cancel := context.WithTimeout(ctx, at.Add(lease-lease/4).Sub(started))
 	err := w.start(sctx, j, hold, started, started.Add(lease))
 	cancel()
 	if err != nil {
 		if errors.Is(err, fence.ErrFenced) || sctx.Err() != nil {
 			w.count(func(s *WorkerStats) { s.Dropped++ })
+			w.logf("job %s attempt %d: start not written in time: %v", j.JobID, j.Attempt, err)
 			return nil // the reaper ends the attempt once its lease has expired
 		}
 		return fmt.Errorf("start job %s: %w", j.JobID, err)
 	}
 	k, workCtx := fence.Keep(ctx, started, lease, func(bctx context.Context, until time.Time) error {
 		return w.heartbeat(bctx, j, hold, until)
-	})
+	}, func(o *fence.Options) { o.Now = w.e.now })
 	d := time.Duration(j.Estimate * w.p.MinuteMS * float64(time.Millisecond))
 	werr := w.work(workCtx, Job{ID: j.JobID, Class: j.Class, Priority: j.Priority, Exclusive: j.Exclusive,
-		Estimate: j.Estimate, Attempt: j.Attempt, Slots: c.slots, Worker: w.name}, d)
+		Estimate: j.Estimate, Attempt: j.Attempt, Slots: c.slots, Worker: w.name, Run: w.run, Token: int64(hold.Token)}, d)
 	cut := werr != nil && workCtx.Err() != nil // stopped before it finished
 	lost := k.Stop()
 	if ctx.Err() != nil { // shutting down: the reaper ends the attempt
@@ -70,6 +78,7 @@ func (w *worker) execute(ctx context.Context, c claimed) error {
 	}
 	if lost != nil {
 		w.count(func(s *WorkerStats) { s.Dropped++ })
+		w.logf("job %s attempt %d: lease lost: %v", j.JobID, j.Attempt, lost)
 	}
 	err = w.e.end(ctx, w.date, w.run, j, jobFence.Release(hold), hold, nil, outcome, msg, started.UnixMilli(), w.minute(), w.p, w.units)
 	switch {
@@ -92,7 +101,7 @@ func (w *worker) execute(ctx context.Context, c claimed) error {
 func (w *worker) start(ctx context.Context, j jobItem, hold fence.Hold, started, until time.Time) error {
 	st := jobFence.Renew(hold, until)
 	expr, err := expression.NewBuilder().
-		WithCondition(st.Cond.And(w.ofRun(), expression.Name("execution_status").Equal(expression.Value(Claimed)))).
+		WithCondition(st.Cond.And(w.ofRun(), startable(started.UnixMilli()))).
 		WithUpdate(st.Update.Set(expression.Name("execution_status"), expression.Value(Processing)).
 			Set(expression.Name("started_ms"), expression.Value(started.UnixMilli())).
 			Set(expression.Name("heartbeat_at"), expression.Value(started.UnixMilli()))).Build()
@@ -100,6 +109,18 @@ func (w *worker) start(ctx context.Context, j jobItem, hold fence.Hold, started,
 		return fmt.Errorf("build start: %w", err)
 	}
 	return jobFence.Check(w.e.updateOld(ctx, w.date, jobSK(j.JobID), expr, w.units), "start", hold)
+}
+
+// startable is the state condition of a start sent at startedMS: the job is
+// CLAIMED, or it is PROCESSING since this very start (its started_ms is
+// startedMS). The second case is a start whose reply was lost after it had
+// landed, sent again by the SDK: it passes and changes nothing, instead of
+// being refused and stopping the worker. The fence (token and holder) makes
+// startedMS this holder's own.
+func startable(startedMS int64) expression.ConditionBuilder {
+	return expression.Name("execution_status").Equal(expression.Value(Claimed)).
+		Or(expression.Name("execution_status").Equal(expression.Value(Processing)).
+			And(expression.Name("started_ms").Equal(expression.Value(startedMS))))
 }
 
 // ofRun is the condition of every write of a worker: the item belongs to
@@ -121,7 +142,7 @@ func (w *worker) heartbeat(ctx context.Context, j jobItem, hold fence.Hold, unti
 	r := jobFence.Renew(hold, until)
 	expr, err := expression.NewBuilder().
 		WithCondition(r.Cond.And(w.ofRun(), expression.Name("execution_status").In(expression.Value(Claimed), expression.Value(Processing)))).
-		WithUpdate(r.Update.Set(expression.Name("heartbeat_at"), expression.Value(time.Now().UnixMilli()))).Build()
+		WithUpdate(r.Update.Set(expression.Name("heartbeat_at"), expression.Value(w.e.now().UnixMilli()))).Build()
 	if err != nil {
 		return fmt.Errorf("build heartbeat: %w", err)
 	}
@@ -173,7 +194,12 @@ func (e *Executor) end(ctx context.Context, date, run string, j jobItem, step fe
 			status = FatalFailure
 		}
 	}
+	// The end names itself on the job (end_nonce): an end whose reply was
+	// lost after it had landed, refused when sent again (its own write moved
+	// the token on), recognises itself instead of counting as fenced.
+	nonce := token()
 	ju := step.Update.Set(expression.Name("execution_status"), expression.Value(status)).
+		Set(expression.Name(attrEndNonce), expression.Value(nonce)).
 		Remove(expression.Name(attrLeaseSh))
 	if errMsg != "" {
 		ju = ju.Set(expression.Name("last_error"), expression.Value(errMsg))
@@ -271,6 +297,15 @@ func (e *Executor) end(ctx context.Context, date, run string, j jobItem, step fe
 			return err
 		}
 	}
+	if fence.Refused(err, 0) {
+		landed, lerr := e.endLanded(ctx, date, j.JobID, err, nonce)
+		if lerr != nil {
+			return fmt.Errorf("end attempt %d of job %s: read it back after a refusal: %w", j.Attempt, j.JobID, lerr)
+		}
+		if landed {
+			return nil
+		}
+	}
 	switch {
 	case err == nil:
 		return nil
@@ -290,6 +325,22 @@ func (e *Executor) end(ctx context.Context, date, run string, j jobItem, step fe
 		return &PoolError{BatchDate: date, JobID: j.JobID, Attempt: j.Attempt, Err: err}
 	}
 	return fmt.Errorf("end attempt %d of job %s: %w", j.Attempt, j.JobID, err)
+}
+
+// endLanded reports whether an end refused by the job's condition was
+// refused by its own earlier landing: the job carries its nonce, in the
+// refusal's old image or, when DynamoDB returned none, read back
+// consistently.
+func (e *Executor) endLanded(ctx context.Context, date, id string, err error, nonce string) (bool, error) {
+	img := refusedImage(err)
+	if img == nil {
+		var rerr error
+		if img, rerr = e.getItem(ctx, date, jobSK(id)); rerr != nil {
+			return false, rerr
+		}
+	}
+	n, ok := img[attrEndNonce].(*types.AttributeValueMemberS)
+	return ok && n.Value == nonce, nil
 }
 
 // refusedImage is the job's old image in a cancelled end transaction
@@ -315,37 +366,61 @@ func poolImage(err error) *poolItem {
 	return &p
 }
 
-// reap re-queues the jobs whose lease expired: one Query on the sparse
-// "leases" index, then for each job the end transaction under the fence's
-// Revoke (the token it saw, which moves on) and the lease end it saw, so a
-// heartbeat that arrives first wins and the job is left alone, and the old
-// holder's every later write is refused.
+// leaseSeen is a held lease as this worker's reaper saw it: its token and
+// lease end (opaque values, never compared with a clock), and when it first
+// saw that pair, on this process's monotonic clock.
+type leaseSeen struct {
+	token, until int64
+	at           time.Time
+}
+
+// reap re-queues the jobs whose lease expired, without comparing clocks
+// (the DynamoDB lock client's rule): one Query on the sparse "leases" index
+// reads every held lease of the night; a lease whose (token, lease_until)
+// this reaper has seen unchanged for a whole lease, timed on its own
+// monotonic clock, has not been renewed for a lease, whatever the holder's
+// and the reaper's wall clocks say. Then the end transaction under the
+// fence's Revoke (the token it saw, which moves on) and the lease end it
+// saw, so a heartbeat that arrives first wins and the job is left alone,
+// and the old holder's every later write is refused.
 func (w *worker) reap(ctx context.Context) error {
-	nowMS := time.Now().UnixMilli()
 	expr, err := expression.NewBuilder().WithKeyCondition(
-		expression.Key(attrLeaseSh).Equal(expression.Value(w.date)).
-			And(expression.Key(attrLeaseTil).LessThan(expression.Value(nowMS)))).Build()
+		expression.Key(attrLeaseSh).Equal(expression.Value(w.date))).Build()
 	if err != nil {
 		return fmt.Errorf("build lease query: %w", err)
 	}
+	lease := time.Duration(w.p.LeaseMS) * time.Millisecond
 	in := &dynamodb.QueryInput{TableName: aws.String(w.e.db.Table()),
 		IndexName: aws.String(IndexLeases), KeyConditionExpression: expr.KeyCondition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()}
+	if w.seen == nil {
+		w.seen = map[string]leaseSeen{}
+	}
+	held := map[string]bool{}
 	for page, err := range w.e.db.DB().QueryPages(ctx, in) {
 		if err != nil {
-			return fmt.Errorf("query expired leases: %w", err)
+			return fmt.Errorf("query held leases: %w", err)
 		}
 		var items []jobItem
 		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
-			return fmt.Errorf("decode expired leases: %w", err)
+			return fmt.Errorf("decode held leases: %w", err)
 		}
 		for _, j := range items {
 			if j.RunID != w.run {
 				continue
 			}
-			seen := expression.Name(attrLeaseTil).Equal(expression.Value(j.LeaseUntil))
-			msg := fmt.Sprintf("lease expired: worker %s stopped heartbeating", j.Worker)
-			err := w.e.end(ctx, w.date, w.run, j, jobFence.Revoke(fence.Token(j.Token)), fence.Hold{Holder: j.Worker, Token: fence.Token(j.Token)}, &seen, LeaseExpired, msg, j.StartedMS, w.minute(), w.p, w.units)
+			held[j.JobID] = true
+			s, ok := w.seen[j.JobID]
+			if !ok || s.token != j.Token || s.until != j.LeaseUntil {
+				w.seen[j.JobID] = leaseSeen{token: j.Token, until: j.LeaseUntil, at: time.Now()}
+				continue
+			}
+			if time.Since(s.at) <= lease {
+				continue
+			}
+			delete(w.seen, j.JobID)
+			err := w.e.end(ctx, w.date, w.run, j, jobFence.Revoke(fence.Token(j.Token)), fence.Hold{Holder: j.Worker, Token: fence.Token(j.Token)},
+				reapSeen(j.LeaseUntil), LeaseExpired, fmt.Sprintf("lease expired: worker %s stopped heartbeating", j.Worker), j.StartedMS, w.minute(), w.p, w.units)
 			switch {
 			case err == nil:
 				w.count(func(s *WorkerStats) { s.Reaped++ })
@@ -355,5 +430,17 @@ func (w *worker) reap(ctx context.Context) error {
 			}
 		}
 	}
+	for id := range w.seen {
+		if !held[id] {
+			delete(w.seen, id)
+		}
+	}
 	return nil
+}
+
+// reapSeen is the reaper's extra condition: the lease end it saw is still
+// the item's (no heartbeat landed since).
+func reapSeen(until int64) *expression.ConditionBuilder {
+	c := expression.Name(attrLeaseTil).Equal(expression.Value(until))
+	return &c
 }

@@ -55,8 +55,9 @@
 // waiting job holds a reservation. A retried job rejoins the queue at its
 // retry time (its due minute), behind the jobs of its priority that were
 // due before it. A held job carries lease_shard and lease_until, indexed by
-// the sparse GSI "leases": expired leases are one Query(lease_until < now)
-// away.
+// the sparse GSI "leases": every held lease of a night is one Query away,
+// and the reaper decides expiry without reading a clock off the item (see
+// Clocks).
 //
 // # Claiming: one transaction, checked by DynamoDB
 //
@@ -79,7 +80,25 @@
 // *types.ConditionalCheckFailedException) is a lost race: counted, and the
 // worker reads again. It is never an error. Each transaction carries a
 // ClientRequestToken, so an SDK retry of a claim that did commit is answered
-// as a success instead of looking like a lost race.
+// as a success instead of looking like a lost race; and each claim writes
+// its token as claim_nonce on the jobs it takes, so where a retry is
+// refused anyway (a server that does not keep idempotency tokens, a retry
+// after their ten minutes) the worker reads its own nonce in the refusal's
+// old image (ReturnValuesOnConditionCheckFailure ALL_OLD) and counts the
+// claim as won, not lost.
+//
+// # Ambiguous replies
+//
+// A write can land and its reply be lost; the SDK then sends it again. Each
+// write of the protocol is safe to receive twice: a start is accepted when
+// the job is CLAIMED or already PROCESSING since this very start
+// (started_ms); a heartbeat sets lease_until (the same value twice); an end
+// writes end_nonce and, refused by its own earlier landing (the token it
+// moved on), recognises its nonce and counts as ended, not fenced; a join
+// creates the worker's WORKER# item with a nonce in the same transaction as
+// the pool's joined count, so the count is added once; WORKER# counters are
+// SET to the process's totals, never ADDed; the reset's transactions carry
+// idempotency tokens; and the prepare's WAITING write accepts WAITING.
 //
 // # Fencing tokens: a lease that can be taken away
 //
@@ -115,7 +134,17 @@
 // deleted until after it. Every write of a worker names the run it joined
 // (a condition on the pool's or the job's run_id, or a ConditionCheck of
 // the pool for its counters), so from the moment a new run holds the night
-// no write of an older run's worker can touch it. The coordinator heartbeats
+// no write of an older run's worker can touch it. The reset itself is fenced
+// the same way: its puts and deletes go in TransactWriteItems of ResetChunk
+// items, each with a ConditionCheck that the pool is still this run's and
+// PREPARING, and it runs under the pool heartbeat's context; a coordinator
+// paused in the middle of its reset past StaleAfter, resumed after a newer
+// run took the night, has every remaining write refused (a *ReplacedError)
+// instead of overwriting the newer run's jobs. (Transactional writes cost
+// two write units an item where BatchWriteItem costs one.) Fencing tokens
+// never restart: a reset carries each job's token on (old + 1), so a token
+// handed to the work (Job.Token) in one run is older than every token of
+// the next. The coordinator heartbeats
 // the pool (run_seen_ms) about once a second; a worker that sees the
 // heartbeat unchanged for StaleAfter on its own clock, or the run abandoned
 // or replaced, exits with one line (an *OrphanError).
@@ -212,6 +241,34 @@
 // requested window's minute and runs for its estimated runtime on that clock
 // (a scaled sleep by default; WorkFunc plugs in real work). Leases, heartbeats
 // and polls are wall-clock durations.
+//
+// # Clocks
+//
+// No decision about a lease compares one host's wall clock with another's
+// (the DynamoDB lock client's rule). lease_until is written by the holder
+// on its own clock and read by others only as a version: a reaper revokes
+// a lease when it has seen the same (fence_token, lease_until) for a whole
+// lease on its own monotonic clock, with the condition that both are still
+// the item's, so a holder whose heartbeats land is never reaped, however
+// far its clock or the reaper's is off; a holder times its own lease from
+// its own send times (fence.Keep). Only the clocks' rates must agree (a
+// lease of 2 s tolerates any realistic drift). What still reads a wall
+// clock written by another host, and the bound each gives (s = the skew
+// between two hosts; Options.ClockOffset and the test-only
+// QUEUEKIT_CLOCK_OFFSET simulate it):
+//
+//   - taking a night whose coordinator went silent compares run_seen_ms
+//     with the new coordinator's clock: a new coordinator ahead by more
+//     than StaleAfter less the heartbeat period (about 9 s) takes a live
+//     night, whose run is then replaced (its writes refused, nothing
+//     corrupted, but the live run stops); within that bound it is told
+//     the night is busy (TestSkewBoundTakeNight shows both sides);
+//   - a worker joining a run checks the same heartbeat's age: a worker
+//     ahead by more than about 9 s does not join a live run (NoRunError);
+//   - the night's clock (the minute jobs become due, and the minutes an
+//     attempt records) is each process's wall clock against the pool's t0:
+//     a worker off by s decides and records s/Minute job-minutes off. Its
+//     leases are unaffected; the recorded schedule is shifted.
 //
 // # Workers
 //

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -19,7 +20,7 @@ import (
 
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
-	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
+	"github.com/nightqueue/workshop/queuekit/fence"
 	"github.com/nightqueue/workshop/queuekit/sim"
 )
 
@@ -112,13 +113,42 @@ type Executor struct {
 	now func() time.Time
 }
 
+// Options configure an Executor. Set them with the With... functions.
+type Options struct {
+	// ClockOffset is added to this process's wall clock wherever the
+	// executor reads it (timestamps it writes, the night's clock). For
+	// tests only: it simulates a host whose clock is off (see
+	// EnvClockOffset); durations stay on the monotonic clock.
+	ClockOffset time.Duration
+}
+
+// Option sets one of the Options.
+type Option func(*Options)
+
+// WithClockOffset sets Options.ClockOffset (tests only).
+func WithClockOffset(d time.Duration) Option { return func(o *Options) { o.ClockOffset = d } }
+
+// EnvClockOffset is the environment variable the queuekit CLI's run and
+// worker commands read for Options.ClockOffset, as a Go duration ("-4s",
+// "1500ms"). TEST ONLY: it makes the process's clock wrong on purpose, to
+// show what clock skew between hosts does (see the package doc's "Clocks").
+const EnvClockOffset = "QUEUEKIT_CLOCK_OFFSET"
+
 // New returns an executor for the catalog. It does not contact DynamoDB.
-func New(cat *catalog.Catalog) (*Executor, error) {
+func New(cat *catalog.Catalog, opts ...Option) (*Executor, error) {
+	var o Options
+	for _, fn := range opts {
+		fn(&o)
+	}
 	db, err := cat.Sibling(cat.Table() + TableSuffix)
 	if err != nil {
 		return nil, fmt.Errorf("executor table: %w", err)
 	}
-	return &Executor{cat: cat, db: db, now: time.Now}, nil
+	now := time.Now
+	if off := o.ClockOffset; off != 0 {
+		now = func() time.Time { return time.Now().Add(off) }
+	}
+	return &Executor{cat: cat, db: db, now: now}, nil
 }
 
 // Table is the companion table's name.
@@ -183,8 +213,11 @@ func (e *Executor) Night(ctx context.Context, date string) (queuekit.Night, erro
 //     write on, every write of the previous run's workers is refused (each
 //     names its run);
 //  3. it deletes the previous run's items and writes one JOB item per job
-//     (NOT_STARTED, claimable at its arrival minute, fencing token 0, the
-//     new run id), heartbeating the pool meanwhile;
+//     (NOT_STARTED, claimable at its arrival minute, the new run id, and
+//     the fencing token 0 for a new job, the previous run's token plus one
+//     for a job run before: tokens never restart), heartbeating the pool
+//     meanwhile, every write fenced by the pool's run (resetGuard: a run
+//     that lost the night writes nothing more);
 //  4. it sets the pool WAITING: workers may join.
 func (e *Executor) Prepare(ctx context.Context, n queuekit.Night, cfg Config) (string, error) {
 	cfg = cfg.WithDefaults()
@@ -239,19 +272,34 @@ func (e *Executor) Prepare(ctx context.Context, n queuekit.Night, cfg Config) (s
 	if err := e.takeNight(ctx, n.BatchDate, pool, now); err != nil {
 		return "", err
 	}
-	// The night is ours: keep its heartbeat while the reset runs.
-	hctx, stopBeat := context.WithCancel(ctx)
+	// The night is ours: keep its heartbeat while the reset runs, and run
+	// the reset under the heartbeat's context, so that a heartbeat refused
+	// (a newer run took the night) stops the reset at once. The reset's
+	// writes are fenced by the pool item as well (see resetGuard): a
+	// coordinator paused past StaleAfter in the middle of its reset cannot
+	// overwrite a newer run's items when it resumes, whatever its context.
+	hctx, stopBeat := context.WithCancelCause(ctx)
 	beat := make(chan error, 1)
-	go func() { beat <- e.keepAlive(hctx, n.BatchDate, runID) }()
-	err = e.reset(ctx, n, runID, jobs)
-	stopBeat()
+	go func() {
+		berr := e.keepAlive(hctx, n.BatchDate, runID)
+		stopBeat(berr)
+		beat <- berr
+	}()
+	err = e.reset(hctx, n, runID, jobs)
+	if err != nil && hctx.Err() != nil && ctx.Err() == nil {
+		err = context.Cause(hctx) // the heartbeat's error says why the reset stopped
+	}
+	stopBeat(context.Canceled)
 	if berr := <-beat; err == nil && berr != nil && !errors.Is(berr, context.Canceled) {
 		err = berr
 	}
 	if err == nil {
 		var expr expression.Expression
 		expr, err = expression.NewBuilder().
-			WithCondition(expression.Name(attrRun).Equal(expression.Value(runID)).And(expression.Name("state").Equal(expression.Value(poolPreparing)))).
+			// WAITING too: this very write, landed and its reply lost, sent
+			// again by the SDK, must pass (it changes nothing then).
+			WithCondition(expression.Name(attrRun).Equal(expression.Value(runID)).
+				And(expression.Name("state").In(expression.Value(poolPreparing), expression.Value(poolWaiting)))).
 			WithUpdate(expression.Set(expression.Name("state"), expression.Value(poolWaiting)).
 				Set(expression.Name("run_seen_ms"), expression.Value(e.now().UnixMilli()))).Build()
 		if err == nil {
@@ -310,6 +358,27 @@ func (e *Executor) reset(ctx context.Context, n queuekit.Night, runID string, jo
 	for _, j := range n.Jobs {
 		rewritten[jobSK(j.JobID)] = true
 	}
+	// Tokens never restart: each job rewritten starts the new run at its
+	// old token plus one (the reset is a change of hands too), so a token
+	// the work passed downstream in an earlier run is older than every
+	// token of this one.
+	carried := map[string]types.AttributeValue{}
+	for _, it := range old {
+		sk, ok := it[attrSK].(*types.AttributeValueMemberS)
+		if !ok || !rewritten[sk.Value] || sk.Value == skPool {
+			continue
+		}
+		if n, ok := it[attrToken].(*types.AttributeValueMemberN); ok {
+			if v, err := strconv.ParseInt(n.Value, 10, 64); err == nil {
+				carried[sk.Value] = &types.AttributeValueMemberN{Value: strconv.FormatInt(v+1, 10)}
+			}
+		}
+	}
+	for _, r := range jobs {
+		if sk, ok := r.PutRequest.Item[attrSK].(*types.AttributeValueMemberS); ok && carried[sk.Value] != nil {
+			r.PutRequest.Item[attrToken] = carried[sk.Value]
+		}
+	}
 	var reqs []types.WriteRequest
 	for _, it := range old {
 		if sk, ok := it[attrSK].(*types.AttributeValueMemberS); ok && rewritten[sk.Value] {
@@ -318,7 +387,80 @@ func (e *Executor) reset(ctx context.Context, n queuekit.Night, runID string, jo
 		reqs = append(reqs, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: map[string]types.AttributeValue{
 			attrDate: it[attrDate], attrSK: it[attrSK]}}})
 	}
-	return e.batchWrite(ctx, append(reqs, jobs...))
+	return e.fencedWrite(ctx, n.BatchDate, runID, append(reqs, jobs...))
+}
+
+// ResetChunk is how many item writes of a reset go in one transaction: the
+// TransactWriteItems limit of 100 actions, less the pool's ConditionCheck.
+const ResetChunk = 99
+
+// resetGuard is the condition of every write of run runID's reset, checked
+// on the night's pool item in the same transaction: the night is still this
+// run's, and still PREPARING. Once a newer run has taken the night (or this
+// run has moved on), every write of the reset is refused.
+func resetGuard(runID string) expression.ConditionBuilder {
+	return expression.Name(attrRun).Equal(expression.Value(runID)).
+		And(expression.Name("state").Equal(expression.Value(poolPreparing)))
+}
+
+// ReplacedError says that a run lost its night to a newer run: a write of
+// its own was refused by the run fence.
+type ReplacedError struct {
+	BatchDate, RunID string
+	Op               string // what the run was doing, e.g. "reset"
+}
+
+func (e *ReplacedError) Error() string {
+	return fmt.Sprintf("night %s: run %s was replaced by another run during its %s; nothing more of it was written", e.BatchDate, e.RunID, e.Op)
+}
+
+// fencedWrite writes a reset's puts and deletes in transactions of
+// ResetChunk items, in order, each with a ConditionCheck of resetGuard on
+// the pool item, so that no write of the reset lands once the run has lost
+// the night (a *ReplacedError). The SDK gives each transaction an
+// idempotency token (ClientRequestToken), so a transaction whose reply was
+// lost and that the SDK sends again is not applied twice. A transaction
+// conflict (the run's own heartbeat writing the pool item at that moment)
+// is sent again after a short backoff.
+func (e *Executor) fencedWrite(ctx context.Context, date, runID string, reqs []types.WriteRequest) error {
+	guard, err := expression.NewBuilder().WithCondition(resetGuard(runID)).Build()
+	if err != nil {
+		return fmt.Errorf("build reset guard: %w", err)
+	}
+	table := aws.String(e.db.Table())
+	check := types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{TableName: table, Key: key(date, skPool),
+		ConditionExpression: guard.Condition(), ExpressionAttributeNames: guard.Names(), ExpressionAttributeValues: guard.Values()}}
+	for start := 0; start < len(reqs); start += ResetChunk {
+		chunk := reqs[start:min(start+ResetChunk, len(reqs))]
+		items := make([]types.TransactWriteItem, 0, len(chunk)+1)
+		items = append(items, check)
+		for _, r := range chunk {
+			switch {
+			case r.PutRequest != nil:
+				items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: table, Item: r.PutRequest.Item}})
+			case r.DeleteRequest != nil:
+				items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: table, Key: r.DeleteRequest.Key}})
+			}
+		}
+		for attempt := 1; ; attempt++ {
+			_, err = catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
+				return e.db.Client().TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+			})
+			if err == nil {
+				break
+			}
+			if fence.Refused(err, 0) {
+				return &ReplacedError{BatchDate: date, RunID: runID, Op: "reset"}
+			}
+			if !fence.Conflict(err) || attempt >= 10 {
+				return fmt.Errorf("reset night %s (items %d to %d of %d): %w", date, start+1, start+len(chunk), len(reqs), err)
+			}
+			if err := sleep(ctx, time.Duration(attempt)*20*time.Millisecond); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // keepAlive heartbeats the run's pool once a second until ctx ends; it
@@ -343,13 +485,6 @@ func descending(set map[int]bool) []int {
 	return out
 }
 
-// batchWrite writes requests with the AWS layer's batch writer (25 a
-// request, unprocessed items resent with backoff and jitter), one batch at a
-// time so that they land in order.
-func (e *Executor) batchWrite(ctx context.Context, reqs []types.WriteRequest) error {
-	return e.db.DB().Write(ctx, reqs, dynamo.Writers(1))
-}
-
 // Start waits until the slots that joined the run reach its capacity, then
 // starts the night clock (state RUNNING, minute 0 = now). It keeps the run's
 // heartbeat until ctx ends or the night is done.
@@ -361,7 +496,7 @@ func (e *Executor) Start(ctx context.Context, date, runID string) error {
 			return err
 		}
 		if !ok || p.RunID != runID {
-			return fmt.Errorf("night %s: run %s was replaced by another run", date, runID)
+			return &ReplacedError{BatchDate: date, RunID: runID, Op: "start"}
 		}
 		if p.State != poolWaiting {
 			return nil
@@ -403,8 +538,14 @@ func (e *Executor) touch(ctx context.Context, date, runID string) error {
 		return fmt.Errorf("build heartbeat: %w", err)
 	}
 	if err := e.update(ctx, date, skPool, expr); err != nil {
-		if lostRace(err) {
-			return fmt.Errorf("night %s: run %s was replaced by another run", date, runID)
+		switch {
+		case fence.Refused(err):
+			return &ReplacedError{BatchDate: date, RunID: runID, Op: "heartbeat"}
+		case fence.Conflict(err):
+			// A transaction (a worker's counters, the reset) was writing the
+			// pool item at that moment: this beat did not land; the next
+			// one, a second later, will (StaleAfter is ten beats).
+			return nil
 		}
 		return fmt.Errorf("run heartbeat of night %s: %w", date, err)
 	}
@@ -451,7 +592,7 @@ func (e *Executor) WaitDone(ctx context.Context, date, runID string, progress fu
 			return err
 		}
 		if !ok || p.RunID != runID {
-			return fmt.Errorf("night %s: run %s was replaced by another run", date, runID)
+			return &ReplacedError{BatchDate: date, RunID: runID, Op: "run"}
 		}
 		if progress != nil {
 			progress(queuekit.Progress{Done: p.Ended, Total: p.Jobs,

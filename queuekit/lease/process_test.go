@@ -17,6 +17,7 @@ import (
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
+	"github.com/nightqueue/workshop/queuekit/internal/toxitest"
 	"github.com/nightqueue/workshop/queuekit/lease"
 	"github.com/nightqueue/workshop/queuekit/sim"
 )
@@ -31,6 +32,7 @@ var (
 // TestMain removes the CLI built for the tests.
 func TestMain(m *testing.M) {
 	code := m.Run()
+	toxitest.Stop()
 	if cliDir != "" {
 		_ = os.RemoveAll(cliDir)
 	}

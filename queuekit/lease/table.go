@@ -47,22 +47,27 @@ var jobFence = fence.Fence{Token: attrToken, Holder: "worker", Until: attrLeaseT
 
 // Table layout: attribute and index names of the companion table.
 const (
-	TableSuffix   = "_exec" // companion table: <catalog table>_exec
-	attrDate      = "batch_date"
-	attrSK        = "sk"
-	attrShard     = "claim_shard"
-	attrDue       = "due_key"
-	attrLeaseSh   = "lease_shard"
-	attrLeaseTil  = "lease_until"
-	attrToken     = "fence_token"
-	attrRun       = "run_id"
-	IndexClaim    = "claimable"
-	IndexLeases   = "leases"
-	skPool        = "POOL"
-	prefixJob     = "JOB#"
-	prefixAttempt = "ATTEMPT#"
-	prefixDLQ     = "DLQ#"
-	prefixWorker  = "WORKER#"
+	TableSuffix  = "_exec" // companion table: <catalog table>_exec
+	attrDate     = "batch_date"
+	attrSK       = "sk"
+	attrShard    = "claim_shard"
+	attrDue      = "due_key"
+	attrLeaseSh  = "lease_shard"
+	attrLeaseTil = "lease_until"
+	attrToken    = "fence_token"
+	attrRun      = "run_id"
+	// attrClaimNonce and attrEndNonce name, on a JOB item, the claim and
+	// the end that last wrote it (a random nonce each): a write whose reply
+	// was lost and whose retry was refused recognises itself by them.
+	attrClaimNonce = "claim_nonce"
+	attrEndNonce   = "end_nonce"
+	IndexClaim     = "claimable"
+	IndexLeases    = "leases"
+	skPool         = "POOL"
+	prefixJob      = "JOB#"
+	prefixAttempt  = "ATTEMPT#"
+	prefixDLQ      = "DLQ#"
+	prefixWorker   = "WORKER#"
 )
 
 // jobItem is JOB#<job_id>.
@@ -254,6 +259,19 @@ func (e *Executor) readPool(ctx context.Context, date string) (poolItem, bool, e
 		return poolItem{}, false, fmt.Errorf("decode pool of night %s: %w", date, err)
 	}
 	return p, true, nil
+}
+
+// getItem reads one item of the night with a strongly consistent read
+// (nil when missing).
+func (e *Executor) getItem(ctx context.Context, date, sk string) (map[string]types.AttributeValue, error) {
+	out, err := catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
+		return e.db.Client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(e.db.Table()),
+			Key: key(date, sk), ConsistentRead: aws.Bool(true)})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read %s of night %s: %w", sk, date, err)
+	}
+	return out.Item, nil
 }
 
 // lostRace reports whether err is a lost race: a failed condition, alone or

@@ -40,6 +40,14 @@ type Job struct {
 	Attempt   int     // 1 for the first attempt
 	Slots     []int   // pool slots held (all of them for an exclusive job)
 	Worker    string  // the worker process's name
+	// Run is the run the attempt belongs to, and Token the attempt's
+	// fencing token: the job item's fence_token its claim set. Tokens never
+	// restart, not even across runs (a reset carries each job's token on),
+	// so a store the work writes to can refuse a write whose token is older
+	// than one it has already seen (Kleppmann's fencing, carried past
+	// DynamoDB to the work's own store).
+	Run   string
+	Token int64
 }
 
 // WorkFunc does one attempt of a job. d is the job's estimated runtime on
@@ -147,7 +155,8 @@ type worker struct {
 	synced   WorkerStats // counters already added to WORKER#<name>
 	progress func(queuekit.Progress)
 	log      func(format string, args ...any)
-	profile  sim.Profile // conservative's free-slot profile, reused by the claimer loop
+	profile  sim.Profile          // conservative's free-slot profile, reused by the claimer loop
+	seen     map[string]leaseSeen // the reaper's observations of held leases
 }
 
 // Join joins the night's run with wc.Slots slots from this process and works
@@ -199,24 +208,71 @@ func (e *Executor) Join(ctx context.Context, date string, wc WorkerConfig) (Work
 	}
 	w := &worker{e: e, date: date, run: p.RunID, name: wc.Name, p: p, work: wc.Work, progress: wc.Progress, log: wc.Logf}
 	w.stats.Name = wc.Name
-	expr, err := expression.NewBuilder().
-		WithCondition(expression.Name(attrRun).Equal(expression.Value(p.RunID)).
-			And(expression.Name("state").In(expression.Value(poolWaiting), expression.Value(poolRunning)))).
-		WithUpdate(expression.Add(expression.Name("joined"), expression.Value(wc.Slots))).Build()
-	if err != nil {
-		return WorkerStats{}, fmt.Errorf("build join: %w", err)
+	if err := w.join(ctx, wc.Slots); err != nil {
+		return WorkerStats{}, err
 	}
-	if err := e.update(ctx, date, skPool, expr); err != nil {
-		if lostRace(err) {
-			return WorkerStats{}, &NoRunError{BatchDate: date}
-		}
-		return WorkerStats{}, fmt.Errorf("join night %s: %w", date, err)
-	}
-	err = w.loop(ctx, wc.Slots)
+	err := w.loop(ctx, wc.Slots)
 	if ferr := w.flush(context.WithoutCancel(ctx), wc.Slots); err == nil {
 		err = ferr
 	}
 	return w.snapshot(), err
+}
+
+// join adds the worker's slots to the pool's joined count, once: in one
+// transaction with the creation of its WORKER# item, which names the join
+// (a nonce). A join whose reply was lost after it had landed, sent again by
+// the SDK, is refused by its own WORKER# item and recognised by the nonce,
+// so the pool never counts a process's slots twice.
+func (w *worker) join(ctx context.Context, slots int) error {
+	expr, err := expression.NewBuilder().
+		WithCondition(expression.Name(attrRun).Equal(expression.Value(w.run)).
+			And(expression.Name("state").In(expression.Value(poolWaiting), expression.Value(poolRunning)))).
+		WithUpdate(expression.Add(expression.Name("joined"), expression.Value(slots))).Build()
+	if err != nil {
+		return fmt.Errorf("build join: %w", err)
+	}
+	nonce := token()
+	item, err := attributevalue.MarshalMap(struct {
+		BatchDate string `dynamodbav:"batch_date"`
+		SK        string `dynamodbav:"sk"`
+		Worker    string `dynamodbav:"worker"`
+		Slots     int    `dynamodbav:"slots"`
+		RunID     string `dynamodbav:"run_id"`
+		Nonce     string `dynamodbav:"join_nonce"`
+	}{w.date, prefixWorker + w.name, w.name, slots, w.run, nonce})
+	if err != nil {
+		return fmt.Errorf("marshal worker: %w", err)
+	}
+	table := aws.String(w.e.db.Table())
+	_, err = catalog.Call(ctx, w.e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
+		return w.e.db.Client().TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+			txUpdate(table, key(w.date, skPool), expr),
+			{Put: &types.Put{TableName: table, Item: item, ConditionExpression: aws.String("attribute_not_exists(sk)"),
+				ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}},
+		}})
+	})
+	switch {
+	case err == nil:
+		return nil
+	case fence.Refused(err, 1):
+		var tce *types.TransactionCanceledException
+		if errors.As(err, &tce) && len(tce.CancellationReasons) > 1 {
+			if n, ok := tce.CancellationReasons[1].Item["join_nonce"].(*types.AttributeValueMemberS); ok && n.Value == nonce {
+				return nil // our own join, landed before its reply was lost
+			}
+		}
+		it, rerr := w.e.getItem(ctx, w.date, prefixWorker+w.name)
+		if rerr != nil {
+			return fmt.Errorf("join night %s: read back: %w", w.date, rerr)
+		}
+		if n, ok := it["join_nonce"].(*types.AttributeValueMemberS); ok && n.Value == nonce {
+			return nil
+		}
+		return fmt.Errorf("join night %s: a worker named %s has already joined run %s: give each worker process its own --name", w.date, w.name, w.run)
+	case lostRace(err):
+		return &NoRunError{BatchDate: w.date}
+	}
+	return fmt.Errorf("join night %s: %w", w.date, err)
 }
 
 func (w *worker) snapshot() WorkerStats {
@@ -237,29 +293,16 @@ func (w *worker) units(ccs ...types.ConsumedCapacity) {
 	w.count(func(s *WorkerStats) { s.TableWU += total - index; s.IndexWU += index })
 }
 
-// flush adds this process's new counts to WORKER#<name>, in a transaction
+// flush writes this process's counters to WORKER#<name>, in a transaction
 // that checks the pool still belongs to this worker's run: a worker of an
-// older run writes nothing into a newer run of the night.
+// older run writes nothing into a newer run of the night. The counters are
+// SET to this process's totals, not ADDed as deltas: a flush whose reply was
+// lost and that the SDK sends again (it had landed) writes the same values
+// again instead of counting twice. Each process writes only its own item,
+// one flush at a time, so the totals only grow.
 func (w *worker) flush(ctx context.Context, slots int) error {
 	s := w.snapshot()
-	d := s
-	d.Won -= w.synced.Won
-	d.Lost -= w.synced.Lost
-	d.Finished -= w.synced.Finished
-	d.Fenced -= w.synced.Fenced
-	d.TableWU -= w.synced.TableWU
-	d.IndexWU -= w.synced.IndexWU
-	expr, err := expression.NewBuilder().WithUpdate(
-		expression.Add(expression.Name("won"), expression.Value(d.Won)).
-			Add(expression.Name("lost"), expression.Value(d.Lost)).
-			Add(expression.Name("finished"), expression.Value(d.Finished)).
-			Add(expression.Name("fenced"), expression.Value(d.Fenced)).
-			Add(expression.Name("table_wu"), expression.Value(d.TableWU)).
-			Add(expression.Name("index_wu"), expression.Value(d.IndexWU)).
-			Set(expression.Name("worker"), expression.Value(w.name)).
-			Set(expression.Name("slots"), expression.Value(slots)).
-			Set(expression.Name(attrRun), expression.Value(w.run)).
-			Set(expression.Name("seen_ms"), expression.Value(time.Now().UnixMilli()))).Build()
+	expr, err := expression.NewBuilder().WithUpdate(counterUpdate(s, w.name, w.run, slots, w.e.now().UnixMilli())).Build()
 	if err != nil {
 		return fmt.Errorf("build worker counters: %w", err)
 	}
@@ -290,6 +333,21 @@ func (w *worker) flush(ctx context.Context, slots int) error {
 	return nil
 }
 
+// counterUpdate is the write of a worker's counters: idempotent SETs of its
+// totals (see flush).
+func counterUpdate(s WorkerStats, name, run string, slots int, nowMS int64) expression.UpdateBuilder {
+	return expression.Set(expression.Name("won"), expression.Value(s.Won)).
+		Set(expression.Name("lost"), expression.Value(s.Lost)).
+		Set(expression.Name("finished"), expression.Value(s.Finished)).
+		Set(expression.Name("fenced"), expression.Value(s.Fenced)).
+		Set(expression.Name("table_wu"), expression.Value(s.TableWU)).
+		Set(expression.Name("index_wu"), expression.Value(s.IndexWU)).
+		Set(expression.Name("worker"), expression.Value(name)).
+		Set(expression.Name("slots"), expression.Value(slots)).
+		Set(expression.Name(attrRun), expression.Value(run)).
+		Set(expression.Name("seen_ms"), expression.Value(nowMS))
+}
+
 // logf logs one line, if the worker has a log.
 func (w *worker) logf(format string, args ...any) {
 	if w.log != nil {
@@ -297,7 +355,7 @@ func (w *worker) logf(format string, args ...any) {
 	}
 }
 
-func (w *worker) minute() float64 { return w.minuteAt(time.Now().UnixMilli()) }
+func (w *worker) minute() float64 { return w.minuteAt(w.e.now().UnixMilli()) }
 
 // minuteAt is the night's clock at a Unix time in milliseconds.
 func (w *worker) minuteAt(ms int64) float64 { return float64(ms-w.p.T0) / w.p.MinuteMS }
@@ -306,7 +364,8 @@ func (w *worker) minuteAt(ms int64) float64 { return float64(ms-w.p.T0) / w.p.Mi
 type claimed struct {
 	job   jobItem
 	slots []int
-	atMS  int64 // when the claim was decided: its lease runs from here
+	atMS  int64     // when the claim was decided: its lease runs from here
+	at    time.Time // the same instant with the monotonic clock, for timing the lease locally
 }
 
 // loop is the claimer: it reads the pool and the claimable index, claims for
@@ -412,7 +471,8 @@ func (w *worker) claimLoop(ctx context.Context, free int, jobs chan<- claimed, f
 		}
 		// The decision's instant: after the pool read, so every release the
 		// read saw finished before it; the attempt records it as its start.
-		nowMS := time.Now().UnixMilli()
+		decided := w.e.now() // carries the monotonic clock: the claim's lease is timed on it
+		nowMS := decided.UnixMilli()
 		now := w.minuteAt(nowMS)
 		picks, err := w.plan(ctx, p, now, free)
 		if err != nil {
@@ -436,6 +496,9 @@ func (w *worker) claimLoop(ctx context.Context, free int, jobs chan<- claimed, f
 				return err
 			}
 			continue
+		}
+		for i := range cs {
+			cs[i].at = decided
 		}
 		w.count(func(s *WorkerStats) { s.Won += len(cs); s.Batches++ })
 		free -= len(cs)
@@ -709,6 +772,18 @@ func (w *worker) claim(ctx context.Context, p poolItem, picks []pick, nowMS int6
 		return w.e.db.Client().TransactWriteItems(ctx, in)
 	})
 	if err != nil {
+		if fence.Refused(err) {
+			// Refused: a lost race, or this very claim landed and its reply
+			// was lost, and the SDK's retry was refused by its own writes.
+			landed, lerr := w.claimLanded(ctx, err, aws.ToString(in.ClientRequestToken), picks[0].job.JobID)
+			if lerr != nil {
+				return nil, false, fmt.Errorf("claim job %s: read it back after a refusal: %w", picks[0].job.JobID, lerr)
+			}
+			if landed {
+				return cs, true, nil
+			}
+			return nil, false, nil
+		}
 		if lostRace(err) {
 			return nil, false, nil
 		}
@@ -730,6 +805,7 @@ func txUpdate(table *string, k map[string]types.AttributeValue, e expression.Exp
 func (w *worker) claimInput(p poolItem, picks []pick, nowMS int64) (*dynamodb.TransactWriteItemsInput, []claimed, error) {
 	lease := time.Duration(w.p.LeaseMS) * time.Millisecond
 	table := aws.String(w.e.db.Table())
+	nonce := token()
 	total := 0
 	up := expression.Add(expression.Name("version"), expression.Value(1))
 	var items []types.TransactWriteItem
@@ -748,6 +824,7 @@ func (w *worker) claimInput(p poolItem, picks []pick, nowMS int64) (*dynamodb.Tr
 				Set(expression.Name("worker_ids"), expression.Value(pk.ids)).
 				Set(expression.Name(attrLeaseSh), expression.Value(w.date)).
 				Set(expression.Name("heartbeat_at"), expression.Value(nowMS)).
+				Set(expression.Name(attrClaimNonce), expression.Value(nonce)).
 				Remove(expression.Name(attrShard)).Remove(expression.Name(attrDue))).Build()
 		if err != nil {
 			return nil, nil, fmt.Errorf("build claim: %w", err)
@@ -788,5 +865,41 @@ func (w *worker) claimInput(p poolItem, picks []pick, nowMS int64) (*dynamodb.Tr
 		return nil, nil, fmt.Errorf("build claim: %w", err)
 	}
 	items = append([]types.TransactWriteItem{txUpdate(table, key(w.date, skPool), poolExpr)}, items...)
-	return &dynamodb.TransactWriteItemsInput{ClientRequestToken: aws.String(token()), TransactItems: items}, cs, nil
+	// The claim names itself on every job it takes (claim_nonce), and a
+	// refused job returns its old image: a claim whose reply was lost after
+	// it had landed, refused when the SDK sends it again, is recognised as
+	// won (see claimLanded).
+	for i := range items[1:] {
+		if u := items[1+i].Update; u != nil {
+			u.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+		}
+	}
+	return &dynamodb.TransactWriteItemsInput{ClientRequestToken: aws.String(nonce), TransactItems: items}, cs, nil
+}
+
+// claimLanded reports whether a refused claim transaction was refused by
+// its own earlier landing: a job it claims carries its nonce, in the refusal's
+// old images or, when DynamoDB returned none, read back consistently.
+func (w *worker) claimLanded(ctx context.Context, err error, nonce string, first string) (bool, error) {
+	var tce *types.TransactionCanceledException
+	if errors.As(err, &tce) {
+		for _, r := range tce.CancellationReasons {
+			if r.Item == nil {
+				continue
+			}
+			if sk, ok := r.Item[attrSK].(*types.AttributeValueMemberS); !ok || !strings.HasPrefix(sk.Value, prefixJob) {
+				continue // the pool's or an attempt's image
+			}
+			// A job's image: the transaction is all or nothing, so one job
+			// tells for all.
+			n, ok := r.Item[attrClaimNonce].(*types.AttributeValueMemberS)
+			return ok && n.Value == nonce, nil
+		}
+	}
+	it, err := w.e.getItem(ctx, w.date, jobSK(first))
+	if err != nil {
+		return false, err
+	}
+	n, ok := it[attrClaimNonce].(*types.AttributeValueMemberS)
+	return ok && n.Value == nonce, nil
 }

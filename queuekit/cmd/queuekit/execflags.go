@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"math"
+	"os"
 	"strings"
 	"time"
 
@@ -57,7 +58,16 @@ func openExecutor(ctx context.Context, df *dynamoFlags) (*lease.Executor, error)
 	if err != nil {
 		return nil, err
 	}
-	ex, err := lease.New(cat)
+	var opts []lease.Option
+	// Test only: a process whose clock is off on purpose (see lease.EnvClockOffset).
+	if v := os.Getenv(lease.EnvClockOffset); v != "" {
+		off, err := time.ParseDuration(v)
+		if err != nil {
+			return nil, usagef("%s=%q: not a duration; write it as e.g. -4s or 1500ms (a test-only clock offset), or unset it", lease.EnvClockOffset, v)
+		}
+		opts = append(opts, lease.WithClockOffset(off))
+	}
+	ex, err := lease.New(cat, opts...)
 	if err != nil {
 		return nil, badInput(err)
 	}
