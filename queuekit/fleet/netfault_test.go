@@ -188,3 +188,225 @@ func TestMain(m *testing.M) {
 	toxitest.Stop()
 	os.Exit(code)
 }
+
+// Slow calls and connection resets: every request through Toxiproxy, one
+// connection each; 5% of replies held 4 s (longer than the 3 s lease) and 5%
+// of connections reset. Leases that slow calls cost are lost and their jobs
+// claimed again; read back raw, every job ends SUCCESS exactly once, nothing
+// is dead-lettered, no worker dies, and every shard is free after the
+// workers left.
+func TestSlowCallsAndResetsKeepTheInvariants(t *testing.T) {
+	const jobs, shards = 24, 2
+	f0 := newFleet(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	if err := f0.Reset(ctx, shards); err != nil {
+		t.Fatal(err)
+	}
+	r := toxitest.NewRouter(t, f0.Catalog().Endpoint(), func(string, []byte) string { return "" })
+	base, err := catalog.New(ctx, catalog.WithEndpoint(r.Default.URL), catalog.WithTable(f0.Table()),
+		catalog.WithClientOptions(func(o *dynamodb.Options) {
+			o.HTTPClient = r.HTTPClient()
+			o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) { so.MaxAttempts, so.MaxBackoff = 12, 100*time.Millisecond })
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease := 3 * time.Second
+	f, err := fleet.New(base, fleet.WithLease(lease), fleet.WithShardLease(lease))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Format(fleet.TimeLayout)
+	var batch []fleet.Job
+	for i := range jobs {
+		batch = append(batch, fleet.Job{UserID: "user-000", JobID: fmt.Sprintf("job-%02d", i), JobType: "report", ScheduledAt: now, MaxRetry: 20})
+	}
+	if _, err := f0.SubmitJobs(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	r.Default.Slow(t, 0.05, 4*time.Second, 0)
+	r.Default.ResetPeer(t, 0.05, 0)
+	wctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	stats := make([]fleet.Stats, 2)
+	errs := make([]error, 2)
+	for i := range stats {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			stats[i], errs[i] = f.Join(wctx, fleet.WorkerConfig{Name: fmt.Sprintf("w%d", i), Slots: 3, Shards: shards, Work: fleet.Sleep(lease / 2)})
+		}()
+	}
+	waitFor(t, "every job to end", 3*time.Minute, func() bool {
+		js, err := f0.ListAllJobs(ctx, "user-000")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range js {
+			if j.Status != fleet.Success {
+				return false
+			}
+		}
+		return len(js) == jobs
+	})
+	stop()
+	wg.Wait()
+	fenced, expired, unanswered := 0, 0, 0
+	for i, st := range stats {
+		if errs[i] != nil {
+			t.Errorf("worker w%d died: %v", i, errs[i])
+		}
+		fenced += st.Fenced
+		expired += st.Expired
+		unanswered += st.ClaimErrors
+	}
+	js, err := f0.ListAllJobs(ctx, "user-000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	attempts := 0
+	for _, j := range js {
+		attempts += j.Attempt
+		if j.Status != fleet.Success || j.Ends != 1 {
+			t.Errorf("job %s: %s, ends %d; want SUCCESS, ended exactly once", j.JobID, j.Status, j.Ends)
+		}
+	}
+	if dl, err := f0.DeadLetters(ctx); err != nil || len(dl) != 0 {
+		t.Errorf("dead letters %v (%v), want none", dl, err)
+	}
+	// Every re-claim follows a lease lost, or a claim that got no answer
+	// (it may have landed: its lease then ran out unheld).
+	if attempts-jobs > fenced+unanswered {
+		t.Errorf("%d re-claims but %d leases lost and %d claims unanswered: a lease was taken that its holder kept", attempts-jobs, fenced, unanswered)
+	}
+	time.Sleep(lease) // a release slowed past the workers' exit lands or its lease ends
+	st, err := f0.ShardStates(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range st {
+		if s.Holder != "" {
+			t.Logf("shard %d still names %s after the workers left (a release slowed or reset: its lease ends on its own)", s.Shard, s.Holder)
+		}
+	}
+	t.Logf("%d requests, %d SDK retries; %d jobs in %d attempts; %d leases lost (%d by expiry), %d claims unanswered", r.Count(""), r.Retries(""), jobs, attempts, fenced, expired, unanswered)
+}
+
+// DynamoDB unreachable for 4 s mid-run (the proxy disabled, as during a
+// restart of DynamoDB Local; an in-memory one that really restarts loses its
+// tables), longer than the 3 s leases. Leases that slow calls cost are lost and their jobs
+// claimed again; read back raw, every job ends SUCCESS exactly once, nothing
+// is dead-lettered, no worker dies, and every shard is free after the
+// workers left.
+func TestDynamoDBOutageMidRunKeepsTheInvariants(t *testing.T) {
+	const jobs, shards = 24, 2
+	f0 := newFleet(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	if err := f0.Reset(ctx, shards); err != nil {
+		t.Fatal(err)
+	}
+	r := toxitest.NewRouter(t, f0.Catalog().Endpoint(), func(string, []byte) string { return "" })
+	base, err := catalog.New(ctx, catalog.WithEndpoint(r.Default.URL), catalog.WithTable(f0.Table()),
+		catalog.WithClientOptions(func(o *dynamodb.Options) {
+			o.HTTPClient = r.HTTPClient()
+			o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) { so.MaxAttempts, so.MaxBackoff = 12, 100*time.Millisecond })
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease := 3 * time.Second
+	f, err := fleet.New(base, fleet.WithLease(lease), fleet.WithShardLease(lease))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Format(fleet.TimeLayout)
+	var batch []fleet.Job
+	for i := range jobs {
+		batch = append(batch, fleet.Job{UserID: "user-000", JobID: fmt.Sprintf("job-%02d", i), JobType: "report", ScheduledAt: now, MaxRetry: 20})
+	}
+	if _, err := f0.SubmitJobs(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	wctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	stats := make([]fleet.Stats, 2)
+	errs := make([]error, 2)
+	for i := range stats {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			stats[i], errs[i] = f.Join(wctx, fleet.WorkerConfig{Name: fmt.Sprintf("w%d", i), Slots: 3, Shards: shards, Work: fleet.Sleep(lease / 2)})
+		}()
+	}
+	waitFor(t, "some jobs to end", time.Minute, func() bool {
+		js, err := f0.ListAllJobs(ctx, "user-000")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, j := range js {
+			if j.Status == fleet.Success {
+				n++
+			}
+		}
+		return n >= 4
+	})
+	r.Default.Cut(t)
+	time.Sleep(4 * time.Second)
+	r.Default.Restore(t)
+	waitFor(t, "every job to end", 3*time.Minute, func() bool {
+		js, err := f0.ListAllJobs(ctx, "user-000")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range js {
+			if j.Status != fleet.Success {
+				return false
+			}
+		}
+		return len(js) == jobs
+	})
+	stop()
+	wg.Wait()
+	fenced, expired, unanswered := 0, 0, 0
+	for i, st := range stats {
+		if errs[i] != nil {
+			t.Errorf("worker w%d died: %v", i, errs[i])
+		}
+		fenced += st.Fenced
+		expired += st.Expired
+		unanswered += st.ClaimErrors
+	}
+	js, err := f0.ListAllJobs(ctx, "user-000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	attempts := 0
+	for _, j := range js {
+		attempts += j.Attempt
+		if j.Status != fleet.Success || j.Ends != 1 {
+			t.Errorf("job %s: %s, ends %d; want SUCCESS, ended exactly once", j.JobID, j.Status, j.Ends)
+		}
+	}
+	if dl, err := f0.DeadLetters(ctx); err != nil || len(dl) != 0 {
+		t.Errorf("dead letters %v (%v), want none", dl, err)
+	}
+	// Every re-claim follows a lease lost, or a claim that got no answer
+	// (it may have landed: its lease then ran out unheld).
+	if attempts-jobs > fenced+unanswered {
+		t.Errorf("%d re-claims but %d leases lost and %d claims unanswered: a lease was taken that its holder kept", attempts-jobs, fenced, unanswered)
+	}
+	time.Sleep(lease) // a release slowed past the workers' exit lands or its lease ends
+	st, err := f0.ShardStates(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range st {
+		if s.Holder != "" {
+			t.Logf("shard %d still names %s after the workers left (a release slowed or reset: its lease ends on its own)", s.Shard, s.Holder)
+		}
+	}
+	t.Logf("%d requests, %d SDK retries; %d jobs in %d attempts; %d leases lost (%d by expiry), %d claims unanswered", r.Count(""), r.Retries(""), jobs, attempts, fenced, expired, unanswered)
+}

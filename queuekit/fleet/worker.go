@@ -73,6 +73,10 @@ type Stats struct {
 	// that a condition refused.
 	Won  int `json:"won"`
 	Lost int `json:"lost"`
+	// ClaimErrors counts the part of Lost that got no answer (DynamoDB
+	// away or too slow, the SDK's retries spent): such a claim may have
+	// landed; its job is then claimed again when that lease ends.
+	ClaimErrors int `json:"claim_errors"`
 	// Succeeded, Retried, Fatal count the ends this worker wrote (a
 	// recurring run's end counts as succeeded).
 	Succeeded int `json:"succeeded"`
@@ -710,8 +714,8 @@ func (wk *worker) run(ctx context.Context, j Job) {
 	defer func() { wk.merge(w) }()
 	got, h, sent, outcome, err := f.claim(ctx, &w, j, wk.cfg.Name)
 	switch {
-	case err != nil:
-		wk.add(func(st *Stats, _ *writes) { st.Lost++ })
+	case err != nil: // no answer: the claim may have landed, then the job comes back when its lease ends
+		wk.add(func(st *Stats, _ *writes) { st.Lost++; st.ClaimErrors++ })
 		return
 	case outcome == claimLost:
 		wk.add(func(st *Stats, _ *writes) { st.Lost++ })
