@@ -410,3 +410,95 @@ func TestDynamoDBOutageMidRunKeepsTheInvariants(t *testing.T) {
 	}
 	t.Logf("%d requests, %d SDK retries; %d jobs in %d attempts; %d leases lost (%d by expiry), %d claims unanswered", r.Count(""), r.Retries(""), jobs, attempts, fenced, expired, unanswered)
 }
+
+// A slow rejoin (finding 5): every membership write (join, renewal, leave)
+// is held 4 s, longer than the 3 s membership lease, so memberships are lost
+// and taken again slowly, while every other call is fast. No lock is held
+// across those calls, so heartbeats, polls and shard renewals do not wait
+// behind them: no job lease is lost, every job succeeds on its first
+// attempt, ended once.
+func TestSlowRejoinLosesNoJobLease(t *testing.T) {
+	const jobs, shards = 24, 2
+	f0 := newFleet(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	if err := f0.Reset(ctx, shards); err != nil {
+		t.Fatal(err)
+	}
+	r := toxitest.NewRouter(t, f0.Catalog().Endpoint(), fleetKind, fleetKinds...)
+	base, err := catalog.New(ctx, catalog.WithEndpoint(r.Default.URL), catalog.WithTable(f0.Table()),
+		catalog.WithClientOptions(func(o *dynamodb.Options) {
+			o.HTTPClient = r.HTTPClient()
+			o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) { so.MaxAttempts, so.MaxBackoff = 12, 100*time.Millisecond })
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease := 3 * time.Second
+	f, err := fleet.New(base, fleet.WithLease(lease), fleet.WithShardLease(lease))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Format(fleet.TimeLayout)
+	var batch []fleet.Job
+	for i := range jobs {
+		batch = append(batch, fleet.Job{UserID: "user-000", JobID: fmt.Sprintf("job-%02d", i), JobType: "report", ScheduledAt: now, MaxRetry: 3})
+	}
+	if _, err := f0.SubmitJobs(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	wctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	stats := make([]fleet.Stats, 2)
+	errs := make([]error, 2)
+	for i := range stats {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			stats[i], errs[i] = f.Join(wctx, fleet.WorkerConfig{Name: fmt.Sprintf("w%d", i), Slots: 3, Shards: shards, Work: fleet.Sleep(lease)})
+		}()
+	}
+	time.Sleep(200 * time.Millisecond) // the joins went through fast; from now on membership writes are slow
+	r.Proxy(t, "member").Slow(t, 1, 4*time.Second, 0)
+	waitFor(t, "every job to end", 3*time.Minute, func() bool {
+		js, err := f0.ListAllJobs(ctx, "user-000")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range js {
+			if j.Status != fleet.Success {
+				return false
+			}
+		}
+		return len(js) == jobs
+	})
+	stop()
+	wg.Wait()
+	fenced, rejoins := 0, 0
+	for i, st := range stats {
+		if errs[i] != nil {
+			t.Errorf("worker w%d died: %v", i, errs[i])
+		}
+		fenced += st.Fenced
+		rejoins += st.Rejoins
+		if st.LastLoss != "" {
+			t.Logf("w%d last loss: %s", i, st.LastLoss)
+		}
+	}
+	js, err := f0.ListAllJobs(ctx, "user-000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range js {
+		if j.Status != fleet.Success || j.Ends != 1 || j.Attempt != 1 {
+			t.Errorf("job %s: %s, ends %d, attempt %d; want SUCCESS on its first attempt, ended once", j.JobID, j.Status, j.Ends, j.Attempt)
+		}
+	}
+	if fenced != 0 {
+		t.Errorf("%d job leases lost while membership writes were slow", fenced)
+	}
+	if rejoins == 0 {
+		t.Errorf("no membership was lost and taken again: the slow rejoin was not exercised (%d member requests)", r.Count("member"))
+	}
+	t.Logf("%d member requests held 4 s, %d rejoins; %d jobs, 0 job leases lost", r.Count("member"), rejoins, jobs)
+}
