@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/nightqueue/workshop/queuekit"
+	"github.com/nightqueue/workshop/queuekit/workload"
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -152,3 +154,49 @@ func spread(ratios []float64) PeakSpread {
 		Max:    ratios[len(ratios)-1],
 	}
 }
+
+// HistoryPeaks estimates the peak factor from a synthetic history of nights
+// (notebook 08's method, one call for notebook 10): the nights' arrivals
+// give a rate per bin (BinRates), that rate carried to JobsPerDay (the
+// window's share of a day at that volume) is a non-homogeneous Poisson
+// process, and Days simulated days of it give the spread (PeakStudy).
+type HistoryPeaks struct {
+	Workload   workload.Config // the history (zero value plus a Seed: one year of nights)
+	BinMinutes float64         // bin width, minutes (e.g. 5, a job's duration in seed 003)
+	JobsPerDay float64         // the volume to carry the rate to (e.g. Seed003.JobsPerDay)
+	Days       int             // simulated days, 1 to MaxPeakNights
+	Seed       uint64          // seed of the simulation's random source
+}
+
+// Estimate returns the spread night by night in the history and over the
+// simulated days at JobsPerDay.
+func (h HistoryPeaks) Estimate() (history, process PeakSpread, err error) {
+	nights, err := workload.Nights(h.Workload)
+	if err != nil {
+		return PeakSpread{}, PeakSpread{}, err
+	}
+	if !finitePositive(h.JobsPerDay) || h.JobsPerDay > MaxJobsPerDay {
+		return PeakSpread{}, PeakSpread{}, fmt.Errorf("history peaks: jobs per day = %v: want more than 0 and at most %v", h.JobsPerDay, MaxJobsPerDay)
+	}
+	w := h.Workload.Window
+	if w == (queuekit.Window{}) {
+		w = queuekit.DefaultWindow
+	}
+	span := float64(w.Minutes())
+	arrivals := workload.Arrivals(nights)
+	if history, err = ObservedPeaks(arrivals, span, h.BinMinutes); err != nil {
+		return PeakSpread{}, PeakSpread{}, err
+	}
+	rates, err := BinRates(arrivals, span, h.BinMinutes)
+	if err != nil {
+		return PeakSpread{}, PeakSpread{}, err
+	}
+	if rates, err = Scaled(rates, h.JobsPerDay*span/MinutesPerDay); err != nil {
+		return PeakSpread{}, PeakSpread{}, err
+	}
+	process, err = PeakStudy{Rates: rates, Nights: h.Days, Seed: h.Seed}.Simulate()
+	return history, process, err
+}
+
+// MinutesPerDay is 24 × 60.
+const MinutesPerDay = 24 * 60
