@@ -96,6 +96,9 @@ EXPECTATIONS: dict[str, dict[str, list[str]]] = {
                         "break-even utilisation of provisioned capacity: 28.9%",
                         "4,630 WCU/s = 4.63 × the limit",
                         "busiest holds 1,157 of 1,157 items", "in  5-minute bins: peak factor 19.2, fleet",
+                        # the arrival process (pinned regression values of seed 1, ExampleHistoryPeaks_Estimate)
+                        "**The history, night by night** (365 nights): median 24, p95 32, max 38.4.",
+                        "(1,000 simulated days): median 18.16, p95 18.17, max 18.19",
                         "| 64 | 64 |"]},
     # 09: the study's verdict for seed 1 (pinned regression values, see
     # queuekit/forecast's TestStudyVerdict) and the exercise's self-check.
@@ -103,6 +106,11 @@ EXPECTATIONS: dict[str, dict[str, list[str]]] = {
                         "| 2026-05-14 | 2 | 624.68 | 678.28 | 490 | 644.03 |",
                         "| oracle (noise floor) |", "the fitted simulator's forecast drains by minute 240",
                         "load world, all held-out nights: regression had the smallest MAE on every one of 10 seeds"]},
+    # 10: the shard projection at notebook 08's peak estimate (p95 of the busiest
+    # 5-minute bin, pinned by ExampleHistoryPeaks_Estimate): 1,157.41 jobs a second x 4 index
+    # writes x 18.17 = 84,143 index write units a second, so 85 partitions of 1,000.
+    "10": {"contains": ["| peak factor (p95 of the busiest 5-minute bin) | 18.17 |",
+                        "| shards needed at that peak | 85 |"]},
     # 06: counts fixed by the cells' own schedules (five fires; 7 inserts, 1
     # update, 1 user delete ignored; 5 + 6 fire records after the restart; one
     # dead letter); delays vary with Local's sweep and are not pinned.
