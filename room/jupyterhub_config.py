@@ -87,6 +87,8 @@ c.JupyterHub.services = [
     {
         "name": "idle-culler",
         "command": [sys.executable, "-m", "jupyterhub_idle_culler", f"--timeout={idle}", "--cull-every=60"],
+        # room.sh finds what the hub started by this working directory
+        "cwd": state,
     }
 ]
 c.JupyterHub.load_roles = [

@@ -62,6 +62,7 @@ fi
 # ---- 1. checks
 mkdir -p "$ROOM_STATE"
 chmod 0700 "$ROOM_STATE"
+ROOM_STATE="$(cd "$ROOM_STATE" && pwd -P)"
 exec 9>"$ROOM_STATE/lock"
 if ! flock -n 9; then
   die "a room already runs from this checkout (port $(cat "$ROOM_STATE/port" 2>/dev/null || echo '?')): open it, or stop it with Ctrl-C in its terminal first"
@@ -99,8 +100,17 @@ export ROOM_CHP="$CHP"
 # ---- 3. images
 step "2/4 images: $LAB_IMAGE (Dockerfile), $ROOM_IMAGE (room/Dockerfile)"
 if [[ "${ROOM_SKIP_BUILD:-}" != 1 ]]; then
-  alive "docker build $LAB_IMAGE" docker build -q -t "$LAB_IMAGE" . >/dev/null ||
-    die "docker build of the lab image failed: run docker build -t $LAB_IMAGE . to see why"
+  # Like make: the lab image is rebuilt when a tracked file is newer than it
+  # (or it is missing), so an image docker compose built from this checkout
+  # is used as it is, whichever builder made it.
+  newest="$(git ls-files -z 2>/dev/null | xargs -0 -r stat -c %Y 2>/dev/null | sort -n | tail -n 1 || true)"
+  created="$(date -d "$(docker image inspect -f '{{.Created}}' "$LAB_IMAGE" 2>/dev/null || echo 1970-01-01)" +%s 2>/dev/null || echo 0)"
+  if [[ -z "$newest" || "$created" -le "$newest" ]]; then
+    alive "docker build $LAB_IMAGE" docker build -q -t "$LAB_IMAGE" . >/dev/null ||
+      die "docker build of the lab image failed: run docker build -t $LAB_IMAGE . to see why"
+  else
+    say "$LAB_IMAGE is newer than every file of the checkout: using it"
+  fi
   scripts/dynamodb-local.sh install >&2
   scripts/elasticmq.sh install >&2
   ctx="$ROOT/.cache/room/image"
@@ -156,11 +166,13 @@ cleanup() {
     kill -TERM "$hub_pid" 2>/dev/null || true
     wait "$hub_pid" 2>/dev/null || true
   fi
-  local pp
-  pp="$(cat "$ROOM_STATE/proxy.pid" 2>/dev/null || true)"
-  if [[ -n "$pp" ]] && kill -0 "$pp" 2>/dev/null && [[ "$(cat "/proc/$pp/comm" 2>/dev/null)" == node ]]; then
-    kill -TERM "$pp" 2>/dev/null || true
-  fi
+  # What the hub started (the proxy, the idle culler) runs in ROOM_STATE: a
+  # hub that was killed leaves them behind; the next hub starts its own.
+  local d
+  for d in /proc/[0-9]*; do
+    [[ "$(readlink "$d/cwd" 2>/dev/null)" == "$ROOM_STATE" && "${d#/proc/}" != "$$" ]] || continue
+    kill -TERM "${d#/proc/}" 2>/dev/null || true
+  done
   if ((stopping)); then
     # The hub stops the servers it knows; a server it lost track of is stopped too.
     local left
