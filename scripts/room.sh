@@ -168,10 +168,16 @@ cleanup() {
   fi
   # What the hub started (the proxy, the idle culler) runs in ROOM_STATE: a
   # hub that was killed leaves them behind; the next hub starts its own.
-  local d
+  local d i left_pids=()
   for d in /proc/[0-9]*; do
     [[ "$(readlink "$d/cwd" 2>/dev/null)" == "$ROOM_STATE" && "${d#/proc/}" != "$$" ]] || continue
-    kill -TERM "${d#/proc/}" 2>/dev/null || true
+    kill -TERM "${d#/proc/}" 2>/dev/null && left_pids+=("${d#/proc/}")
+  done
+  for ((i = 0; i < 50; i++)); do
+    local alive=0 p
+    for p in "${left_pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+    ((alive)) || break
+    sleep 0.1
   done
   if ((stopping)); then
     # The hub stops the servers it knows; a server it lost track of is stopped too.
@@ -193,7 +199,7 @@ trap 'stopping=1; exit 143' TERM
 trap 'stopping=1; exit 129' HUP
 
 step "4/4 JupyterHub on $ROOM_BIND_IP:$ROOM_PORT (log $ROOM_STATE/hub.log)"
-(cd "$ROOM_STATE" && exec "$VENV/bin/jupyterhub" -f "$ROOT/room/jupyterhub_config.py") >>"$ROOM_STATE/hub.log" 2>&1 &
+(cd "$ROOM_STATE" && exec "$VENV/bin/jupyterhub" -f "$ROOT/room/jupyterhub_config.py") 9>&- >>"$ROOM_STATE/hub.log" 2>&1 &
 hub_pid=$!
 scheme=http
 [[ -z "${ROOM_TLS_CERT:-}" ]] || scheme=https
