@@ -100,16 +100,18 @@ export ROOM_CHP="$CHP"
 # ---- 3. images
 step "2/4 images: $LAB_IMAGE (Dockerfile), $ROOM_IMAGE (room/Dockerfile)"
 if [[ "${ROOM_SKIP_BUILD:-}" != 1 ]]; then
-  # Like make: the lab image is rebuilt when a tracked file is newer than it
-  # (or it is missing), so an image docker compose built from this checkout
-  # is used as it is, whichever builder made it.
-  newest="$(git ls-files -z 2>/dev/null | xargs -0 -r stat -c %Y 2>/dev/null | sort -n | tail -n 1 || true)"
+  # Like make: the lab image is rebuilt when one of its inputs (the tracked
+  # files it installs and serves) is newer than it, or it is missing; so an
+  # image docker compose built from this checkout is used as it is,
+  # whichever builder made it. The room's own files are not its inputs.
+  newest="$(git ls-files -z -- Dockerfile requirements.txt go.mod go.sum tools jupyter scripts notebooks queuekit data \
+    ':!scripts/room.sh' ':!scripts/room-server.sh' 2>/dev/null | xargs -0 -r stat -c %Y 2>/dev/null | sort -n | tail -n 1 || true)"
   created="$(date -d "$(docker image inspect -f '{{.Created}}' "$LAB_IMAGE" 2>/dev/null || echo 1970-01-01)" +%s 2>/dev/null || echo 0)"
   if [[ -z "$newest" || "$created" -le "$newest" ]]; then
     alive "docker build $LAB_IMAGE" docker build -q -t "$LAB_IMAGE" . >/dev/null ||
       die "docker build of the lab image failed: run docker build -t $LAB_IMAGE . to see why"
   else
-    say "$LAB_IMAGE is newer than every file of the checkout: using it"
+    say "$LAB_IMAGE is newer than every file it is built from: using it"
   fi
   scripts/dynamodb-local.sh install >&2
   scripts/elasticmq.sh install >&2
