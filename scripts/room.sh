@@ -108,8 +108,8 @@ if [[ "${ROOM_SKIP_BUILD:-}" != 1 ]]; then
     ':!scripts/room.sh' ':!scripts/room-server.sh' 2>/dev/null | xargs -0 -r stat -c %Y 2>/dev/null | sort -n | tail -n 1 || true)"
   created="$(date -d "$(docker image inspect -f '{{.Created}}' "$LAB_IMAGE" 2>/dev/null || echo 1970-01-01)" +%s 2>/dev/null || echo 0)"
   if [[ -z "$newest" || "$created" -le "$newest" ]]; then
-    alive "docker build $LAB_IMAGE" docker build -q -t "$LAB_IMAGE" . >/dev/null ||
-      die "docker build of the lab image failed: run docker build -t $LAB_IMAGE . to see why"
+    alive "docker build $LAB_IMAGE (log $ROOM_STATE/build.log)" docker build -q -t "$LAB_IMAGE" . >"$ROOM_STATE/build.log" 2>&1 ||
+      { tail -n 20 "$ROOM_STATE/build.log" >&2; die "docker build of the lab image failed (above): docker build -t $LAB_IMAGE . shows it all"; }
   else
     say "$LAB_IMAGE is newer than every file it is built from: using it"
   fi
@@ -122,8 +122,8 @@ if [[ "${ROOM_SKIP_BUILD:-}" != 1 ]]; then
   cp -a "$ROOT/.cache/elasticmq/1.7.1" "$ctx/elasticmq/"
   rm -rf "$ctx/elasticmq/1.7.1/run"
   cp room/Dockerfile scripts/room-server.sh "$ctx/"
-  alive "docker build $ROOM_IMAGE" docker build -q --build-arg "LAB_IMAGE=$LAB_IMAGE" -t "$ROOM_IMAGE" "$ctx" >/dev/null ||
-    die "docker build of the participant image failed: run docker build -t $ROOM_IMAGE $ctx to see why"
+  alive "docker build $ROOM_IMAGE (log $ROOM_STATE/build.log)" docker build -q --build-arg "LAB_IMAGE=$LAB_IMAGE" -t "$ROOM_IMAGE" "$ctx" >"$ROOM_STATE/build.log" 2>&1 ||
+    { tail -n 20 "$ROOM_STATE/build.log" >&2; die "docker build of the participant image failed (above; log $ROOM_STATE/build.log)"; }
   rm -rf "$ctx"
 fi
 docker image inspect "$ROOM_IMAGE" >/dev/null 2>&1 || die "no image $ROOM_IMAGE: run make room without ROOM_SKIP_BUILD"

@@ -110,7 +110,10 @@ def room_cmd(env=None, timeout=60):
 
 def start_room():
     log = open(ROOM_LOG, "a")
-    proc = subprocess.Popen([os.path.join(ROOT, "scripts", "room.sh")], env=ENV, stdout=log, stderr=log, start_new_session=True)
+    # As from a terminal: SIGINT at its default even when this test was started
+    # with it ignored (a background job), or bash could not trap it.
+    proc = subprocess.Popen([os.path.join(ROOT, "scripts", "room.sh")], env=ENV, stdout=log, stderr=log, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.time() + 1800
     while time.time() < deadline:
         if proc.poll() is not None:
