@@ -256,6 +256,20 @@ def oom_kills(name):
     raise RuntimeError(f"no memory cgroup file for {name}'s container {cid[:12]}")
 
 
+def room_processes(proc):
+    """Pids of the room: room.sh's session, and what the hub started in ROOM_STATE
+    (the proxy and the culler run in sessions of their own)."""
+    pids = set(subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True, text=True).stdout.split())
+    real = os.path.realpath(STATE)
+    for d in glob.glob("/proc/[0-9]*"):
+        try:
+            if os.readlink(d + "/cwd") == real:
+                pids.add(d[6:])
+        except OSError:
+            pass
+    return pids
+
+
 def main():
     # ---- bad input before anything runs
     env = dict(ENV, DOCKER_HOST="unix:///nonexistent/docker.sock")
@@ -272,6 +286,7 @@ def main():
 
     t0 = time.time()
     proc = start_room()
+    ROOMS.append(proc)
     ok(f"make room's script is ready ({time.time() - t0:.0f} s including image builds; log {ROOM_LOG})")
     rc, line = room_cmd()
     check(rc == 1 and "already runs" in line, "a second room from the same checkout: one line", f"{rc}: {line}")
@@ -335,8 +350,11 @@ def main():
     back = Browser()
     r = back.login("alice", people["alice"]["code"].upper())
     check(r.status_code == 302 and "welcome" not in r.headers.get("Location", ""), "alice comes back from a new browser with her personal code")
+    # A browser opens JupyterLab (the server's OAuth with the hub), then its API answers.
+    r = back.s.get(f"{BASE}/user/alice/lab", timeout=60)
+    check(r.status_code == 200 and r.url.endswith("/user/alice/lab"), "alice's returning browser opens her JupyterLab", f"{r.status_code} {r.url}")
     r = back.s.get(f"{BASE}/user/alice/api/contents", timeout=30)
-    check(r.status_code == 200, "alice's returning session reaches her server", r.status_code)
+    check(r.status_code == 200, "and her files", r.status_code)
 
     A, B = people["alice"], people["bob"]
     # ---- notebooks
@@ -367,8 +385,11 @@ def main():
         r = requests.request(method, BASE + path, headers=auth(A["token"]), timeout=30, allow_redirects=False, **kw)
         check(r.status_code == 403 and marker not in r.text, f"A cannot {desc} (HTTP {r.status_code})")
         r = requests.request(method, BASE + path, timeout=30, allow_redirects=False, **kw)
-        check(r.status_code in (302, 403) and marker not in r.text, f"nobody cannot {desc.replace(' with A' + chr(39) + 's token', '')} without a token (HTTP {r.status_code})")
+        check(r.status_code in (302, 403) and marker not in r.text, f"without a token nobody can {desc.replace('A cannot ', '').replace(' with A' + chr(39) + 's token', '')} (HTTP {r.status_code})")
     # A's browser session on B's URL: the hub sends it to A's own server or refuses.
+    A["browser"].s.get(f"{BASE}/user/alice/lab", timeout=60)
+    r = A["browser"].s.get(f"{BASE}/user/bob/lab", timeout=60)
+    check(r.status_code == 403 and "/user/bob/lab" not in r.url, f"A's browser is refused B's JupyterLab by the hub (HTTP {r.status_code})")
     r = A["browser"].s.get(f"{BASE}/user/bob/api/contents/secret.txt", timeout=30)
     check(marker not in r.text, f"A's browser cookie does not open B's file (HTTP {r.status_code})")
     r = requests.get(f"{BASE}/user/bob/api/contents/secret.txt", headers=auth(B["token"]), timeout=30)
@@ -443,7 +464,7 @@ def main():
 
     # ---- listening sockets while the room runs
     out = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True).stdout
-    room_pids = set(subprocess.run(["pgrep", "-s", str(os.getpgid(proc.pid))], capture_output=True, text=True).stdout.split())
+    room_pids = room_processes(proc)
     beyond = []
     for line in out.splitlines():
         f = line.split()
@@ -466,8 +487,10 @@ def main():
             if len(f) > 3 and f[3] == "0A":
                 ip, port = f[1].split(":")
                 listen.add((ip, int(port, 16)))
-        loop = ("0100007F", "00000000000000000000000001000000", "0000000000000000FFFF00000100007F")
-        wide = {p for ip, p in listen if ip not in loop}
+        # 127.0.0.0/8 (Docker's DNS answers on 127.0.0.11), ::1, ::ffff:127.x
+        wide = {p for ip, p in listen
+                if not ((len(ip) == 8 and ip.endswith("7F")) or ip == "00000000000000000000000001000000"
+                        or (ip.startswith("0000000000000000FFFF0000") and ip.endswith("7F")))}
         check(wide == {8888}, f"in {name}'s container only JupyterLab (8888) listens beyond its loopback", sorted(listen))
 
     # ---- limits: memory bomb and CPU spin in A, notebook 00 in B
@@ -507,6 +530,11 @@ def main():
     # The spin never ends by itself: restart A's server, as the instructor would.
     r = requests.delete(f"{BASE}/hub/api/users/alice/server", headers=auth(admin), timeout=300)
     t_spin.join(120)
+    for _ in range(300):  # 202: the stop is under way; start again once it is done
+        u = requests.get(f"{BASE}/hub/api/users/alice", headers=auth(admin), timeout=30).json()
+        if not u.get("servers") and not u.get("pending"):
+            break
+        time.sleep(1)
     r = requests.post(f"{BASE}/hub/api/users/alice/server", headers=auth(admin), timeout=300)
     wait_ready(admin, "alice")
     r = requests.get(f"{BASE}/user/alice/api/contents", headers=auth(A["token"]), timeout=60)
@@ -525,6 +553,7 @@ def main():
     check(len(running) == 3, f"the 3 participants' containers keep running while the hub is down ({len(running)})")
     t0 = time.time()
     proc = start_room()
+    ROOMS.append(proc)
     TIMINGS.append(f"hub restart to ready: {time.time() - t0:.1f} s")
     after = {n: docker("inspect", "-f", "{{.State.StartedAt}}", container(n)).stdout.strip() for n in people}
     check(after == started, "after the restart the same containers serve (not respawned)")
@@ -541,7 +570,7 @@ def main():
     except subprocess.TimeoutExpired:
         fail("room.sh still runs 300 s after Ctrl-C")
     check(proc.returncode == 130, f"Ctrl-C: room.sh exits 130 (got {proc.returncode})")
-    left = subprocess.run(["pgrep", "-s", str(pg)], capture_output=True, text=True).stdout.split()
+    left = sorted(room_processes(proc))
     check(not left, "Ctrl-C leaves no process of the room", left)
     running = docker("ps", "-q", "--filter", "name=^nightqueue-room-").stdout.split()
     check(not running, "Ctrl-C leaves no participant container running", running)
@@ -555,6 +584,20 @@ def main():
     return 1 if FAILED else 0
 
 
+ROOMS = []
+
+
+def stop_rooms():
+    """A room this test started and left running (it stopped early): Ctrl-C it."""
+    for p in ROOMS:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGINT)
+            try:
+                p.wait(300)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+
+
 if __name__ == "__main__":
     try:
         sys.exit(main())
@@ -563,3 +606,5 @@ if __name__ == "__main__":
         print("\nroom timings:\n  " + "\n  ".join(TIMINGS))
         print(f"room: {PASSED} passed, {FAILED} failed")
         sys.exit(1)
+    finally:
+        stop_rooms()
