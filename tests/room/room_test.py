@@ -532,7 +532,10 @@ def main():
     t_spin.join(120)
     for _ in range(300):  # 202: the stop is under way; start again once it is done
         u = requests.get(f"{BASE}/hub/api/users/alice", headers=auth(admin), timeout=30).json()
-        if not u.get("servers") and not u.get("pending"):
+        # DockerSpawner (remove=True) may still be removing the container when
+        # the hub already says stopped: a start then fails with 409 Conflict.
+        gone = not docker("ps", "-aq", "--filter", "name=^nightqueue-room-alice$").stdout.strip()
+        if not u.get("servers") and not u.get("pending") and gone:
             break
         time.sleep(1)
     r = requests.post(f"{BASE}/hub/api/users/alice/server", headers=auth(admin), timeout=300)
