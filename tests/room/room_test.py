@@ -562,8 +562,12 @@ def main():
     check(after == started, "after the restart the same containers serve (not respawned)")
     r = requests.get(f"{BASE}/user/alice/api/contents/work.txt", headers=auth(A["token"]), timeout=60)
     check(r.status_code == 200 and r.json()["content"] == amark, "alice's work and token are there after the hub restart", r.status_code)
+    # Her server was restarted by the instructor since her browser last opened
+    # it: as a browser does, it opens JupyterLab (OAuth with the hub, no sign-in).
+    r = A["browser"].s.get(f"{BASE}/user/alice/lab", timeout=60)
+    check(r.status_code == 200 and r.url.endswith("/user/alice/lab"), "alice's browser session survives the hub restart (no new sign-in)", f"{r.status_code} {r.url}")
     r = A["browser"].s.get(f"{BASE}/user/alice/api/contents/work.txt", timeout=60)
-    check(r.status_code == 200 and amark in r.text, "alice's browser session survives the hub restart", r.status_code)
+    check(r.status_code == 200 and amark in r.text, "and reads her work", r.status_code)
 
     # ---- Ctrl-C
     pg = os.getpgid(proc.pid)
