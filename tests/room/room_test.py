@@ -16,6 +16,7 @@ import json
 import threading
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -603,6 +604,7 @@ def stop_rooms():
                 p.wait(300)
             except subprocess.TimeoutExpired:
                 os.killpg(p.pid, signal.SIGKILL)
+    shutil.rmtree(STATE, ignore_errors=True)
 
 
 if __name__ == "__main__":
