@@ -144,5 +144,7 @@ func TestCondEvalMatchesDynamoDB(t *testing.T) {
 	if pass == 0 || fail == 0 {
 		t.Fatalf("DynamoDB Local passed %d and refused %d of the pairs: the table must have both", pass, fail)
 	}
-	t.Logf("%d pairs: %d passed, %d refused, the evaluator agreed on each", pass+fail, pass, fail)
+	if !t.Failed() {
+		t.Logf("%d pairs: %d passed, %d refused, the evaluator agreed on each", pass+fail, pass, fail)
+	}
 }

@@ -1,0 +1,325 @@
+package lease
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/nightqueue/workshop/queuekit/fence"
+)
+
+// This file is the model check with skewed clocks, and with the conditions
+// the executor sends: the fake store holds the JOB and POOL items as
+// attribute-value maps and lets a write commit only when the condition the
+// executor's own builders produce (claimJobCond and claimPoolCond, startCond,
+// heartbeatCond, endJobCond and endPoolCond, the reaper's endJobCond under
+// fence.Revoke with reapSeen) holds on them, evaluated by condeval_test.go's
+// evaluator, itself checked against DynamoDB Local. The updates are applied
+// by the model.
+//
+// Time: now is true time in ms ticks; every process's monotonic clock runs
+// at its rate. Each holder and the reaper reads a wall clock off by its own
+// offset, and writes lease_until on it. A holder believes it holds until a
+// lease after it sent its last write that landed (fence.Keep times its lease
+// from its send times). The executor's reaper revokes a lease whose
+// (fence_token, lease_until) it has seen unchanged for more than a lease on
+// its monotonic clock (docs/design/lease.md, "Clocks"); the reaper before
+// issue 25 revoked a lease whose lease_until was before its wall clock.
+
+const (
+	skewLease   = 4 // ms ticks
+	skewHealthy = skewLease / 2
+	skewEpoch   = int64(1_700_000_000_000)
+	skewRun     = "run-1"
+	skewJob     = "J1"
+)
+
+type skewHolder struct {
+	name                 string
+	phase                string // idle, read, claimed, started
+	seen                 jobItem
+	seenVersion          int64
+	hold                 fence.Hold
+	startedMS            int64
+	believe              int // true time until which it believes it holds
+	lastSent, lastLanded int
+}
+
+type skewReaper struct {
+	read        bool
+	token       int64
+	until       int64
+	at          int // true time (its monotonic clock) it first saw them
+	currentRetry int
+}
+
+type skewModel struct {
+	wallReaper bool
+	now        int
+	off        [3]int // clock offsets of holder 0, holder 1, the reaper
+	job, pool  map[string]types.AttributeValue
+	h          [2]skewHolder
+	r          skewReaper
+	landed     int // true time of the current hold's last landed write
+	finalEnds  int
+	healthyHit string
+	log        []string
+}
+
+func (m *skewModel) wall(i int) int64 { return skewEpoch + int64(m.now+m.off[i]) }
+
+func (m *skewModel) set(item map[string]types.AttributeValue, kv ...any) {
+	for i := 0; i < len(kv); i += 2 {
+		name := kv[i].(string)
+		if kv[i+1] == nil {
+			delete(item, name)
+			continue
+		}
+		av, err := attributevalue.Marshal(kv[i+1])
+		if err != nil {
+			panic(err)
+		}
+		item[name] = av
+	}
+}
+
+func (m *skewModel) decode() (jobItem, poolItem) {
+	var j jobItem
+	var p poolItem
+	if err := attributevalue.UnmarshalMap(m.job, &j); err != nil {
+		panic(err)
+	}
+	if err := attributevalue.UnmarshalMap(m.pool, &p); err != nil {
+		panic(err)
+	}
+	return j, p
+}
+
+// commit reports whether every condition holds on its item (a transaction).
+func commit(pairs ...any) bool {
+	for i := 0; i < len(pairs); i += 2 {
+		ok, err := holds(pairs[i].(expression.ConditionBuilder), pairs[i+1].(map[string]types.AttributeValue))
+		if err != nil {
+			panic(err)
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// end applies an end (release or revoke) that committed.
+func (m *skewModel) end(status string, j jobItem) {
+	_, p := m.decode()
+	m.set(m.job, attrToken, j.Token+1, "worker", nil, attrLeaseTil, nil, "execution_status", status)
+	m.set(m.pool, "busy", p.Busy-1, "version", p.Version+1, "slots", []string{""})
+	if status == RetriableFailure {
+		m.set(m.job, "current_retry", j.CurrentRetry+1, attrShard, "s-1")
+	} else {
+		m.set(m.pool, "ended", p.Ended+1)
+		m.finalEnds++
+	}
+}
+
+func (m *skewModel) step(a string) bool {
+	j, p := m.decode()
+	switch a {
+	case "tick":
+		m.now++
+	case "reap-read":
+		if j.LeaseUntil == 0 {
+			return false
+		}
+		if m.wallReaper {
+			if m.r.read || j.LeaseUntil >= m.wall(2) {
+				return false
+			}
+			m.r = skewReaper{read: true, token: j.Token, until: j.LeaseUntil, at: m.now, currentRetry: j.CurrentRetry}
+			break
+		}
+		if m.r.read && m.r.token == j.Token && m.r.until == j.LeaseUntil {
+			return false // unchanged: the time it first saw them stands
+		}
+		m.r = skewReaper{read: true, token: j.Token, until: j.LeaseUntil, at: m.now, currentRetry: j.CurrentRetry}
+	case "reap-write":
+		if !m.r.read || (!m.wallReaper && m.now-m.r.at <= skewLease) {
+			return false
+		}
+		m.r.read = false
+		status := RetriableFailure
+		if m.r.currentRetry >= j.MaxRetry {
+			status = FatalFailure
+		}
+		if !commit(endJobCond(jobFence.Revoke(fence.Token(m.r.token)), skewRun, reapSeen(m.r.until)), m.job,
+			endPoolCond(skewRun, jobItem{JobID: skewJob, Slots: []int{0}}, status != RetriableFailure), m.pool) {
+			m.log = append(m.log, "reap refused")
+			return true
+		}
+		if m.now-m.landed < skewHealthy {
+			m.healthyHit = fmt.Sprintf("the reaper revoked %s's lease %d ms after its last write landed (healthy: < %d)", j.Worker, m.now-m.landed, skewHealthy)
+		}
+		m.end(status, j)
+	default:
+		i := int(a[0] - '0')
+		h := &m.h[i]
+		switch act := a[2:]; act {
+		case "read":
+			if h.phase != "idle" || (j.Status != NotStarted && j.Status != RetriableFailure) {
+				return false
+			}
+			h.phase, h.seen, h.seenVersion = "read", j, p.Version
+		case "claim":
+			if h.phase != "read" {
+				return false
+			}
+			until := m.wall(i) + skewLease
+			grant := jobFence.Acquire(fence.Token(h.seen.Token), h.name, time.UnixMilli(until))
+			if !commit(claimJobCond(grant, h.seen.ClaimShard, h.seen.Attempt, skewRun), m.job,
+				claimPoolCond(skewRun, poolItem{Version: h.seenVersion, Capacity: 1}, true, 1), m.pool) {
+				h.phase = "idle"
+				m.log = append(m.log, h.name+" claim lost")
+				return true
+			}
+			m.set(m.job, attrToken, int64(grant.Hold.Token), "worker", h.name, attrLeaseTil, until,
+				"execution_status", Claimed, "attempt", h.seen.Attempt+1, attrShard, nil)
+			m.set(m.pool, "busy", p.Busy+1, "version", p.Version+1)
+			m.set(m.pool, "slots", []string{skewJob})
+			h.phase, h.hold, h.believe, m.landed = "claimed", grant.Hold, m.now+skewLease, m.now
+		case "start", "beat":
+			if (act == "start" && h.phase != "claimed") || (act == "beat" && h.phase != "claimed" && h.phase != "started") {
+				return false
+			}
+			until := m.wall(i) + skewLease
+			r := jobFence.Renew(h.hold, time.UnixMilli(until))
+			c := heartbeatCond(r, skewRun)
+			if act == "start" {
+				h.startedMS = m.wall(i)
+				c = startCond(r, skewRun, h.startedMS)
+			}
+			if !commit(c, m.job) {
+				h.phase = "idle" // fenced: it learns it lost the lease and stops
+				m.log = append(m.log, h.name+" "+act+" fenced")
+				return true
+			}
+			m.set(m.job, attrLeaseTil, until)
+			if act == "start" {
+				m.set(m.job, "execution_status", Processing, "started_ms", h.startedMS)
+				h.phase = "started"
+			}
+			h.believe, m.landed = m.now+skewLease, m.now
+		case "end-ok", "end-fail":
+			if h.phase != "claimed" && h.phase != "started" {
+				return false
+			}
+			h.phase = "idle"
+			status := Success
+			if act == "end-fail" {
+				status = RetriableFailure
+				if j.CurrentRetry >= j.MaxRetry {
+					status = FatalFailure
+				}
+			}
+			if !commit(endJobCond(jobFence.Release(h.hold), skewRun, nil), m.job,
+				endPoolCond(skewRun, jobItem{JobID: skewJob, Slots: []int{0}}, status != RetriableFailure), m.pool) {
+				m.log = append(m.log, h.name+" end fenced")
+				return true
+			}
+			m.end(status, j)
+		}
+	}
+	m.log = append(m.log, a)
+	return true
+}
+
+// invariants: at most one holder believes it holds; nothing ends twice;
+// the pool's counters stay in range and agree with the job's state; no more
+// than 1 + max_retry attempts; no healthy holder is revoked.
+func (m *skewModel) invariants() error {
+	j, p := m.decode()
+	believers := 0
+	for _, h := range m.h {
+		if (h.phase == "claimed" || h.phase == "started") && m.now < h.believe {
+			believers++
+		}
+	}
+	switch {
+	case believers > 1:
+		return fmt.Errorf("both holders believe they hold the lease at t = %d", m.now)
+	case m.finalEnds > 1 || p.Ended > p.Jobs:
+		return fmt.Errorf("the job ended %d times (pool ended %d of %d)", m.finalEnds, p.Ended, p.Jobs)
+	case p.Busy < 0 || p.Busy > 1:
+		return fmt.Errorf("busy = %d, outside 0..1", p.Busy)
+	case (j.Status == Claimed || j.Status == Processing) != (p.Busy == 1):
+		return fmt.Errorf("status %s with busy %d", j.Status, p.Busy)
+	case j.Attempt > 1+modelMaxRetry:
+		return fmt.Errorf("%d attempts, more than 1 + max_retry", j.Attempt)
+	case m.healthyHit != "":
+		return fmt.Errorf("%s", m.healthyHit)
+	}
+	return nil
+}
+
+var skewActions = []string{"tick", "tick", "reap-read", "reap-write",
+	"0 read", "0 claim", "0 start", "0 beat", "0 end-ok", "0 end-fail",
+	"1 read", "1 claim", "1 start", "1 beat", "1 end-ok", "1 end-fail"}
+
+// exploreSkew runs count random interleavings of steps steps, each with
+// clock offsets drawn from [-spread, spread] ms per process, and returns the
+// first broken invariant with the offsets and the steps that led to it.
+func exploreSkew(wallReaper bool, spread int, seed uint64, count, steps int) error {
+	rng := rand.New(rand.NewPCG(seed, 26))
+	for run := range count {
+		m := &skewModel{wallReaper: wallReaper, job: map[string]types.AttributeValue{}, pool: map[string]types.AttributeValue{}}
+		for i := range m.off {
+			m.off[i] = rng.IntN(2*spread+1) - spread
+		}
+		m.set(m.job, attrRun, skewRun, "execution_status", NotStarted, "attempt", 0, "current_retry", 0, "max_retry", modelMaxRetry,
+			attrShard, "s-1", attrToken, 0)
+		m.set(m.pool, attrRun, skewRun, "state", poolRunning, "capacity", 1, "version", 0, "busy", 0, "exclusive", "",
+			"slots", []string{""}, "jobs", 1, "ended", 0)
+		m.h[0] = skewHolder{name: "w-a", phase: "idle"}
+		m.h[1] = skewHolder{name: "w-b", phase: "idle"}
+		for range steps {
+			for !m.step(skewActions[rng.IntN(len(skewActions))]) {
+			}
+			if err := m.invariants(); err != nil {
+				return fmt.Errorf("run %d, offsets %v ms, lease %d ms: %w after %s", run, m.off, skewLease, err, strings.Join(m.log, ", "))
+			}
+		}
+	}
+	return nil
+}
+
+// Skewed clocks: with the executor's reaper (a lease's (token, lease_until)
+// unchanged for a lease on the reaper's monotonic clock, then revoked under
+// both) no two holders ever believe they hold, nothing ends twice, and no
+// healthy holder (a write landed less than half a lease ago) is revoked,
+// whatever the clocks' offsets: 0, ±lease/2, ±2 leases, ±100 leases. The
+// reaper before issue 25 (lease_until before its wall clock) keeps them with
+// clocks in step, and breaks them once the reaper's clock runs ahead, which
+// shows the check can fail.
+func TestModelSkewedClocks(t *testing.T) {
+	const count, steps = 1500, 40
+	for _, spread := range []int{0, skewLease / 2, 2 * skewLease, 100 * skewLease} {
+		if err := exploreSkew(false, spread, 1, count, steps); err != nil {
+			t.Errorf("executor's reaper, offsets within ±%d ms: %v", spread, err)
+		}
+	}
+	if err := exploreSkew(true, 0, 1, count, steps); err != nil {
+		t.Errorf("wall-clock reaper, clocks in step: %v", err)
+	}
+	for _, spread := range []int{skewLease / 2, 2 * skewLease} {
+		err := exploreSkew(true, spread, 1, count, steps)
+		if spread == 2*skewLease && err == nil {
+			t.Errorf("the wall-clock reaper kept every invariant with offsets of ±%d ms: the model cannot see skew", spread)
+		}
+		t.Logf("wall-clock reaper, offsets within ±%d ms: %v", spread, err)
+	}
+}
