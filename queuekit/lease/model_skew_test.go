@@ -52,10 +52,10 @@ type skewHolder struct {
 }
 
 type skewReaper struct {
-	read        bool
-	token       int64
-	until       int64
-	at          int // true time (its monotonic clock) it first saw them
+	read         bool
+	token        int64
+	until        int64
+	at           int // true time (its monotonic clock) it first saw them
 	currentRetry int
 }
 
