@@ -48,7 +48,6 @@ type skewHolder struct {
 	hold                 fence.Hold
 	startedMS            int64
 	believe              int // true time until which it believes it holds
-	lastSent, lastLanded int
 }
 
 type skewReaper struct {
@@ -61,6 +60,7 @@ type skewReaper struct {
 
 type skewModel struct {
 	wallReaper bool
+	preToken   bool // the protocol before fencing tokens (see preFence)
 	now        int
 	off        [3]int // clock offsets of holder 0, holder 1, the reaper
 	job, pool  map[string]types.AttributeValue
@@ -70,6 +70,37 @@ type skewModel struct {
 	finalEnds  int
 	healthyHit string
 	log        []string
+}
+
+// preFence is the protocol before fencing tokens, built with the same
+// builders: a holder's writes conditioned on its worker and attempt (the
+// attempt plays the token: a claim moves it on, an end or a revoke leaves
+// it and the worker as they were), a reaper conditioned on the attempt and
+// lease end it saw, no counter conditions on the pool.
+var preFence = fence.Fence{Token: "attempt", Holder: "worker", Until: attrLeaseTil}
+
+func (m *skewModel) fence() fence.Fence {
+	if m.preToken {
+		return preFence
+	}
+	return jobFence
+}
+
+// tokenOf is the token of f on j.
+func (m *skewModel) tokenOf(j jobItem) int64 {
+	if m.preToken {
+		return int64(j.Attempt)
+	}
+	return j.Token
+}
+
+// endPool is the pool's condition of an end (none but the run before
+// fencing tokens).
+func (m *skewModel) endPool(final bool) expression.ConditionBuilder {
+	if m.preToken {
+		return ofRun(skewRun)
+	}
+	return endPoolCond(skewRun, jobItem{JobID: skewJob, Slots: []int{0}}, final)
 }
 
 func (m *skewModel) wall(i int) int64 { return skewEpoch + int64(m.now+m.off[i]) }
@@ -118,7 +149,10 @@ func commit(pairs ...any) bool {
 // end applies an end (release or revoke) that committed.
 func (m *skewModel) end(status string, j jobItem) {
 	_, p := m.decode()
-	m.set(m.job, attrToken, j.Token+1, "worker", nil, attrLeaseTil, nil, "execution_status", status)
+	m.set(m.job, attrLeaseTil, nil, "execution_status", status)
+	if !m.preToken {
+		m.set(m.job, attrToken, j.Token+1, "worker", nil)
+	}
 	m.set(m.pool, "busy", p.Busy-1, "version", p.Version+1, "slots", []string{""})
 	if status == RetriableFailure {
 		m.set(m.job, "current_retry", j.CurrentRetry+1, attrShard, "s-1")
@@ -141,13 +175,13 @@ func (m *skewModel) step(a string) bool {
 			if m.r.read || j.LeaseUntil >= m.wall(2) {
 				return false
 			}
-			m.r = skewReaper{read: true, token: j.Token, until: j.LeaseUntil, at: m.now, currentRetry: j.CurrentRetry}
+			m.r = skewReaper{read: true, token: m.tokenOf(j), until: j.LeaseUntil, at: m.now, currentRetry: j.CurrentRetry}
 			break
 		}
-		if m.r.read && m.r.token == j.Token && m.r.until == j.LeaseUntil {
+		if m.r.read && m.r.token == m.tokenOf(j) && m.r.until == j.LeaseUntil {
 			return false // unchanged: the time it first saw them stands
 		}
-		m.r = skewReaper{read: true, token: j.Token, until: j.LeaseUntil, at: m.now, currentRetry: j.CurrentRetry}
+		m.r = skewReaper{read: true, token: m.tokenOf(j), until: j.LeaseUntil, at: m.now, currentRetry: j.CurrentRetry}
 	case "reap-write":
 		if !m.r.read || (!m.wallReaper && m.now-m.r.at <= skewLease) {
 			return false
@@ -157,8 +191,8 @@ func (m *skewModel) step(a string) bool {
 		if m.r.currentRetry >= j.MaxRetry {
 			status = FatalFailure
 		}
-		if !commit(endJobCond(jobFence.Revoke(fence.Token(m.r.token)), skewRun, reapSeen(m.r.until)), m.job,
-			endPoolCond(skewRun, jobItem{JobID: skewJob, Slots: []int{0}}, status != RetriableFailure), m.pool) {
+		if !commit(endJobCond(m.fence().Revoke(fence.Token(m.r.token)), skewRun, reapSeen(m.r.until)), m.job,
+			m.endPool(status != RetriableFailure), m.pool) {
 			m.log = append(m.log, "reap refused")
 			return true
 		}
@@ -180,14 +214,14 @@ func (m *skewModel) step(a string) bool {
 				return false
 			}
 			until := m.wall(i) + skewLease
-			grant := jobFence.Acquire(fence.Token(h.seen.Token), h.name, time.UnixMilli(until))
+			grant := m.fence().Acquire(fence.Token(m.tokenOf(h.seen)), h.name, time.UnixMilli(until))
 			if !commit(claimJobCond(grant, h.seen.ClaimShard, h.seen.Attempt, skewRun), m.job,
 				claimPoolCond(skewRun, poolItem{Version: h.seenVersion, Capacity: 1}, true, 1), m.pool) {
 				h.phase = "idle"
 				m.log = append(m.log, h.name+" claim lost")
 				return true
 			}
-			m.set(m.job, attrToken, int64(grant.Hold.Token), "worker", h.name, attrLeaseTil, until,
+			m.set(m.job, m.fence().Token, int64(grant.Hold.Token), "worker", h.name, attrLeaseTil, until,
 				"execution_status", Claimed, "attempt", h.seen.Attempt+1, attrShard, nil)
 			m.set(m.pool, "busy", p.Busy+1, "version", p.Version+1)
 			m.set(m.pool, "slots", []string{skewJob})
@@ -197,7 +231,7 @@ func (m *skewModel) step(a string) bool {
 				return false
 			}
 			until := m.wall(i) + skewLease
-			r := jobFence.Renew(h.hold, time.UnixMilli(until))
+			r := m.fence().Renew(h.hold, time.UnixMilli(until))
 			c := heartbeatCond(r, skewRun)
 			if act == "start" {
 				h.startedMS = m.wall(i)
@@ -226,8 +260,8 @@ func (m *skewModel) step(a string) bool {
 					status = FatalFailure
 				}
 			}
-			if !commit(endJobCond(jobFence.Release(h.hold), skewRun, nil), m.job,
-				endPoolCond(skewRun, jobItem{JobID: skewJob, Slots: []int{0}}, status != RetriableFailure), m.pool) {
+			if !commit(endJobCond(m.fence().Release(h.hold), skewRun, nil), m.job,
+				m.endPool(status != RetriableFailure), m.pool) {
 				m.log = append(m.log, h.name+" end fenced")
 				return true
 			}
@@ -273,10 +307,10 @@ var skewActions = []string{"tick", "tick", "reap-read", "reap-write",
 // exploreSkew runs count random interleavings of steps steps, each with
 // clock offsets drawn from [-spread, spread] ms per process, and returns the
 // first broken invariant with the offsets and the steps that led to it.
-func exploreSkew(wallReaper bool, spread int, seed uint64, count, steps int) error {
+func exploreSkew(wallReaper, preToken bool, spread int, seed uint64, count, steps int) error {
 	rng := rand.New(rand.NewPCG(seed, 26))
 	for run := range count {
-		m := &skewModel{wallReaper: wallReaper, job: map[string]types.AttributeValue{}, pool: map[string]types.AttributeValue{}}
+		m := &skewModel{wallReaper: wallReaper, preToken: preToken, job: map[string]types.AttributeValue{}, pool: map[string]types.AttributeValue{}}
 		for i := range m.off {
 			m.off[i] = rng.IntN(2*spread+1) - spread
 		}
@@ -308,18 +342,25 @@ func exploreSkew(wallReaper bool, spread int, seed uint64, count, steps int) err
 func TestModelSkewedClocks(t *testing.T) {
 	const count, steps = 1500, 40
 	for _, spread := range []int{0, skewLease / 2, 2 * skewLease, 100 * skewLease} {
-		if err := exploreSkew(false, spread, 1, count, steps); err != nil {
+		if err := exploreSkew(false, false, spread, 1, count, steps); err != nil {
 			t.Errorf("executor's reaper, offsets within ±%d ms: %v", spread, err)
 		}
 	}
-	if err := exploreSkew(true, 0, 1, count, steps); err != nil {
+	if err := exploreSkew(true, false, 0, 1, count, steps); err != nil {
 		t.Errorf("wall-clock reaper, clocks in step: %v", err)
 	}
 	for _, spread := range []int{skewLease / 2, 2 * skewLease} {
-		err := exploreSkew(true, spread, 1, count, steps)
+		err := exploreSkew(true, false, spread, 1, count, steps)
 		if spread == 2*skewLease && err == nil {
 			t.Errorf("the wall-clock reaper kept every invariant with offsets of ±%d ms: the model cannot see skew", spread)
 		}
 		t.Logf("wall-clock reaper, offsets within ±%d ms: %v", spread, err)
 	}
+	// The same check, the same builders, the protocol before fencing
+	// tokens: broken with clocks in step.
+	err := exploreSkew(false, true, 0, 1, count, steps)
+	if err == nil {
+		t.Error("the protocol before fencing tokens kept every invariant: the model cannot tell them apart")
+	}
+	t.Logf("before fencing tokens, clocks in step: %v", err)
 }
