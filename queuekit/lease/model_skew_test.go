@@ -41,13 +41,13 @@ const (
 )
 
 type skewHolder struct {
-	name                 string
-	phase                string // idle, read, claimed, started
-	seen                 jobItem
-	seenVersion          int64
-	hold                 fence.Hold
-	startedMS            int64
-	believe              int // true time until which it believes it holds
+	name        string
+	phase       string // idle, read, claimed, started
+	seen        jobItem
+	seenVersion int64
+	hold        fence.Hold
+	startedMS   int64
+	believe     int // true time until which it believes it holds
 }
 
 type skewReaper struct {
