@@ -12,16 +12,16 @@ import (
 )
 
 // The values come from SQS's documented FIFO rules, not from the demo:
-//   - "When you receive a message with a message group ID, no more messages
-//     for the same message group ID are returned unless you delete the
-//     message or it becomes visible" (SQS Developer Guide, "Using the
-//     message group ID with Amazon SQS FIFO Queues"), and messages of a group
-//     come in the order sent ("FIFO queue key terms", Message group ID);
-//   - a message with a deduplication id sent successfully is not delivered
-//     again for the 5-minute deduplication interval; with
-//     ContentBasedDeduplication the id is a SHA-256 hash of the body
-//     ("Exactly-once processing in Amazon SQS"; "FIFO queue key terms",
-//     Message deduplication ID).
+//   - messages of one group are processed one at a time, in the order sent
+//     (SQS Developer Guide, "Using the message group ID with Amazon SQS FIFO
+//     Queues"); one receive may return several messages of a group, but no
+//     later receive returns more of that group until those are deleted or
+//     visible again ("FIFO queue delivery logic in Amazon SQS"), which is why
+//     the first receive asks for one message;
+//   - a message sent with the deduplication id of one sent successfully is
+//     accepted but not delivered during the 5-minute deduplication interval;
+//     with ContentBasedDeduplication the id is a SHA-256 hash of the body
+//     (SQS API Reference, SendMessage, MessageDeduplicationId).
 //
 // So: A1 first; with A1 in flight only B1; with both in flight nothing;
 // after A1 is deleted A2; then nothing, as the copy of A1 is dropped: three
