@@ -53,6 +53,8 @@ PER_NOTEBOOK: dict[str, dict[str, list[str]]] = {
     "07": {
         "parameters of the exercises: 0.2 failure probability per receive, poison slice 17, 0.25 s a request, "
         "0.3 s a slice": ["0.2", "17", "0.25", "0.3"],
+        "SQS content-based deduplication: a SHA-256 hash of the body (SQS API Reference, SendMessage, "
+        "MessageDeduplicationId)": ["256"],
     },
     "08": {
         "seed 003's sizing (100 M jobs a day, 5-minute jobs = 300 s, 32 threads, 16,000 MB, 50 MB a job, its "
