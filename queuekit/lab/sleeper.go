@@ -45,7 +45,9 @@ func QueuekitBinary(ctx context.Context) (string, error) {
 // SleeperConfig is the sleeping-worker demonstration.
 type SleeperConfig struct {
 	Lease time.Duration // the job's lease (default 1 s)
-	Pause time.Duration // how long the worker is stopped (default 3 leases)
+	// Pause is how long the worker is stopped at least (default 3 leases);
+	// from a lease on, it stays stopped until the rescuer's result is stored.
+	Pause time.Duration
 	Bin   string        // the queuekit command (default: QueuekitBinary)
 }
 
