@@ -48,7 +48,7 @@ type SleeperConfig struct {
 	// Pause is how long the worker is stopped at least (default 3 leases);
 	// from a lease on, it stays stopped until the rescuer's result is stored.
 	Pause time.Duration
-	Bin   string        // the queuekit command (default: QueuekitBinary)
+	Bin   string // the queuekit command (default: QueuekitBinary)
 }
 
 // SleeperResult is what the demonstration read back.
