@@ -155,6 +155,9 @@ EXPECTATIONS["08"]["contains"] += [
 # makes it drop the job) depends on where in its heartbeat cycle it froze;
 # the sentence under the table names it (lab.SleeperSummary's tests).
 EXPECTATIONS["05"]["contains"] += ["Ends the pool counted for the job: **1**", "the job is **SUCCESS**"]
+# 05, issue 25: the sleeper's late result is refused by the result store, which
+# holds the rescuer's (the sleeper stays stopped until that result is stored).
+EXPECTATIONS["05"]["contains"] += ["| refused by the store | sleeper | 1 |", "| held by the store (read back) | rescuer | 2 |"]
 
 # A chart cell's HTML must hold an element ECharts draws into and the init call.
 ECHARTS_HTML = re.compile(r"echarts\.init\(", re.S)
