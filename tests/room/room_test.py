@@ -367,9 +367,16 @@ def main():
         if times:
             TIMINGS.append(f"notebook 00 in {name}: first code cell {times[0]:.1f} s, first Go cell {times[1] if len(times) > 1 else 0:.1f} s, all {sum(times):.1f} s")
         p["nb00"] = sum(times)
-    cells = notebook_cells("alice", A["token"], "07-fan-out-with-sqs.ipynb")
-    good, times, err = run_cells("alice", A["token"], cells, timeout=900)
-    check(good, f"alice: notebook 07 (SQS fan-out) runs too ({len(times)}/{len(cells)} cells, {sum(times):.1f} s)", err)
+    # and one more notebook each, in her/his own server: SQS for alice, the
+    # catalog and its read costs for bob, the queueing model on the catalog's
+    # nights for carol
+    for name, path, what in (("alice", "07-fan-out-with-sqs.ipynb", "07 (SQS fan-out)"),
+                             ("bob", "01-schema-design.ipynb", "01 (schema design)"),
+                             ("carol", "03-queueing-parameters.ipynb", "03 (queueing parameters)")):
+        p = people[name]
+        cells = notebook_cells(name, p["token"], path)
+        good, times, err = run_cells(name, p["token"], cells, timeout=900, path=path)
+        check(good, f"{name}: notebook {what} runs too ({len(times)}/{len(cells)} cells, {sum(times):.1f} s)", err)
 
     # ---- isolation: through the hub
     marker = "b-secret-" + uuid.uuid4().hex[:8]
