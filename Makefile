@@ -129,7 +129,7 @@ test-runtime: ## servers shared by two runs, make workshop under TERM and Ctrl-C
 # The room: JupyterHub with one container per participant (docs/room.md).
 # Ctrl-C/TERM stop it; as for workshop, those count as a normal stop.
 room: ## the workshop room: JupyterHub on ROOM_PORT (8900), a container per participant, room code sign-in (needs Docker; Ctrl-C stops)
-	@trap : INT TERM HUP; scripts/room.sh || { status=$$?; case $$status in 130|143|129) exit 0 ;; esac; exit $$status; }
+	@ROOM_SIGNAL_STATUS=0 exec scripts/room.sh
 
 test-room: ## as root on Debian (CI: .ci/run after test-compose): the room for real, own dockerd, 3 participants, isolation attacks, restart, stop
 	tests/room/run.sh

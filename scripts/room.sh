@@ -26,6 +26,8 @@
 #   ROOM_IDLE_TIMEOUT [3600]   seconds before an idle server is stopped (work kept)
 #   ROOM_PROXY_API_PORT [ROOM_PORT+1] ROOM_HUB_PORT [ROOM_PORT+2]  internal ports
 #   ROOM_STATE [<repo>/.room]  the hub's database, cookie secret, codes, claims
+#   ROOM_SIGNAL_STATUS [128+signal]  exit status after a stop by INT, TERM or HUP
+#                              (make room sets 0: a stop is not a failure)
 #   ROOM_NETWORK [nightqueue-room]  ROOM_IMAGE [nightqueue-room:local]
 #   ROOM_SKIP_BUILD=1          use the images as they are (tests)
 set -euo pipefail
@@ -190,6 +192,7 @@ cleanup() {
       docker stop $left >/dev/null 2>&1 || true
     fi
     say "stopped; participants' work is kept in the volumes nightqueue-room-<name>"
+    status="${ROOM_SIGNAL_STATUS:-$status}"
   elif ((status != 0)); then
     say "the hub stopped (status $status; log $ROOM_STATE/hub.log); participants' servers keep running: make room brings it back"
   fi
