@@ -505,10 +505,18 @@ func (e *Executor) Start(ctx context.Context, date, runID string) error {
 			if err != nil {
 				return fmt.Errorf("build start: %w", err)
 			}
+			// Refused: the pool moved on (another start, a newer run), and the
+			// next read says which. A transaction conflict (a worker's join or
+			// claim held the pool item, as AWS answers it) refused nothing:
+			// read again and send the start again. Either way the loop ends
+			// only once the pool has left WAITING.
 			if err := e.update(ctx, date, skPool, expr); err != nil && !lostRace(err) {
 				return fmt.Errorf("start night %s: %w", date, err)
 			}
-			return nil
+			if err := sleep(ctx, 20*time.Millisecond); err != nil {
+				return err
+			}
+			continue
 		}
 		if time.Since(touched) >= time.Second {
 			if err := e.touch(ctx, date, runID); err != nil {

@@ -246,13 +246,24 @@ func (w *worker) join(ctx context.Context, slots int) error {
 		return fmt.Errorf("marshal worker: %w", err)
 	}
 	table := aws.String(w.e.db.Table())
-	_, err = catalog.Call(ctx, w.e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
-		return w.e.db.Client().TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-			txUpdate(table, key(w.date, skPool), expr),
-			{Put: &types.Put{TableName: table, Item: item, ConditionExpression: aws.String("attribute_not_exists(sk)"),
-				ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}},
-		}})
-	})
+	// A transaction conflict (another transaction held the pool item at the
+	// same moment, as AWS answers it) refused nothing: send the same join
+	// again, its nonce unchanged, until it lands or is refused.
+	for backoff := 20 * time.Millisecond; ; backoff = min(2*backoff, time.Second) {
+		_, err = catalog.Call(ctx, w.e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
+			return w.e.db.Client().TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+				txUpdate(table, key(w.date, skPool), expr),
+				{Put: &types.Put{TableName: table, Item: item, ConditionExpression: aws.String("attribute_not_exists(sk)"),
+					ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}},
+			}})
+		})
+		if !fence.Conflict(err) {
+			break
+		}
+		if serr := sleep(ctx, backoff); serr != nil {
+			return fmt.Errorf("join night %s: %w", w.date, serr)
+		}
+	}
 	switch {
 	case err == nil:
 		return nil
