@@ -145,6 +145,12 @@ EXPECTATIONS["08"]["contains"] += [
 # makes it drop the job) depends on where in its heartbeat cycle it froze;
 # the sentence under the table names it (lab.SleeperSummary's tests).
 EXPECTATIONS["05"]["contains"] += ["Ends the pool counted for the job: **1**", "the job is **SUCCESS**"]
+# 05's pool ceiling on the limits layer (issue 24): S, the key's limit divided
+# by S, and the reason the layer throttles the night's one partition key with.
+EXPECTATIONS["05"]["contains"] += [
+    "At S = 50 the night's one key takes 20 write units a second.",
+    "`TableWriteKeyRangeThroughputExceeded`:",
+]
 
 # A chart cell's HTML must hold an element ECharts draws into and the init call.
 ECHARTS_HTML = re.compile(r"echarts\.init\(", re.S)
