@@ -27,7 +27,7 @@ import (
 // negligible and the pool's writes are the bottleneck), Workers in-process
 // workers of Slots slots each, on a fresh catalog table, bounded by Timeout.
 type PoolCeiling struct {
-	Table   string        // catalog table prefix (default "pool_ceiling"); the time of day is appended
+	Table   string        // catalog table prefix (default "pool_ceiling"); a unique number is appended
 	Jobs    int           // default 600, at most 9,999
 	Workers int           // default 4
 	Slots   int           // default 4
@@ -77,7 +77,7 @@ func RunPoolCeiling(ctx context.Context, s *limits.Server, p PoolCeiling, progre
 	if p.Jobs < 1 || p.Jobs > 9999 || p.Workers < 1 || p.Slots < 1 || p.Timeout < 0 {
 		return PoolCeilingResult{}, fmt.Errorf("pool ceiling: want 1 to 9,999 jobs, workers and slots >= 1, got %d jobs, %d workers, %d slots", p.Jobs, p.Workers, p.Slots)
 	}
-	table := p.Table + "_" + time.Now().Format("150405")
+	table := fmt.Sprintf("%s_%d", p.Table, time.Now().UnixNano())
 	// The night is loaded on DynamoDB Local directly (loading is not what
 	// is measured, and its one transaction would be throttled); the run's
 	// workers go through the layer.
