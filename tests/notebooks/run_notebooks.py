@@ -151,6 +151,12 @@ EXPECTATIONS["05"]["contains"] += [
     "At S = 50 the night's one key takes 20 write units a second.",
     "`TableWriteKeyRangeThroughputExceeded`:",
 ]
+# 10's shard-count section on the limits layer (issue 24): S and the new
+# table's write limit divided by S, on the fleet's index write pattern.
+EXPECTATIONS["10"]["contains"] += [
+    "a new table's 4,000 / S = 40 caps them, whatever K.",
+    "writes landed/s (S = 100)",
+]
 
 # A chart cell's HTML must hold an element ECharts draws into and the init call.
 ECHARTS_HTML = re.compile(r"echarts\.init\(", re.S)
