@@ -153,6 +153,7 @@ EXPECTATIONS["05"]["contains"] += [
 ]
 # 10's shard-count section on the limits layer (issue 24): S and the new
 # table's write limit divided by S, on the fleet's index write pattern.
+EXPECTATIONS.setdefault("10", {}).setdefault("contains", [])
 EXPECTATIONS["10"]["contains"] += [
     "a new table's 4,000 / S = 40 caps them, whatever K.",
     "writes landed/s (S = 100)",
