@@ -28,7 +28,7 @@ SHELL_SCRIPTS := scripts/setup.sh scripts/workshop.sh scripts/env.sh scripts/wit
 	tests/runtime/shared-servers.sh tests/runtime/signals.sh tests/runtime/home.sh scripts/workspace.sh \
 	tests/runtime/kernel-processes.sh tests/runtime/lint-shell.sh \
 	scripts/lab-entrypoint.sh tests/compose/run.sh tests/compose/standins.sh tests/compose/compose-plugin.sh \
-	tests/compose/standins/elasticmq-native-server
+	tests/compose/standins/elasticmq-native-server scripts/room.sh scripts/room-server.sh tests/room/run.sh
 # The tests' servers: their own ports, so a test run never shares a workshop's
 # in-memory tables (set DYNAMODB_PORT / SQS_PORT to choose).
 TEST_DYNAMODB_PORT := $(or $(DYNAMODB_PORT),8001)
@@ -44,7 +44,7 @@ RACE_LEASE_TESTS := TestLostRepliesPerWriteKind|TestSkewBoundTakeNight|TestModel
 TEST_STAGES := test-go test-deploy test-notebooks test-browser test-security test-runtime
 
 .PHONY: help workshop setup cli-doc dynamodb sqs lint lint-shell test test-go test-deploy test-notebooks check-notebooks test-browser \
-	test-security test-runtime test-compose readme-shot notebooks browser security browser-deps bench bench-dynamodb bench-fleet bench-limits bench-sqs clean \
+	test-security test-runtime test-compose room test-room readme-shot notebooks browser security browser-deps bench bench-dynamodb bench-fleet bench-limits bench-sqs clean \
 	reset-notebooks
 
 help: ## list the targets
@@ -97,6 +97,7 @@ test-go: ## go test ./..., then -race over the packages that hold leases (expect
 	go test -timeout 30m ./...
 	go test -race -timeout 15m ./queuekit/fence/
 	go test -race -timeout 15m ./queuekit/lease/ -run '$(RACE_LEASE_TESTS)'
+	go test -race -timeout 10m ./queuekit/fleet/ -run 'TestControlPlaneCost|Example'
 
 test-deploy: ## parse docker-compose.yml and the Dockerfile with real parsers and check them
 	cd deploy && go test ./...
@@ -124,6 +125,14 @@ test-runtime: ## servers shared by two runs, make workshop under TERM and Ctrl-C
 	tests/runtime/home.sh
 	tests/runtime/kernel-processes.sh
 	tests/runtime/lint-shell.sh
+
+# The room: JupyterHub with one container per participant (docs/room.md).
+# Ctrl-C/TERM stop it; as for workshop, those count as a normal stop.
+room: ## the workshop room: JupyterHub on ROOM_PORT (8900), a container per participant, room code sign-in (needs Docker; Ctrl-C stops)
+	@ROOM_SIGNAL_STATUS=0 exec scripts/room.sh
+
+test-room: ## as root on Debian (CI: .ci/run after test-compose): the room for real, own dockerd, 3 participants, isolation attacks, restart, stop
+	tests/room/run.sh
 
 test-compose: ## as root on Debian (CI: .ci/run after make test): docker compose up --build for real, own dockerd, stand-in images, every check, down -v
 	tests/compose/run.sh

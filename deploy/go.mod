@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/compose-spec/compose-go/v2 v2.16.2
 	github.com/moby/buildkit v0.25.2
+	go.yaml.in/yaml/v4 v4.0.0-rc.4
 	golang.org/x/mod v0.26.0
 )
 
@@ -21,7 +22,6 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.1 // indirect
 	github.com/sirupsen/logrus v1.10.2 // indirect
 	github.com/xhit/go-str2duration/v2 v2.1.0 // indirect
-	go.yaml.in/yaml/v4 v4.0.0-rc.4 // indirect
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.28.0 // indirect

@@ -9,7 +9,12 @@
 // The average arrival rate is λ = jobs per day / 86,400 s. Arrivals are not
 // flat (notebook 03 showed batched arrivals), so the planner sizes for the
 // peak: λ_peak = λ · P, where the peak factor P = (most arrivals in one bin) /
-// (mean arrivals per bin) comes from an arrival profile (PeakFactor).
+// (mean arrivals per bin) comes from an arrival profile (PeakFactor). One
+// night of a few jobs makes that ratio mostly noise: PeakStudy estimates it
+// from an arrival process instead (a non-homogeneous Poisson process with a
+// rate per bin, e.g. BinRates of a history), and returns its spread over
+// simulated nights (median, p95, max); HistoryPeaks does it for the workload
+// history in one call.
 // Little's law gives the jobs in service at once,
 //
 //	L = λ_peak · W,   W = job minutes · 60 s,

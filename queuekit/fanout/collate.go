@@ -36,8 +36,19 @@ type Final struct {
 	DeadLettered []int  `json:"dead_lettered"` // slice indices, ascending
 	// LastErrors is the cause each dead-lettered slice's last failed
 	// attempt recorded, by slice index.
-	LastErrors map[int]string  `json:"last_errors,omitempty"`
-	Result     json.RawMessage `json:"result"`
+	LastErrors map[int]string `json:"last_errors,omitempty"`
+	// DeadByFailure are the dead-lettered slices of which at least one
+	// attempt recorded a failure (LastErrors has the last): their own work
+	// failed. DeadByCrash are those with no failure recorded
+	// (LastErrors says NoCauseRecorded): every receive ended with its
+	// processor gone (killed, crashed, stopped past the visibility
+	// timeout), so SQS's maxReceiveCount counted crashes, not failures. The
+	// slice itself may be healthy: redrive it (Redrive, or the CLI's
+	// --resume --redrive) once the processors are stable, and size
+	// maxReceiveCount for crashes as well as failures.
+	DeadByFailure []int           `json:"dead_by_failure"`
+	DeadByCrash   []int           `json:"dead_by_crash"`
+	Result        json.RawMessage `json:"result"`
 }
 
 // Complete reports whether every slice is done or dead-lettered.
@@ -68,7 +79,7 @@ func (c *Collator) Collate(ctx context.Context) (Final, bool, error) {
 	if err != nil {
 		return Final{}, false, err
 	}
-	f := Final{Run: c.Run, Slices: c.Slices, DeadLettered: []int{}}
+	f := Final{Run: c.Run, Slices: c.Slices, DeadLettered: []int{}, DeadByFailure: []int{}, DeadByCrash: []int{}}
 	var done []SliceResult
 	var deadKeys []string
 	for _, it := range items {
@@ -82,10 +93,17 @@ func (c *Collator) Collate(ctx context.Context) (Final, bool, error) {
 				f.LastErrors = map[int]string{}
 			}
 			f.LastErrors[it.Slice] = it.Error
+			if it.Error == "" || it.Error == NoCauseRecorded {
+				f.DeadByCrash = append(f.DeadByCrash, it.Slice)
+			} else {
+				f.DeadByFailure = append(f.DeadByFailure, it.Slice)
+			}
 		}
 	}
 	f.Processed = len(done)
 	sort.Ints(f.DeadLettered)
+	sort.Ints(f.DeadByFailure)
+	sort.Ints(f.DeadByCrash)
 	if !f.Complete() {
 		return f, false, nil
 	}

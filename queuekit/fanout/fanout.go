@@ -171,11 +171,15 @@ func (r *Results) put(ctx context.Context, it sliceItem) error {
 	return nil
 }
 
+// NoCauseRecorded is the last error of a slice dead-lettered by crashes:
+// no attempt of it recorded a failure.
+const NoCauseRecorded = "no attempt recorded a cause: each ended without a failure (a processor stopped, or the visibility timeout ran out)"
+
 // markDead puts the dead-letter marker of slice p: status "dead", keeping
 // the cause a failed attempt recorded (the last one), or saying that none
 // was recorded. It never replaces a result or another marker.
 func (r *Results) markDead(ctx context.Context, p Pointer) error {
-	none := "no attempt recorded a cause: each ended without a failure (a processor stopped, or the visibility timeout ran out)"
+	none := NoCauseRecorded
 	upd := expression.Set(expression.Name(attrStatus), expression.Value(statusDead)).
 		Set(expression.Name("key"), expression.Value(p.Key)).
 		Set(expression.Name("error"), expression.IfNotExists(expression.Name("error"), expression.Value(none)))

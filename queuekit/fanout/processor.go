@@ -64,6 +64,13 @@ type Processing struct {
 	// RetryAfter is the visibility timeout given to a message whose slice
 	// failed, i.e. the pause before its next receive (default 0: at once).
 	RetryAfter time.Duration
+	// RetryJitter makes that pause "full jitter" exponential backoff (AWS
+	// Architecture Blog, "Exponential Backoff And Jitter"): a uniformly
+	// random whole number of seconds from 0 to RetryAfter × 2^(receives−1),
+	// capped at SQS's 12-hour visibility limit; see FullJitter. Without it,
+	// every failed slice comes back after exactly RetryAfter, so slices
+	// refused together are retried together.
+	RetryJitter bool
 	// Fail, when it returns an error for a slice, makes that slice fail
 	// before the source is asked (fault injection for the workshop).
 	Fail func(Pointer) error
@@ -313,7 +320,7 @@ func (p *Processor) run(ctx context.Context, ptr Pointer) (json.RawMessage, erro
 // fail records the cause of a failed attempt of slice ptr (nil: the body
 // was not a pointer) in the results table, where the collator's dead-letter
 // marker keeps the last one, and leaves the message to come back after
-// RetryAfter; after maxReceiveCount receives the RedrivePolicy moves it to
+// RetryAfter (with RetryJitter: after FullJitter); after maxReceiveCount receives the RedrivePolicy moves it to
 // the dead-letter queue. It returns an error only when the server is gone.
 func (p *Processor) fail(ctx context.Context, m types.Message, ptr *Pointer, receives int, cause error) error {
 	p.stats.failed.Add(1)
@@ -332,7 +339,7 @@ func (p *Processor) fail(ctx context.Context, m types.Message, ptr *Pointer, rec
 		}
 	}
 	_, err := p.Queues.SQS().ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(p.Work.URL),
-		ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: int32(p.RetryAfter / time.Second)})
+		ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: int32(p.retryDelay(receives) / time.Second)})
 	if err != nil && ctx.Err() == nil {
 		err = p.Queues.Explain(err)
 		if fatal(err) {

@@ -22,8 +22,12 @@
 //	                                (fence_token, holder, lease_until)
 //	DLQ             <user>#<job>    a dead letter: the job, attempts, last error
 //	SHARD           <k, 4 digits>   shard k's owner lease (fence_token, holder,
-//	                                lease_until) and its ownership history
+//	                                lease_until), a want (wanted_by,
+//	                                want_load) and its last HistoryMax
+//	                                ownership changes (history)
 //	MEMBER          <worker name>   a worker's membership lease (lease_until)
+//	                                and its TTL (expires_at); no worker
+//	                                reads it
 //
 // listAllJobs(user_id) is one Query on the table's own key (pk =
 // USER#<user_id>, sk begins_with JOB#), never a Scan; viewJob(user_id,
@@ -50,18 +54,28 @@
 //
 // # Claim: one conditional UpdateItem
 //
-// A worker claims a job it read from the index with one UpdateItem on the
-// job, condition
+// A worker claims a free job (NOT_STARTED, RETRIABLE_FAILURE) it read from
+// the index with one UpdateItem on the job, condition
 //
 //	fence_token = :seen AND due_at <= :now AND attribute_exists(claim_shard)
 //
-// (the job is still as it was read, still claimable, and its lease, if any,
-// has ended), which moves the fencing token on (fence.Acquire), names the
-// holder, sets CLAIMED, lease_until = due_at = now + lease, and adds one to
-// attempt. A refused claim is a lost race: counted, never an error. When the
-// job read was held (CLAIMED or PROCESSING) its lease expired: that attempt
-// failed, so the claim also adds one to current_retry, and a job with no
-// retries left is ended FATAL_FAILURE instead (see below).
+// (the job is still as it was read and still claimable), which moves the
+// fencing token on (fence.Acquire), names the holder, sets CLAIMED,
+// lease_until = due_at = now + lease, op_nonce, and adds one to attempt. A
+// job read while held (CLAIMED or PROCESSING) is claimed only after the
+// worker has seen its (fence_token, lease_until) unchanged for a whole lease
+// on its own clock, with the condition
+//
+//	fence_token = :seen AND lease_until = :seen_until AND attribute_exists(claim_shard)
+//
+// (see Clocks). A refused claim is a lost race: counted, never an error.
+// Taking over a held job means its lease expired: that attempt failed, so
+// the claim also adds one to current_retry, and a job with no retries left
+// is ended FATAL_FAILURE instead (see below).
+//
+// The holder's lease clock starts when the claim is sent, not when its
+// reply comes back: a claim that took long (SDK retries, a slow server)
+// leaves its holder less lease, never more than DynamoDB granted.
 //
 // # Holding, heartbeats, ending
 //
@@ -89,30 +103,108 @@
 // Every end also adds one to ends, so "ended exactly once" can be read back:
 // ends = 1 on every finished one-off job (runs on a recurring one).
 //
+// A recurring job whose schedule cannot be read (not RFC 3339, or outside
+// the years 2000 to 9999) is never rescheduled from it: Validate refuses it
+// at submission (the CLI exits 2), and one written by other means is ended
+// FATAL_FAILURE with the reason, instead of firing in a hot loop.
+//
+// # Lost replies
+//
+// A write whose reply is lost is retried by the SDK; if its first try had
+// committed, the retry is refused by the write's own effect (the token has
+// moved). Every claim, end, shard acquire and shard release therefore
+// writes a random op_nonce, and asks for the refusing item
+// (ReturnValuesOnConditionCheckFailure ALL_OLD): a refusal whose item
+// carries the write's own nonce is recognised as the write having landed
+// (Stats.Landed), not as a lost race or a fence. A heartbeat's retry is
+// harmless (same condition, same values), the dead-letter transaction's
+// retry is idempotent (the SDK sends one ClientRequestToken for all its
+// tries), and the counters on job items (attempt, ends, runs) are changed
+// only by these conditional writes, so a retry never counts twice. A
+// worker's Stats are its own process's counters, not written to DynamoDB.
+//
 // # Shard ownership
 //
 // The K shard items are leased like jobs, with the same fence: a worker
-// owns shard k while it holds the lease on SHARD/k, acquired by a
-// conditional write at the token it read (free, or its lease ended),
-// renewed every ShardLease/4, and released (token moved on) when the worker
-// gives it up. Each acquire and release appends an entry (token, holder,
-// operation, time, and for an acquire the lease end it took over) to the
-// item's history list, so the ownership history can be checked: tokens in
-// order, and every acquire of a shard that was held happened after that
-// lease had ended.
+// owns shard k while it holds the lease on SHARD/k, renewed every
+// ShardLease/4, and released (token moved on) when the worker gives it up.
+// Every ShardLease/4 each worker reads the K shard items with one Query
+// (its only control-plane read: O(K), nothing per other worker) and:
 //
-// Workers find each other through MEMBER items, each a lease renewed with
-// the shard leases. Every worker computes the same assignment from the live
-// members sorted by name (shard k goes to member k mod n), releases shards
-// that are no longer its own, and acquires its shards as they come free or
-// their leases end. A worker that joins gets its shards after their owners'
-// next rebalance; a worker that dies loses them after its leases end. A worker
-// polls only the shards it owns; WithPollAll makes every worker poll every
-// shard instead, without ownership, for comparison.
+//   - counts the live owners (holders whose (token, lease_until) changed
+//     within the last ShardLease on its own clock), itself included: n, and
+//     target = ceil(K/n);
+//   - gives back shards above target, and a shard whose want names a
+//     worker owning at least two fewer;
+//   - takes free shards (nobody holds them) and stale ones (seen unchanged
+//     for a ShardLease: condition fence_token and lease_until as seen) up to
+//     target, starting at an offset of its own so that workers do not race
+//     for one shard;
+//   - with none to take and an owner two or more above it, marks one of
+//     that owner's shards wanted (wanted_by, want_load; the lease does not
+//     move): the owner gives it back at its next look, and the taker's
+//     acquire clears the want.
+//
+// So shards change hands only by release or expiry, never by force, and
+// the fleet settles with every owner at floor(K/n) or ceil(K/n). With more
+// workers than shards, K workers own one each and the others wait for one
+// to come free. A worker polls only the shards it owns; WithPollAll makes
+// every worker poll every shard instead, without ownership, for comparison.
+//
+// Each acquire rewrites the shard's history as its last HistoryMax-1
+// entries plus its own (token, holder, operation, time, and the lease end
+// it took over); a release appends one. So a shard item stays under about
+// 1 KB (ShardItemBytes) and a renewal costs one write unit, where the
+// unbounded history it had before issue 25 made every renewal pay for the
+// whole item.
+//
+// MEMBER items remain as a registry of who runs (joined, renewed with the
+// shard leases, deleted when a worker leaves), each with a TTL attribute
+// (expires_at, MemberTTL after its last renewal; Reset enables TTL on the
+// table), so the items that killed workers leave behind are deleted by
+// DynamoDB's TTL sweep. No worker reads them: nothing depends on stale
+// members, and membership cost does not grow with crashes.
 //
 // Ownership is for throughput, not safety: a job's own fencing makes every
 // claim and every end safe whoever polls. Jobs in flight when a shard
 // changes hands keep running under their own leases.
+//
+// # Control-plane cost
+//
+// ControlPlaneCost computes, for N workers and K shards, the requests, read
+// and write units and on-demand dollars per hour of the above: per worker
+// per rebalance one Query of K items (ceil(K·ShardItemBytes/4 KB) strongly
+// consistent read units), plus K shard and N member renewals every
+// ShardLease/4. A test measures it with in-process workers (4 and 24 on K =
+// 16): every rebalance is one Query whose reported read units are within
+// the formula's at both sizes, and the writes within its renewals plus the
+// changes the workers counted.
+//
+// # Clocks
+//
+// No worker compares its clock with a timestamp another host wrote. A
+// lease end (lease_until, and due_at while held) is written by the holder's
+// clock and only ever compared for equality: a lease is taken over (job or
+// shard) only after the taker has seen the same (fence_token, lease_until)
+// for a whole lease on its own monotonic clock, and the takeover's
+// condition checks that pair unchanged. A live holder renews every lease/4,
+// changing lease_until, so it is never taken over, whatever the clocks say;
+// a holder's own lease is counted on its monotonic clock from the moment
+// its grant or renewal was sent.
+//
+// What clock offsets still do (TestSkewedClocksRevokeNoHealthyJob runs
+// workers ±lease/2 and ±2·lease off, QUEUEKIT_CLOCK_OFFSET, test-only):
+//
+//   - due times are wall-clock times: a worker whose clock is s ahead claims
+//     scheduled and retry-delayed jobs up to s early; one s behind, up to s
+//     late; and a held job whose holder died becomes visible to a worker s
+//     behind s later than to others (then it still waits its lease). This
+//     is timing, never a second holder, and no bound on s is needed for
+//     safety; bound it (NTP) for punctuality;
+//   - the bound that remains is on clock rates, not offsets: a taker waits
+//     one lease on its own clock while the holder stops its work a margin
+//     (lease/4) before its lease ends on its own clock, so their rates may
+//     differ by less than a quarter (far beyond any real drift).
 //
 // # What runs once
 //

@@ -32,6 +32,7 @@ type writes struct {
 	requests        int
 	tableWU, gsiWU  float64
 	refused, failed int
+	landed          int // refused retries recognised as ours (their first try committed)
 }
 
 func (w *writes) add(cc ...types.ConsumedCapacity) {
@@ -52,7 +53,8 @@ func (f *Fleet) update(ctx context.Context, w *writes, k map[string]types.Attrib
 		return f.client().UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(f.Table()), Key: k,
 			ConditionExpression: expr.Condition(), UpdateExpression: expr.Update(),
 			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-			ReturnValues: types.ReturnValueAllNew, ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes})
+			ReturnValues: types.ReturnValueAllNew, ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
 	})
 	if err != nil {
 		if fence.Refused(err) {
@@ -82,43 +84,84 @@ const (
 	claimEnded                     // the job's expired lease was its last attempt: ended FATAL_FAILURE
 )
 
+// newNonce is a fresh random nonce for one write (see attrNonce).
+func newNonce() string { return strconv.FormatUint(rand.Uint64(), 36) }
+
+// landed reports whether a write refused by its condition had in fact
+// committed before: the item that refused it (ReturnValuesOnConditionCheckFailure
+// ALL_OLD) carries the write's nonce. That is a retry whose first try
+// landed with its reply lost; it returns the item as that write left it.
+func landed(err error, nonce string) (map[string]types.AttributeValue, bool) {
+	var ccf *types.ConditionalCheckFailedException
+	if !errors.As(err, &ccf) || ccf.Item == nil {
+		return nil, false
+	}
+	got, ok := ccf.Item[attrNonce].(*types.AttributeValueMemberS)
+	return ccf.Item, ok && got.Value == nonce
+}
+
+// held reports whether j was read while held (CLAIMED or PROCESSING).
+func held(j Job) bool { return j.Status == Claimed || j.Status == Processing }
+
+// takeover is the condition of a write that takes a job read while held
+// away from its holder: the lease is exactly as read, token and lease end
+// (the holder has not renewed it since), and the job still claimable. The
+// caller has waited a lease on its own clock since it first saw this
+// (token, lease_until) (see the package doc, "Clocks"): no clock of another
+// host is compared with its own.
+func takeover(j Job) expression.ConditionBuilder {
+	return jobFence.At(fence.Token(j.Token)).And(n(attrUntil).Equal(v(j.LeaseUntil))).And(expression.AttributeExists(n(attrShard)))
+}
+
 // claim is one conditional UpdateItem on a job read from the due index (see
-// the package doc). A job read while held (its lease expired) counts a retry;
-// with none left it is ended FATAL_FAILURE instead of claimed.
-func (f *Fleet) claim(ctx context.Context, w *writes, j Job, holder string) (Job, fence.Hold, claimOutcome, error) {
+// the package doc). A job read while held must have been watched unchanged
+// for a lease (the worker's poll does that); its expired lease counts a
+// retry, and with none left the job is ended FATAL_FAILURE instead of
+// claimed. The lease's clock starts before the call: the holder's lease is
+// counted from the moment the claim was sent, so the claim's own latency
+// (retries, timeouts) is not added to what the holder believes it has left.
+func (f *Fleet) claim(ctx context.Context, w *writes, j Job, holder string) (Job, fence.Hold, time.Time, claimOutcome, error) {
 	now := f.now()
+	sent := time.Now() // the lease clock: monotonic, started before the call
 	seen := fence.Token(j.Token)
 	retry := j.CurrentRetry
-	if j.Status == Claimed || j.Status == Processing { // its holder's lease ended: that attempt failed
+	cond := jobFence.At(seen).And(n(attrDue).LessThanEqual(v(now.UnixMilli()))).And(expression.AttributeExists(n(attrShard)))
+	if held(j) { // its holder's lease ended: that attempt failed
+		cond = takeover(j)
 		retry++
 		if retry > j.MaxRetry {
 			err := f.fatal(ctx, w, j, fence.Hold{}, seen, now, "lease expired: the worker stopped heartbeating", j.Attempt)
 			if fence.Refused(err) {
-				return j, fence.Hold{}, claimLost, nil
+				return j, fence.Hold{}, sent, claimLost, nil
 			}
 			if err != nil {
-				return j, fence.Hold{}, claimLost, err
+				return j, fence.Hold{}, sent, claimLost, err
 			}
-			return j, fence.Hold{}, claimEnded, nil
+			return j, fence.Hold{}, sent, claimEnded, nil
 		}
 	}
 	until := now.Add(f.opts.Lease)
 	step := jobFence.Acquire(seen, holder, until)
-	cond := step.Cond.And(n(attrDue).LessThanEqual(v(now.UnixMilli()))).And(expression.AttributeExists(n(attrShard)))
+	nonce := newNonce()
 	upd := step.Update.Set(n(attrStatus), v(Claimed)).Set(n(attrDue), v(until.UnixMilli())).
-		Set(n(attrRetry), v(retry)).Add(n(attrAttempt), v(1))
+		Set(n(attrRetry), v(retry)).Add(n(attrAttempt), v(1)).Set(n(attrNonce), v(nonce))
 	item, err := f.update(ctx, w, jobKey(j), cond, upd)
+	if old, ok := landed(err, nonce); ok { // our claim landed, its reply was lost
+		item, err = old, nil
+		w.refused--
+		w.landed++
+	}
 	if fence.Refused(err) {
-		return j, fence.Hold{}, claimLost, nil
+		return j, fence.Hold{}, sent, claimLost, nil
 	}
 	if err != nil {
-		return j, fence.Hold{}, claimLost, fmt.Errorf("claim job %s: %w", j.JobID, err)
+		return j, fence.Hold{}, sent, claimLost, fmt.Errorf("claim job %s: %w", j.JobID, err)
 	}
 	got, err := unmarshalJob(item)
 	if err != nil {
-		return j, fence.Hold{}, claimLost, err
+		return j, fence.Hold{}, sent, claimLost, err
 	}
-	return got, step.Hold, claimWon, nil
+	return got, step.Hold, sent, claimWon, nil
 }
 
 // heartbeat renews h's lease on j: lease_until = due_at = until, PROCESSING.
@@ -140,12 +183,18 @@ func (f *Fleet) end(ctx context.Context, w *writes, j Job, h fence.Hold, workErr
 	var fatal *FatalError
 	switch {
 	case workErr == nil:
-		sched, _ := time.Parse(time.RFC3339Nano, j.ScheduledAt)
+		sched, err := parseSchedule(j.ScheduledAt)
 		next := sched.Add(time.Duration(j.IntervalS) * time.Second)
 		repeat := j.IntervalS > 0
-		if repeat && j.RepeatUntil != "" {
-			until, _ := time.Parse(time.RFC3339Nano, j.RepeatUntil)
+		if repeat && j.RepeatUntil != "" && err == nil {
+			var until time.Time
+			until, err = parseSchedule(j.RepeatUntil)
 			repeat = !next.After(until)
+		}
+		if repeat && err != nil { // never schedule from a bad time (a negative due_at fires in a hot loop)
+			bad := Fatal(fmt.Errorf("%w", &InputError{"scheduled_job_execution_time", j.ScheduledAt + " / " + j.RepeatUntil, "a recurring job needs RFC 3339 times from 2000 to 9999: fix and resubmit it"}))
+			ferr := f.fatal(ctx, w, j, h, 0, now, bad.Error(), j.Attempt)
+			return FatalFailure, jobFence.Check(ferr, "end", h, 0)
 		}
 		upd = upd.Add(n(attrEnds), v(1)).Add(n(attrRuns), v(1)).Remove(n("last_error"))
 		if repeat { // the next run starts with its retries afresh
@@ -164,7 +213,13 @@ func (f *Fleet) end(ctx context.Context, w *writes, j Job, h fence.Hold, workErr
 		err := f.fatal(ctx, w, j, h, 0, now, workErr.Error(), j.Attempt)
 		return FatalFailure, jobFence.Check(err, "end", h, 0)
 	}
-	_, err := f.update(ctx, w, jobKey(j), step.Cond, upd)
+	nonce := newNonce()
+	_, err := f.update(ctx, w, jobKey(j), step.Cond, upd.Set(n(attrNonce), v(nonce)))
+	if _, ok := landed(err, nonce); ok { // our end landed, its reply was lost: not fenced
+		w.refused--
+		w.landed++
+		return status, nil
+	}
 	return status, jobFence.Check(err, "end", h)
 }
 
@@ -194,10 +249,11 @@ func (f *Fleet) fatal(ctx context.Context, w *writes, j Job, h fence.Hold, seen 
 		step = jobFence.Release(h)
 	} else {
 		step = jobFence.Revoke(seen)
-		step.Cond = step.Cond.And(n(attrDue).LessThanEqual(v(now.UnixMilli()))).And(expression.AttributeExists(n(attrShard)))
+		step.Cond = takeover(j)
 	}
+	nonce := newNonce()
 	upd := step.Update.Set(n(attrStatus), v(FatalFailure)).Remove(n(attrShard)).Remove(n(attrDue)).
-		Add(n(attrEnds), v(1)).Set(n("last_error"), v(trim(why)))
+		Add(n(attrEnds), v(1)).Set(n("last_error"), v(trim(why))).Set(n(attrNonce), v(nonce))
 	expr, err := expression.NewBuilder().WithCondition(step.Cond).WithUpdate(upd).Build()
 	if err != nil {
 		return err
@@ -214,11 +270,22 @@ func (f *Fleet) fatal(ctx context.Context, w *writes, j Job, h fence.Hold, seen 
 			ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes,
 			TransactItems: []types.TransactWriteItem{
 				{Update: &types.Update{TableName: aws.String(f.Table()), Key: jobKey(j), ConditionExpression: expr.Condition(),
-					UpdateExpression: expr.Update(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()}},
+					UpdateExpression: expr.Update(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+					ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}},
 				{Put: &types.Put{TableName: aws.String(f.Table()), Item: dl}},
 			}})
 	})
 	if err != nil {
+		// The SDK gives the transaction one ClientRequestToken for all its
+		// tries, so a retry of a transaction that landed succeeds; a later
+		// refusal whose item carries our nonce landed too.
+		var tce *types.TransactionCanceledException
+		if errors.As(err, &tce) && len(tce.CancellationReasons) > 0 {
+			if got, ok := tce.CancellationReasons[0].Item[attrNonce].(*types.AttributeValueMemberS); ok && got.Value == nonce {
+				w.landed++
+				return nil
+			}
+		}
 		w.refused++
 		return err
 	}

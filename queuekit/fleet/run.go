@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
@@ -56,6 +58,14 @@ type RunConfig struct {
 	Logf func(format string, a ...any)
 	// Seed seeds the choice of workers to kill.
 	Seed uint64
+	// Fresh starts the run on a new table even when the previous run of
+	// the same shape was interrupted (its coordinator died): without it,
+	// such a run is resumed, its finished jobs kept, not run again.
+	Fresh bool
+	// ClockOffsets, TEST-ONLY, skews the worker processes' wall clocks:
+	// the i-th worker started gets ClockOffsets[i mod len] in
+	// ClockOffsetEnv.
+	ClockOffsets []time.Duration
 }
 
 // RunReport is what a run measured. Its JSON keys are the CLI's contract.
@@ -82,6 +92,60 @@ type RunReport struct {
 	Kills         int     `json:"-"` // workers SIGKILLed
 	PerWorker     []Stats `json:"-"` // last counters each worker process reported
 	PollAll       bool    `json:"-"`
+
+	// Resumed says that the run continued an interrupted one (RunConfig.Fresh
+	// unset): KeptFinished jobs had ended before and were kept, not run
+	// again; the others were continued (Submitted: the ones never written).
+	Resumed      bool `json:"resumed"`
+	KeptFinished int  `json:"kept_finished"`
+	Submitted    int  `json:"submitted"`
+}
+
+// runItem is META/RUN: the shape of the run in progress on the table.
+type runItem struct {
+	Jobs     int    `dynamodbav:"jobs"`
+	Users    int    `dynamodbav:"users"`
+	Shards   int    `dynamodbav:"shards"`
+	MaxRetry int    `dynamodbav:"max_retry"`
+	State    string `dynamodbav:"state"` // "running" or "done"
+}
+
+// lastRun reads META/RUN; ok is false when there is none (or no table).
+func (f *Fleet) lastRun(ctx context.Context) (runItem, bool, error) {
+	out, err := catalog.Call(ctx, f.cat, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
+		return f.client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(f.Table()), ConsistentRead: aws.Bool(true), Key: key("META", "RUN")})
+	})
+	var missing *catalog.TableMissingError
+	if errors.As(err, &missing) {
+		return runItem{}, false, nil
+	}
+	if err != nil {
+		return runItem{}, false, fmt.Errorf("read the last run of %s: %w", f.Table(), err)
+	}
+	if out.Item == nil {
+		return runItem{}, false, nil
+	}
+	var r runItem
+	if err := attributevalue.UnmarshalMap(out.Item, &r); err != nil {
+		return runItem{}, false, fmt.Errorf("META/RUN of %s: %w", f.Table(), err)
+	}
+	return r, true, nil
+}
+
+func (f *Fleet) putRun(ctx context.Context, r runItem) error {
+	item, err := attributevalue.MarshalMap(r)
+	if err != nil {
+		return err
+	}
+	item[attrPK] = &types.AttributeValueMemberS{Value: "META"}
+	item[attrSK] = &types.AttributeValueMemberS{Value: "RUN"}
+	_, err = catalog.Call(ctx, f.cat, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
+		return f.client().PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(f.Table()), Item: item})
+	})
+	if err != nil {
+		return fmt.Errorf("record the run on %s: %w", f.Table(), err)
+	}
+	return nil
 }
 
 // proc is one worker process.
@@ -110,10 +174,25 @@ func (f *Fleet) Run(ctx context.Context, cfg RunConfig) (RunReport, error) {
 		}
 	}
 	rep := RunReport{Jobs: cfg.Jobs, Workers: cfg.Workers, Slots: cfg.Slots, Shards: cfg.Shards, PollAll: f.opts.PollAll}
-	if err := f.Reset(ctx, cfg.Shards); err != nil {
+	shape := runItem{Jobs: cfg.Jobs, Users: cfg.Users, Shards: cfg.Shards, MaxRetry: cfg.MaxRetry, State: "running"}
+	if !cfg.Fresh {
+		last, ok, err := f.lastRun(ctx)
+		if err != nil {
+			return rep, err
+		}
+		rep.Resumed = ok && last == shape // the same run, interrupted
+	}
+	if rep.Resumed {
+		say("resuming the interrupted run on %s: finished jobs are kept (--fresh starts afresh)", f.Table())
+	} else {
+		if err := f.Reset(ctx, cfg.Shards); err != nil {
+			return rep, err
+		}
+		say("created table %s with %d shards", f.Table(), cfg.Shards)
+	}
+	if err := f.putRun(ctx, shape); err != nil {
 		return rep, err
 	}
-	say("created table %s with %d shards", f.Table(), cfg.Shards)
 	if cfg.Ceiling > 0 {
 		say("measuring the write ceiling: %d clients for %s", cfg.Workers*cfg.Slots, cfg.Ceiling)
 		c, err := f.WriteCeiling(ctx, cfg.Workers*cfg.Slots, cfg.Ceiling)
@@ -133,10 +212,31 @@ func (f *Fleet) Run(ctx context.Context, cfg RunConfig) (RunReport, error) {
 			ScheduledAt: at.UTC().Format(TimeLayout), Priority: i % 3, ResultLocation: fmt.Sprintf("s3://results/job-%07d", i+1),
 			MaxRetry: cfg.MaxRetry}
 	}
-	say("submitting %d jobs", cfg.Jobs)
-	sub, err := f.SubmitJobs(ctx, jobs)
-	if err != nil {
-		return rep, err
+	if rep.Resumed { // submit only the jobs never written; keep the rest as they are
+		have := map[string]bool{}
+		for u := range cfg.Users {
+			js, err := f.ListAllJobs(ctx, fmt.Sprintf("user-%03d", u))
+			if err != nil {
+				return rep, err
+			}
+			for _, j := range js {
+				have[j.UserID+"/"+j.JobID] = true
+				if j.Status == Success || j.Status == FatalFailure {
+					rep.KeptFinished++
+				}
+			}
+		}
+		jobs = slices.DeleteFunc(jobs, func(j Job) bool { return have[j.UserID+"/"+j.JobID] })
+		say("%d jobs finished before are kept, %d never written are submitted", rep.KeptFinished, len(jobs))
+	}
+	rep.Submitted = len(jobs)
+	say("submitting %d jobs", len(jobs))
+	var sub SubmitReport
+	if len(jobs) > 0 {
+		var err error
+		if sub, err = f.SubmitJobs(ctx, jobs); err != nil {
+			return rep, err
+		}
 	}
 
 	var (
@@ -160,6 +260,10 @@ func (f *Fleet) Run(ctx context.Context, cfg RunConfig) (RunReport, error) {
 			args = append(args, "--poll-all")
 		}
 		p := &proc{name: name, cmd: exec.Command(cfg.Bin, args...), done: make(chan struct{})}
+		if len(cfg.ClockOffsets) > 0 {
+			off := cfg.ClockOffsets[int(seq.Load()-1)%len(cfg.ClockOffsets)]
+			p.cmd.Env = append(os.Environ(), ClockOffsetEnv+"="+off.String())
+		}
 		out, err := p.cmd.StdoutPipe()
 		if err != nil {
 			return nil, err
@@ -286,11 +390,15 @@ func (f *Fleet) Run(ctx context.Context, cfg RunConfig) (RunReport, error) {
 	}
 	elapsed := time.Since(began)
 	stopAll()
+	shape.State = "done"
+	if err := f.putRun(ctx, shape); err != nil {
+		return rep, err
+	}
 	rep.Seconds = elapsed.Seconds()
 	rep.JobsPerSecond = float64(cfg.Jobs) / rep.Seconds
 	// One write per job submitted (a BatchWriteItem carries 25 puts; each is
 	// one write, as submitJob's PutItem), then every write the workers sent.
-	writes := float64(cfg.Jobs)
+	writes := float64(rep.Submitted)
 	tableWU, indexWU := sub.WriteUnits-sub.IndexWriteUnits, sub.IndexWriteUnits
 	mu.Lock()
 	for _, p := range procs {

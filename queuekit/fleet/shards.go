@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -38,23 +39,51 @@ type ShardState struct {
 	Holder  string   `dynamodbav:"holder" json:"holder"`
 	UntilMS int64    `dynamodbav:"lease_until" json:"until_ms"`
 	History []Tenure `dynamodbav:"history" json:"history"`
+	// WantedBy names a worker that owns fewer shards and asked for this
+	// one, owning WantLoad; the owner gives it back at its next rebalance
+	// when it owns at least WantLoad+2.
+	WantedBy string `dynamodbav:"wanted_by,omitempty" json:"wanted_by,omitempty"`
+	WantLoad int    `dynamodbav:"want_load,omitempty" json:"want_load,omitempty"`
 }
+
+const (
+	attrWant     = "wanted_by"
+	attrWantLoad = "want_load"
+)
 
 // ShardStates reads every shard item with one Query (pk = SHARD), strongly
 // consistent.
 func (f *Fleet) ShardStates(ctx context.Context) ([]ShardState, error) {
+	out, _, err := f.shardStates(ctx)
+	return out, err
+}
+
+// shardRead is what one read of the shard items cost: requests (pages) and
+// the read units DynamoDB reported.
+type shardRead struct {
+	requests int
+	units    float64
+}
+
+func (f *Fleet) shardStates(ctx context.Context) ([]ShardState, shardRead, error) {
 	in := &dynamodb.QueryInput{TableName: aws.String(f.Table()), ConsistentRead: aws.Bool(true),
 		KeyConditionExpression:    aws.String("pk = :p"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "SHARD"}}}
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "SHARD"}},
+		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal}
 	var out []ShardState
+	var cost shardRead
 	for page, err := range f.cat.DB().QueryPages(ctx, in) {
 		if err != nil {
-			return nil, fmt.Errorf("read shard items: %w", err)
+			return nil, cost, fmt.Errorf("read shard items: %w", err)
+		}
+		cost.requests++
+		if page.ConsumedCapacity != nil {
+			cost.units += aws.ToFloat64(page.ConsumedCapacity.CapacityUnits)
 		}
 		for _, it := range page.Items {
 			var s ShardState
 			if err := attributevalue.UnmarshalMap(it, &s); err != nil {
-				return nil, fmt.Errorf("shard item %v: %w", it[attrSK], err)
+				return nil, cost, fmt.Errorf("shard item %v: %w", it[attrSK], err)
 			}
 			sk, _ := it[attrSK].(*types.AttributeValueMemberS)
 			if sk != nil {
@@ -63,23 +92,65 @@ func (f *Fleet) ShardStates(ctx context.Context) ([]ShardState, error) {
 			out = append(out, s)
 		}
 	}
-	return out, nil
+	return out, cost, nil
 }
 
-// acquireShard takes shard k at the token seen: condition At(seen) and the
-// shard free or its lease ended; appends an acquire entry to its history.
+// HistoryMax bounds a shard item's ownership history: an acquire keeps
+// the last HistoryMax-1 entries it read and adds its own, a release adds
+// one, so the item never holds more than HistoryMax+1 entries (about 60
+// bytes each) and a renewal, which pays write units for the whole item,
+// stays at one unit.
+const HistoryMax = 8
+
+// acquireShard takes shard k at the state seen: condition At(seen.Token)
+// and the shard free or its lease exactly as seen (the caller watched it
+// unchanged for a lease on its own clock, or its owner released it). It
+// rewrites the history as the last entries seen plus its own acquire, and
+// clears a want (see want). The lease's clock starts before the call.
 func (f *Fleet) acquireShard(ctx context.Context, w *writes, k int, seen ShardState, holder string) (fence.Hold, time.Time, error) {
 	now := f.now()
+	sent := time.Now()
 	step := jobFence.Acquire(fence.Token(seen.Token), holder, now.Add(f.opts.ShardLease))
-	free := expression.AttributeNotExists(n(jobFence.Holder)).Or(jobFence.Expired(now))
-	entry, err := attributevalue.MarshalList([]Tenure{{Token: int64(step.Hold.Token), Holder: holder, Op: "acquire", AtMS: now.UnixMilli(), PrevUntilMS: prevUntil(seen)}})
-	if err != nil {
-		return fence.Hold{}, now, err
+	cond := step.Cond.And(expression.AttributeNotExists(n(jobFence.Holder)))
+	if seen.Holder != "" {
+		cond = step.Cond.And(n(attrUntil).Equal(v(seen.UntilMS)))
 	}
-	upd := step.Update.Set(n("history"), expression.ListAppend(expression.IfNotExists(n("history"), v([]any{})), v(&types.AttributeValueMemberL{Value: entry}))).
-		Set(n("shard"), v(k))
-	_, err = f.update(ctx, w, shardKey(k), step.Cond.And(free), upd)
-	return step.Hold, now, err
+	hist := append(trimHistory(seen.History, HistoryMax-1), Tenure{Token: int64(step.Hold.Token), Holder: holder, Op: "acquire", AtMS: now.UnixMilli(), PrevUntilMS: prevUntil(seen)})
+	entries, err := attributevalue.MarshalList(hist)
+	if err != nil {
+		return fence.Hold{}, sent, err
+	}
+	nonce := newNonce()
+	upd := step.Update.Set(n("history"), v(&types.AttributeValueMemberL{Value: entries})).
+		Set(n("shard"), v(k)).Set(n(attrNonce), v(nonce)).Remove(n(attrWant)).Remove(n(attrWantLoad))
+	_, err = f.update(ctx, w, shardKey(k), cond, upd)
+	if _, ok := landed(err, nonce); ok {
+		w.refused--
+		w.landed++
+		err = nil
+	}
+	return step.Hold, sent, err
+}
+
+// trimHistory is the last max entries of h, never starting with a
+// release (whose acquire was trimmed away).
+func trimHistory(h []Tenure, max int) []Tenure {
+	if len(h) > max {
+		h = h[len(h)-max:]
+	}
+	for len(h) > 0 && h[0].Op == "release" {
+		h = h[1:]
+	}
+	return slices.Clone(h)
+}
+
+// want marks shard k, held by another worker at the token seen, as wanted
+// by holder, which owns load shards: its owner gives it back at its next
+// rebalance when it owns at least load+2. A want never moves the lease.
+func (f *Fleet) want(ctx context.Context, w *writes, k int, seen ShardState, holder string, load int) error {
+	upd := expression.Set(n(attrWant), v(holder)).Set(n(attrWantLoad), v(load))
+	_, err := f.update(ctx, w, shardKey(k), jobFence.At(fence.Token(seen.Token)), upd)
+	return err
 }
 
 func prevUntil(s ShardState) int64 {
@@ -106,45 +177,23 @@ func (f *Fleet) releaseShard(ctx context.Context, w *writes, k int, h fence.Hold
 	if err != nil {
 		return err
 	}
-	upd := step.Update.Set(n("history"), expression.ListAppend(n("history"), v(&types.AttributeValueMemberL{Value: entry})))
+	nonce := newNonce()
+	upd := step.Update.Set(n("history"), expression.ListAppend(n("history"), v(&types.AttributeValueMemberL{Value: entry}))).
+		Set(n(attrNonce), v(nonce))
 	_, err = f.update(ctx, w, shardKey(k), step.Cond, upd)
+	if _, ok := landed(err, nonce); ok {
+		w.refused--
+		w.landed++
+		return nil
+	}
 	return jobFence.Check(err, "release shard "+strconv.Itoa(k), h)
 }
 
-// member is one MEMBER item.
-type member struct {
-	Name    string `dynamodbav:"holder"`
-	UntilMS int64  `dynamodbav:"lease_until"`
-}
-
-// liveMembers reads the MEMBER items whose lease has not ended, sorted by
-// name.
-func (f *Fleet) liveMembers(ctx context.Context) ([]string, error) {
-	in := &dynamodb.QueryInput{TableName: aws.String(f.Table()), ConsistentRead: aws.Bool(true),
-		KeyConditionExpression:    aws.String("pk = :p"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "MEMBER"}}}
-	now := f.now().UnixMilli()
-	var names []string
-	for page, err := range f.cat.DB().QueryPages(ctx, in) {
-		if err != nil {
-			return nil, fmt.Errorf("read members: %w", err)
-		}
-		var ms []member
-		if err := attributevalue.UnmarshalListOfMaps(page.Items, &ms); err != nil {
-			return nil, err
-		}
-		for _, m := range ms {
-			if m.UntilMS > now && m.Name != "" {
-				names = append(names, m.Name)
-			}
-		}
-	}
-	sort.Strings(names)
-	return names, nil
-}
-
-// Assign is the shard assignment every worker computes from the same live
-// members: shard k goes to members[k mod len(members)] (members sorted).
+// Assign is a static shard assignment over known members: shard k goes to
+// members[k mod len(members)] (members sorted). Workers no longer use it
+// (it needs every member's name, an O(N) read per rebalance); they balance
+// from the shard items alone (see the package doc). It shows the counts a
+// balanced fleet reaches: floor(K/n) or ceil(K/n) shards each.
 func Assign(members []string, shards int, name string) []int {
 	idx := sort.SearchStrings(members, name)
 	if idx >= len(members) || members[idx] != name {
@@ -164,7 +213,8 @@ func Assign(members []string, shards int, name string) []int {
 func (f *Fleet) join(ctx context.Context, w *writes, name string) (fence.Hold, time.Time, error) {
 	now := f.now()
 	upd := expression.Set(n(jobFence.Token), expression.Plus(expression.IfNotExists(n(jobFence.Token), v(0)), v(1))).
-		Set(n(jobFence.Holder), v(name)).Set(n(jobFence.Until), v(now.Add(f.opts.ShardLease).UnixMilli()))
+		Set(n(jobFence.Holder), v(name)).Set(n(jobFence.Until), v(now.Add(f.opts.ShardLease).UnixMilli())).
+		Set(n(AttrExpires), v(expiresAt(now)))
 	expr, err := expression.NewBuilder().WithUpdate(upd).Build()
 	if err != nil {
 		return fence.Hold{}, now, err
@@ -185,15 +235,63 @@ func (f *Fleet) join(ctx context.Context, w *writes, name string) (fence.Hold, t
 func (f *Fleet) renewMember(w *writes, h fence.Hold) fence.Beat {
 	return func(ctx context.Context, until time.Time) error {
 		step := jobFence.Renew(h, until)
-		_, err := f.update(ctx, w, key("MEMBER", h.Holder), step.Cond, step.Update)
+		_, err := f.update(ctx, w, key("MEMBER", h.Holder), step.Cond, step.Update.Set(n(AttrExpires), v(expiresAt(until))))
 		return jobFence.Check(err, "renew membership", h)
 	}
 }
 
-// leave ends the membership: its lease end is set to now, so the others
-// rebalance at their next look.
+// AttrExpires is the fleet table's TTL attribute (Unix seconds): a MEMBER
+// item carries it, MemberTTL after its last renewal, so the items of
+// workers that died (SIGKILL leaves its item behind) are deleted by
+// DynamoDB's TTL sweep. No read of the fleet depends on MEMBER items.
+const AttrExpires = "expires_at"
+
+// MemberTTL is how long after its last renewal a MEMBER item expires.
+const MemberTTL = time.Hour
+
+func expiresAt(t time.Time) int64 { return t.Add(MemberTTL).Unix() }
+
+// leave ends the membership: the MEMBER item is deleted, on condition that
+// it is still this tenure's (a newer incarnation of the same name keeps
+// its own).
 func (f *Fleet) leave(ctx context.Context, w *writes, h fence.Hold) error {
-	step := jobFence.Renew(h, f.now())
-	_, err := f.update(ctx, w, key("MEMBER", h.Holder), step.Cond, step.Update)
+	expr, err := expression.NewBuilder().WithCondition(jobFence.Held(h)).Build()
+	if err != nil {
+		return err
+	}
+	w.requests++
+	_, err = catalog.Call(ctx, f.cat, func(ctx context.Context) (*dynamodb.DeleteItemOutput, error) {
+		return f.client().DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(f.Table()), Key: key("MEMBER", h.Holder),
+			ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()})
+	})
 	return jobFence.Check(err, "leave", h)
+}
+
+// Members reads the MEMBER items as they are, live or not: a member that
+// died keeps its item until the TTL (AttrExpires) deletes it. For
+// inspection and tests: no worker reads them.
+func (f *Fleet) Members(ctx context.Context) ([]Member, error) {
+	in := &dynamodb.QueryInput{TableName: aws.String(f.Table()), ConsistentRead: aws.Bool(true),
+		KeyConditionExpression:    aws.String("pk = :p"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "MEMBER"}}}
+	var out []Member
+	for page, err := range f.cat.DB().QueryPages(ctx, in) {
+		if err != nil {
+			return nil, fmt.Errorf("read members: %w", err)
+		}
+		var ms []Member
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &ms); err != nil {
+			return nil, err
+		}
+		out = append(out, ms...)
+	}
+	return out, nil
+}
+
+// Member is one MEMBER item.
+type Member struct {
+	Name      string `dynamodbav:"holder" json:"name"`
+	Token     int64  `dynamodbav:"fence_token" json:"token"`
+	UntilMS   int64  `dynamodbav:"lease_until" json:"until_ms"`
+	ExpiresAt int64  `dynamodbav:"expires_at" json:"expires_at"`
 }

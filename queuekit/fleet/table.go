@@ -41,6 +41,12 @@ const (
 	attrAttempt = "attempt"
 	attrEnds    = "ends"
 	attrRuns    = "runs"
+	attrUntil   = "lease_until"
+	// attrNonce names the last claim, end, acquire or release written to
+	// an item: a retried write whose first try committed (its reply lost)
+	// is refused by its own fencing condition, and recognised as ours by
+	// the nonce in the item that refused it.
+	attrNonce = "op_nonce"
 	// IndexDue is the sparse GSI (claim_shard, due_at).
 	IndexDue = "due"
 	// TableSuffix names the fleet table after the catalog's.
@@ -87,6 +93,19 @@ func WithPoll(d time.Duration) Option { return func(o *Options) { o.Poll = d } }
 func WithRetryBackoff(base, max time.Duration) Option {
 	return func(o *Options) { o.RetryBase, o.RetryMax = base, max }
 }
+
+// WithClock sets the wall clock whose timestamps the fleet writes and
+// compares with items (due times, lease ends). Durations (how long a lease
+// has been watched, how long a holder's lease lasts) are measured with
+// time.Now's monotonic reading whatever this clock says.
+func WithClock(now func() time.Time) Option { return func(o *Options) { o.Now = now } }
+
+// ClockOffsetEnv is the TEST-ONLY environment variable that offsets a fleet
+// process's wall clock (a Go duration, e.g. "-2s"): the CLI's fleet
+// commands read it, RunConfig.ClockOffsets sets it for the worker processes
+// a run starts. It exists to inject clock skew in tests; never set it in
+// production.
+const ClockOffsetEnv = "QUEUEKIT_CLOCK_OFFSET"
 
 // WithPollAll makes every worker poll every shard, owning none.
 func WithPollAll(on bool) Option { return func(o *Options) { o.PollAll = on } }
@@ -149,7 +168,16 @@ func (f *Fleet) Reset(ctx context.Context, shards int) error {
 	if err := f.cat.CreateTableFrom(ctx, in); err != nil {
 		return err
 	}
-	_, err := catalog.Call(ctx, f.cat, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
+	// MEMBER items expire (AttrExpires): a worker killed leaves its item
+	// behind, and the TTL sweep deletes it.
+	_, err := catalog.Call(ctx, f.cat, func(ctx context.Context) (*dynamodb.UpdateTimeToLiveOutput, error) {
+		return f.client().UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: aws.String(f.Table()),
+			TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(AttrExpires), Enabled: aws.Bool(true)}})
+	})
+	if err != nil {
+		return fmt.Errorf("enable TTL (%s) on %s: %w", AttrExpires, f.Table(), err)
+	}
+	_, err = catalog.Call(ctx, f.cat, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
 		return f.client().PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(f.Table()), Item: map[string]types.AttributeValue{
 			attrPK: &types.AttributeValueMemberS{Value: "META"}, attrSK: &types.AttributeValueMemberS{Value: "CONFIG"},
 			"shards": &types.AttributeValueMemberN{Value: strconv.Itoa(shards)},
@@ -227,6 +255,10 @@ type Job struct {
 	LastError   string `dynamodbav:"last_error,omitempty" json:"last_error,omitempty"`
 	Holder      string `dynamodbav:"holder,omitempty" json:"holder,omitempty"`
 	Token       int64  `dynamodbav:"fence_token" json:"fence_token"`
+	// LeaseUntil is the end of the job's lease in Unix ms on its holder's
+	// clock (0 when free): compared with no other clock, only watched for
+	// change (see the package doc, "Clocks").
+	LeaseUntil int64 `dynamodbav:"lease_until,omitempty" json:"-"`
 	// Fail makes the work of every attempt fail (a demonstration of retries
 	// and dead letters): "" never, "retriable" or "fatal".
 	Fail string `dynamodbav:"fail,omitempty" json:"fail,omitempty"`
@@ -262,15 +294,34 @@ func (j Job) Validate() error {
 	case j.Fail != "" && j.Fail != "retriable" && j.Fail != "fatal":
 		return &InputError{"fail", j.Fail, `want "", "retriable" or "fatal"`}
 	}
-	if _, err := time.Parse(time.RFC3339Nano, j.ScheduledAt); err != nil {
-		return &InputError{"scheduled_job_execution_time", j.ScheduledAt, "want an RFC 3339 time, e.g. 2026-11-23T20:00:00Z"}
+	at, err := parseSchedule(j.ScheduledAt)
+	if err != nil {
+		return &InputError{"scheduled_job_execution_time", j.ScheduledAt, "want an RFC 3339 time from 2000 to 9999, e.g. 2026-11-23T20:00:00Z"}
 	}
 	if j.RepeatUntil != "" {
-		if _, err := time.Parse(time.RFC3339Nano, j.RepeatUntil); err != nil {
-			return &InputError{"repeat_until", j.RepeatUntil, "want an RFC 3339 time"}
+		until, err := parseSchedule(j.RepeatUntil)
+		if err != nil {
+			return &InputError{"repeat_until", j.RepeatUntil, "want an RFC 3339 time from 2000 to 9999"}
+		}
+		if until.Before(at) {
+			return &InputError{"repeat_until", j.RepeatUntil, "want a time at or after scheduled_job_execution_time " + j.ScheduledAt}
 		}
 	}
 	return nil
+}
+
+// parseSchedule parses a schedule time (RFC 3339) and refuses times before
+// 2000 or after 9999, whose due_at (Unix ms) would be negative or absurd: a
+// recurring job with such a schedule would fire in a hot loop.
+func parseSchedule(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if t.Year() < 2000 || t.Year() > 9999 {
+		return time.Time{}, fmt.Errorf("time %s: want a year from 2000 to 9999", s)
+	}
+	return t, nil
 }
 
 // ShardOf is the shard of a job: FNV-1a of user_id and job_id, mod K.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -72,13 +73,23 @@ type Stats struct {
 	// that a condition refused.
 	Won  int `json:"won"`
 	Lost int `json:"lost"`
+	// ClaimErrors counts the part of Lost that got no answer (DynamoDB
+	// away or too slow, the SDK's retries spent): such a claim may have
+	// landed; its job is then claimed again when that lease ends.
+	ClaimErrors int `json:"claim_errors"`
 	// Succeeded, Retried, Fatal count the ends this worker wrote (a
 	// recurring run's end counts as succeeded).
 	Succeeded int `json:"succeeded"`
 	Retried   int `json:"retried"`
 	Fatal     int `json:"fatal"`
-	// Fenced counts attempts whose lease was lost (heartbeat or end refused).
+	// Fenced counts attempts whose lease was lost (heartbeat or end refused,
+	// or no heartbeat through in time).
 	Fenced int `json:"fenced"`
+	// Expired counts the part of Fenced lost because no heartbeat got
+	// through before the lease's end less its margin (DynamoDB slow or
+	// away): the holder gave the lease up itself. The rest of Fenced was
+	// refused by the token: somebody else took the lease first.
+	Expired int `json:"expired"`
 	// Writes is every write request sent (refused ones too: AWS bills them);
 	// TableWU and IndexWU the write units DynamoDB reported consumed.
 	Writes  int     `json:"writes"`
@@ -94,6 +105,21 @@ type Stats struct {
 	Queries int `json:"queries"`
 	// Rejoins counts memberships lost (not renewed in time) and taken again.
 	Rejoins int `json:"rejoins"`
+	// Landed counts writes (claims, ends, shard acquires and releases)
+	// whose reply was lost and whose retry was refused by the write's own
+	// effect, recognised as this worker's by its nonce: not lost, not fenced.
+	Landed int `json:"landed"`
+	// Wants counts shards this worker asked a busier owner to give back.
+	Wants int `json:"wants"`
+	// Rebalances counts this worker's looks at the shard items;
+	// ShardReads the Query requests (pages) they took, ShardReadUnits the
+	// read units DynamoDB reported for them: the control plane's reads,
+	// O(K) per rebalance, whatever the number of workers.
+	Rebalances     int     `json:"rebalances"`
+	ShardReads     int     `json:"shard_reads"`
+	ShardReadUnits float64 `json:"shard_read_units"`
+	// LastLoss says how the last fenced attempt lost its lease.
+	LastLoss string `json:"last_loss,omitempty"`
 }
 
 // owned is one shard this worker holds.
@@ -121,12 +147,50 @@ type worker struct {
 	w        writes
 	shards   map[int]*owned
 	inflight map[string]bool
+	// watch is, per job read while held, the lease (token, lease_until)
+	// first seen and when, on this worker's monotonic clock; shardWatch the
+	// same per shard. A lease is taken over only once it has been seen
+	// unchanged for a whole lease (see the package doc, "Clocks").
+	watch      map[string]seenLease
+	shardWatch map[string]seenLease
 }
 
+// seenLease is a lease as first seen: its token and end (the holder's
+// clock, never compared with ours) and when we saw it (our clock).
+type seenLease struct {
+	token, until int64
+	at           time.Time
+}
+
+// stale reports whether the lease (token, until) has been seen unchanged
+// for at least lease by now, recording it as first seen now otherwise.
+func stale(m map[string]seenLease, id string, token, until int64, lease time.Duration, now time.Time) bool {
+	s, ok := m[id]
+	if !ok || s.token != token || s.until != until {
+		m[id] = seenLease{token: token, until: until, at: now}
+		return false
+	}
+	return now.Sub(s.at) >= lease
+}
+
+// add updates the counters under wk.mu. fn must not make network calls:
+// no lock is held across one.
 func (wk *worker) add(fn func(st *Stats, w *writes)) {
 	wk.mu.Lock()
 	fn(&wk.st, &wk.w)
 	wk.mu.Unlock()
+}
+
+// merge adds the counters of one operation's writes.
+func (wk *worker) merge(w writes) {
+	wk.add(func(st *Stats, all *writes) {
+		all.requests += w.requests
+		all.tableWU += w.tableWU
+		all.gsiWU += w.gsiWU
+		all.refused += w.refused
+		all.failed += w.failed
+		st.Landed += w.landed
+	})
 }
 
 func (wk *worker) stats() Stats {
@@ -136,7 +200,7 @@ func (wk *worker) stats() Stats {
 	s.Writes, s.TableWU, s.IndexWU = wk.w.requests, wk.w.tableWU, wk.w.gsiWU
 	s.Owned = nil
 	for k, o := range wk.shards {
-		if o.usable(wk.f.now(), wk.f.opts.ShardLease) {
+		if o.usable(time.Now(), wk.f.opts.ShardLease) {
 			s.Owned = append(s.Owned, k)
 		}
 	}
@@ -164,7 +228,8 @@ func (f *Fleet) Join(ctx context.Context, cfg WorkerConfig) (Stats, error) {
 	if cfg.StatsEvery <= 0 {
 		cfg.StatsEvery = 250 * time.Millisecond
 	}
-	wk := &worker{f: f, cfg: cfg, shards: map[int]*owned{}, inflight: map[string]bool{}}
+	wk := &worker{f: f, cfg: cfg, shards: map[int]*owned{}, inflight: map[string]bool{},
+		watch: map[string]seenLease{}, shardWatch: map[string]seenLease{}}
 	wk.st.Name = cfg.Name
 	// Final writes (ends of jobs in flight, releases) outlive ctx, briefly.
 	final, cancelFinal := context.WithCancel(context.WithoutCancel(ctx))
@@ -217,11 +282,12 @@ func (f *Fleet) Join(ctx context.Context, cfg WorkerConfig) (Stats, error) {
 	wk.mu.Unlock()
 	for k, o := range held {
 		if o.keeper.Stop() == nil {
-			wk.add(func(st *Stats, w *writes) {
-				if f.releaseShard(final, w, k, o.hold) == nil {
-					st.ShardsReleased++
-				}
-			})
+			var w writes
+			err := f.releaseShard(final, &w, k, o.hold) // no lock held across the call
+			wk.merge(w)
+			if err == nil {
+				wk.add(func(st *Stats, _ *writes) { st.ShardsReleased++ })
+			}
 		}
 	}
 	if member != nil {
@@ -250,10 +316,9 @@ type membership struct {
 
 func (m *membership) join(ctx, life context.Context) error {
 	f := m.wk.f
-	var h fence.Hold
-	var since time.Time
-	var err error
-	m.wk.add(func(_ *Stats, w *writes) { h, since, err = f.join(ctx, w, m.wk.cfg.Name) })
+	var w writes
+	h, since, err := f.join(ctx, &w, m.wk.cfg.Name) // no lock held across the call
+	m.wk.merge(w)
 	if err != nil {
 		return err
 	}
@@ -303,7 +368,9 @@ func (m *membership) leave(ctx context.Context) {
 	h, k := m.hold, m.keeper
 	m.mu.Unlock()
 	if k.Stop() == nil {
-		m.wk.add(func(_ *Stats, w *writes) { _ = m.wk.f.leave(ctx, w, h) })
+		var w writes
+		_ = m.wk.f.leave(ctx, &w, h) // no lock held across the call
+		m.wk.merge(w)
 	}
 }
 
@@ -323,19 +390,13 @@ func (wk *worker) beat(mk func(w *writes) fence.Beat) fence.Beat {
 	return func(ctx context.Context, until time.Time) error {
 		var w writes
 		err := mk(&w)(ctx, until)
-		wk.add(func(_ *Stats, all *writes) {
-			all.requests += w.requests
-			all.tableWU += w.tableWU
-			all.gsiWU += w.gsiWU
-		})
+		wk.merge(w)
 		return err
 	}
 }
 
-// rebalance keeps this worker's shards: every ShardLease/4 it reads the
-// live members and the shard items, releases the shards the assignment
-// gives to others, forgets the ones whose lease it lost, and acquires its
-// own as they come free or their leases end.
+// rebalance keeps this worker's shards: every ShardLease/4 it reads the K
+// shard items (one Query) and balances (see rebalanceOnce).
 func (wk *worker) rebalance(ctx, life context.Context) error {
 	f := wk.f
 	t := time.NewTicker(f.opts.ShardLease / 4)
@@ -357,34 +418,85 @@ func (wk *worker) rebalance(ctx, life context.Context) error {
 	}
 }
 
+// rebalanceOnce is one look at the K shard items (the only read; MEMBER
+// items are not read, so its cost is O(K) whatever the number of workers):
+//
+//   - a shard is live when its holder's (token, lease_until) changed within
+//     the last ShardLease on this worker's clock, stale when seen unchanged
+//     that long, free when nobody holds it;
+//   - the live holders, this worker included, are the fleet that owns
+//     shards: n of them, so each should own about target = ceil(K/n);
+//   - a worker owning more than target, or a shard wanted by a worker owning
+//     at least two fewer, gives shards back (release);
+//   - one owning fewer takes free and stale shards up to target, and when
+//     none is left, asks the busiest owner (two or more above it) for one
+//     with a want mark; that owner gives it back at its next look.
+//
+// With more workers than shards, each of K workers owns one shard and the
+// others wait for one to come free: ownership is for throughput.
 func (wk *worker) rebalanceOnce(ctx, life context.Context) error {
 	f := wk.f
-	members, err := f.liveMembers(ctx)
+	states, cost, err := f.shardStates(ctx)
 	if err != nil {
 		return err
 	}
-	mine := Assign(members, wk.cfg.Shards, wk.cfg.Name)
+	wk.add(func(st *Stats, _ *writes) {
+		st.Rebalances++ // looks that read the shard items; failed reads are not counted
+		st.ShardReads += cost.requests
+		st.ShardReadUnits += cost.units
+	})
+	me := wk.cfg.Name
+	byShard := make([]ShardState, wk.cfg.Shards)
+	for k := range byShard {
+		byShard[k].Shard = k
+	}
+	for _, s := range states {
+		if s.Shard >= 0 && s.Shard < len(byShard) {
+			byShard[s.Shard] = s
+		}
+	}
+	now := time.Now()
 	wk.mu.Lock()
-	var drop, lost []int
+	var lost []int
 	for k, o := range wk.shards {
-		switch {
-		case o.live.Err() != nil:
+		if o.live.Err() != nil {
 			lost = append(lost, k)
-		case !slices.Contains(mine, k):
-			drop = append(drop, k)
 		}
 	}
 	for _, k := range lost {
 		delete(wk.shards, k)
 		wk.st.ShardsLost++
 	}
-	var want []int
-	for _, k := range mine {
-		if wk.shards[k] == nil {
-			want = append(want, k)
+	mine := make([]int, 0, len(wk.shards))
+	for k := range wk.shards {
+		mine = append(mine, k)
+	}
+	load := map[string]int{me: len(mine)}
+	var takeable []ShardState
+	for _, s := range byShard {
+		switch {
+		case wk.shards[s.Shard] != nil:
+		case s.Holder == "":
+			takeable = append(takeable, s)
+		case stale(wk.shardWatch, strconv.Itoa(s.Shard), s.Token, s.UntilMS, f.opts.ShardLease, now):
+			takeable = append(takeable, s)
+		case s.Holder != me:
+			load[s.Holder]++
 		}
 	}
 	wk.mu.Unlock()
+	slices.Sort(mine)
+	target := (wk.cfg.Shards + len(load) - 1) / len(load)
+
+	// Give back: above target, or wanted by a worker two or more below us.
+	var drop []int
+	for i := len(mine) - 1; i >= 0; i-- {
+		k := mine[i]
+		s := byShard[k]
+		if len(mine)-len(drop) > target || (s.WantedBy != "" && s.WantedBy != me && len(mine)-len(drop) >= s.WantLoad+2) {
+			drop = append(drop, k)
+		}
+	}
 	for _, k := range drop {
 		wk.mu.Lock()
 		o := wk.shards[k]
@@ -392,48 +504,70 @@ func (wk *worker) rebalanceOnce(ctx, life context.Context) error {
 		wk.mu.Unlock()
 		if o.keeper.Stop() != nil { // lost before it could be given back
 			wk.add(func(st *Stats, _ *writes) { st.ShardsLost++ })
-		} else {
-			var w writes
-			err := f.releaseShard(ctx, &w, k, o.hold)
-			wk.add(func(st *Stats, all *writes) {
-				all.requests += w.requests
-				if err == nil {
-					st.ShardsReleased++
-				}
-			})
-		}
-	}
-	if len(want) == 0 {
-		return nil
-	}
-	states, err := f.ShardStates(ctx)
-	if err != nil {
-		return err
-	}
-	byShard := map[int]ShardState{}
-	for _, s := range states {
-		byShard[s.Shard] = s
-	}
-	now := f.now().UnixMilli()
-	for _, k := range want {
-		s := byShard[k]
-		if s.Holder != "" && s.UntilMS >= now {
-			continue // its owner still holds it: it releases at its next look, or its lease ends
-		}
-		var w writes
-		h, since, err := f.acquireShard(ctx, &w, k, s, wk.cfg.Name)
-		wk.add(func(_ *Stats, all *writes) { all.requests += w.requests; all.tableWU += w.tableWU })
-		if fence.Refused(err) {
 			continue
 		}
-		if err != nil {
-			return err
+		var w writes
+		err := f.releaseShard(ctx, &w, k, o.hold)
+		wk.merge(w)
+		if err == nil {
+			wk.add(func(st *Stats, _ *writes) { st.ShardsReleased++ })
 		}
-		keeper, live := fence.Keep(life, since, f.opts.ShardLease, wk.beat(func(w *writes) fence.Beat { return f.renewShard(w, k, h) }))
-		wk.mu.Lock()
-		wk.shards[k] = &owned{hold: h, keeper: keeper, live: live}
-		wk.st.ShardsAcquired++
-		wk.mu.Unlock()
+	}
+	have := len(mine) - len(drop)
+	if have >= target {
+		return nil
+	}
+	// Take free and stale shards, starting at a place of our own so that
+	// workers do not all race for the same one.
+	if len(takeable) > 0 {
+		off := ShardOf(me, "", len(takeable))
+		for i := range takeable {
+			if have >= target {
+				break
+			}
+			s := takeable[(i+off)%len(takeable)]
+			var w writes
+			h, sent, err := f.acquireShard(ctx, &w, s.Shard, s, me)
+			wk.merge(w)
+			if fence.Refused(err) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			k := s.Shard
+			keeper, live := fence.Keep(life, sent, f.opts.ShardLease, wk.beat(func(w *writes) fence.Beat { return f.renewShard(w, k, h) }))
+			wk.mu.Lock()
+			wk.shards[k] = &owned{hold: h, keeper: keeper, live: live}
+			wk.st.ShardsAcquired++
+			wk.mu.Unlock()
+			have++
+		}
+		return nil
+	}
+	// Nothing to take: ask the busiest owner, if it has two or more more.
+	busiest, most := "", 0
+	for name, c := range load {
+		if name != me && (c > most || (c == most && name < busiest)) {
+			busiest, most = name, c
+		}
+	}
+	if busiest == "" || most < have+2 {
+		return nil
+	}
+	for _, s := range byShard {
+		if s.Holder == busiest && s.WantedBy == "" {
+			var w writes
+			err := f.want(ctx, &w, s.Shard, s, me, have)
+			wk.merge(w)
+			if err == nil {
+				wk.add(func(st *Stats, _ *writes) { st.Wants++ })
+			}
+			if err != nil && !fence.Refused(err) {
+				return err
+			}
+			break
+		}
 	}
 	return nil
 }
@@ -450,7 +584,7 @@ func (wk *worker) pollShards() []int {
 	wk.mu.Lock()
 	defer wk.mu.Unlock()
 	var ks []int
-	now := wk.f.now()
+	now := time.Now() // the keeper's clock (monotonic), not the skewable wall clock
 	for k, o := range wk.shards {
 		if o.usable(now, wk.f.opts.ShardLease) {
 			ks = append(ks, k)
@@ -540,11 +674,27 @@ func (wk *worker) due(ctx context.Context, k int) ([]Job, error) {
 		if err := attributevalue.UnmarshalListOfMaps(out.Items, &got); err != nil {
 			return nil, err
 		}
+		now := time.Now()
 		wk.mu.Lock()
 		for _, j := range got {
-			if !wk.inflight[j.JobID] {
-				wk.inflight[j.JobID] = true
-				jobs = append(jobs, j)
+			if wk.inflight[j.JobID] {
+				continue
+			}
+			// A job read while held is due by its holder's clock; it is
+			// taken over only after it was seen unchanged for a lease on
+			// ours (the claim's condition then checks it still is).
+			if held(j) && !stale(wk.watch, j.JobID, j.Token, j.LeaseUntil, f.opts.Lease, now) {
+				continue
+			}
+			delete(wk.watch, j.JobID)
+			wk.inflight[j.JobID] = true
+			jobs = append(jobs, j)
+		}
+		if len(wk.watch) > 4*int(limit)*wk.cfg.Shards { // forget old sightings
+			for id, s := range wk.watch {
+				if now.Sub(s.at) > 4*f.opts.Lease {
+					delete(wk.watch, id)
+				}
 			}
 		}
 		wk.mu.Unlock()
@@ -561,17 +711,11 @@ func (wk *worker) run(ctx context.Context, j Job) {
 	defer wk.done(j.JobID)
 	f := wk.f
 	var w writes
-	defer func() {
-		wk.add(func(_ *Stats, all *writes) {
-			all.requests += w.requests
-			all.tableWU += w.tableWU
-			all.gsiWU += w.gsiWU
-		})
-	}()
-	got, h, outcome, err := f.claim(ctx, &w, j, wk.cfg.Name)
+	defer func() { wk.merge(w) }()
+	got, h, sent, outcome, err := f.claim(ctx, &w, j, wk.cfg.Name)
 	switch {
-	case err != nil:
-		wk.add(func(st *Stats, _ *writes) { st.Lost++ })
+	case err != nil: // no answer: the claim may have landed, then the job comes back when its lease ends
+		wk.add(func(st *Stats, _ *writes) { st.Lost++; st.ClaimErrors++ })
 		return
 	case outcome == claimLost:
 		wk.add(func(st *Stats, _ *writes) { st.Lost++ })
@@ -582,19 +726,25 @@ func (wk *worker) run(ctx context.Context, j Job) {
 	}
 	wk.add(func(st *Stats, _ *writes) { st.Won++ })
 	var werr error
-	keeper, wctx := fence.Keep(ctx, f.now(), f.opts.Lease, wk.beat(func(bw *writes) fence.Beat { return f.heartbeat(bw, got, h) }))
+	keeper, wctx := fence.Keep(ctx, sent, f.opts.Lease, wk.beat(func(bw *writes) fence.Beat { return f.heartbeat(bw, got, h) }))
 	werr = wk.cfg.Work(wctx, got)
 	if wk.cfg.WorkLog != nil && wctx.Err() == nil { // the work finished (it was not stopped by a lost lease)
 		_, _ = io.WriteString(wk.cfg.WorkLog, attemptText(got))
 	}
 	if err := keeper.Stop(); err != nil {
-		wk.add(func(st *Stats, _ *writes) { st.Fenced++ })
+		wk.add(func(st *Stats, _ *writes) {
+			st.Fenced++
+			st.LastLoss = trim(err.Error())
+			if errors.Is(err, fence.ErrExpired) {
+				st.Expired++
+			}
+		})
 		return
 	}
 	status, err := f.end(ctx, &w, got, h, werr)
 	if err != nil {
 		if errors.Is(err, fence.ErrFenced) {
-			wk.add(func(st *Stats, _ *writes) { st.Fenced++ })
+			wk.add(func(st *Stats, _ *writes) { st.Fenced++; st.LastLoss = trim(err.Error()) })
 		}
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fanout"
 	"github.com/nightqueue/workshop/queuekit/queue"
@@ -75,9 +76,24 @@ func NightsFanOut(ctx context.Context, table string, n int) (fanout.Config, erro
 		return fanout.Config{}, err
 	}
 	if len(last.Jobs) == 0 {
-		jobs, err := workload.Generate(workload.Config{Nights: n, Seed: 1})
+		// The nights come from one canonical year (or more, for a larger n),
+		// not from a workload of n nights: the generator picks its heavy
+		// nights from all of them, so n = 12 and n = 30 would give the same
+		// night different jobs, and a table seeded by a 12-night cell and
+		// then a 30-night one (cells run out of order) would hold both.
+		all, err := workload.Generate(workload.Config{Nights: max(n, workload.DefaultNights), Seed: 1})
 		if err != nil {
 			return fanout.Config{}, err
+		}
+		want := make(map[string]bool, n)
+		for _, k := range keys {
+			want[k] = true
+		}
+		jobs := make([]queuekit.Job, 0, len(all))
+		for _, j := range all {
+			if want[j.BatchDate] {
+				jobs = append(jobs, j)
+			}
 		}
 		if _, err := src.Seed(ctx, jobs); err != nil {
 			return fanout.Config{}, err

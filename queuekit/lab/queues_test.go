@@ -11,6 +11,7 @@ import (
 	"github.com/nightqueue/workshop/queuekit/internal/sqstest"
 	"github.com/nightqueue/workshop/queuekit/queue"
 	"github.com/nightqueue/workshop/queuekit/timers"
+	"github.com/nightqueue/workshop/queuekit/workload"
 )
 
 // NightsFanOut seeds the nights it needs into its table and gives a config
@@ -60,3 +61,48 @@ func TestFreshTimersEmptiesTheTables(t *testing.T) {
 }
 
 func timersTimer(id string) timers.Timer { return timers.Timer{ID: id, Due: time.Now().Add(time.Hour)} }
+
+// Cells run out of order: a 3-night cell, then a 6-night one, on the same
+// table. Each night must hold its jobs once (no job_id under two window
+// keys), and the first three nights must be what a 6-night cell alone seeds:
+// the generated year's nights, whatever n asked for them.
+func TestNightsFanOutGivesTheSameNightsWhateverItsOrder(t *testing.T) {
+	t.Setenv(catalog.EnvEndpoint, ddbtest.Endpoint(t))
+	t.Setenv(queue.EnvEndpoint, sqstest.Endpoint(t))
+	ctx := context.Background()
+	year, err := workload.Generate(workload.Config{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := fanout.NightKeys(workload.DefaultStart, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{}
+	for _, j := range year {
+		want[j.BatchDate]++
+	}
+	src := ddbtest.NewCatalog(t, catalog.WithTable(ddbtest.TableName(t)))
+	ddbtest.NewCatalog(t, catalog.WithTable(src.Table()+"_results"))
+	for _, n := range []int{3, 6} {
+		if _, err := NightsFanOut(ctx, src.Table(), n); err != nil {
+			t.Fatalf("NightsFanOut(%d): %v", n, err)
+		}
+	}
+	for _, k := range keys {
+		night, _, err := src.QueryNight(ctx, k, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, j := range night.Jobs {
+			if seen[j.JobID] {
+				t.Fatalf("night %s holds job %s twice", k, j.JobID)
+			}
+			seen[j.JobID] = true
+		}
+		if len(night.Jobs) != want[k] || want[k] == 0 {
+			t.Fatalf("night %s holds %d jobs; the generated year has %d", k, len(night.Jobs), want[k])
+		}
+	}
+}

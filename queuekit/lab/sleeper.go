@@ -18,6 +18,7 @@ import (
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/format"
 	"github.com/nightqueue/workshop/queuekit/lease"
+	"github.com/nightqueue/workshop/queuekit/results"
 )
 
 // QueuekitBinary builds the queuekit command from this repository (go build,
@@ -44,8 +45,10 @@ func QueuekitBinary(ctx context.Context) (string, error) {
 // SleeperConfig is the sleeping-worker demonstration.
 type SleeperConfig struct {
 	Lease time.Duration // the job's lease (default 1 s)
-	Pause time.Duration // how long the worker is stopped (default 3 leases)
-	Bin   string        // the queuekit command (default: QueuekitBinary)
+	// Pause is how long the worker is stopped at least (default 3 leases);
+	// from a lease on, it stays stopped until the rescuer's result is stored.
+	Pause time.Duration
+	Bin   string // the queuekit command (default: QueuekitBinary)
 }
 
 // SleeperResult is what the demonstration read back.
@@ -55,9 +58,24 @@ type SleeperResult struct {
 	Paused   time.Duration
 	Attempts []lease.Entry     // the job's attempts, in order
 	Sleeper  lease.WorkerStats // the paused process's counters (its --json)
-	Refusals []string          // the paused process's log lines for its refused ends
+	Refusals []string          // the paused process's log lines for its refused ends and result writes
 	Ended    int               // the pool's count of ended jobs (1 job)
 	Job      lease.JobState    // the job's item after the night
+	// The result store (queuekit worker --results): the result read back
+	// from its table after the night (Stored, false if none), and the
+	// sleeper's result writes the store refused, as the sleeper reported
+	// them, each naming its token and the newer one the store held.
+	Stored        results.Result
+	StoredOK      bool
+	ResultRefused []results.StaleError
+	ResultWritten int // the sleeper's result writes the store accepted
+}
+
+// sleeperJSON is `queuekit worker --json --results`.
+type sleeperJSON struct {
+	lease.WorkerStats
+	ResultsWritten int                  `json:"results_written"`
+	ResultsRefused []results.StaleError `json:"results_refused"`
 }
 
 // SleeperDate is the night the demonstration runs: a date of its own, so it
@@ -69,8 +87,15 @@ const SleeperDate = "2031-01-01"
 // sleeper holds the job and is working on it, a second worker, "rescuer",
 // joins in this process and the sleeper is stopped with SIGSTOP for
 // cfg.Pause, then continued with SIGCONT, as a GC pause, a closed laptop
-// lid or a migrated VM would stop it. It returns the job's attempts, the
-// sleeper's counters and log lines, and the job's item afterwards.
+// lid or a migrated VM would stop it; if by then the job was taken from
+// it, it stays stopped until the rescuer's result is in the result store,
+// as in Kleppmann's figure (the old holder wakes after the new one wrote).
+// Both workers write the job's result through results.Store under their
+// attempt's token (the sleeper with --results): the sleeper's work counts
+// as done once its time has passed, so it sends its late result whatever
+// its lease, and the store decides. It returns the job's attempts, the
+// sleeper's counters and log lines, the job's item afterwards and the
+// result store's item read back.
 func SleepThroughLease(ctx context.Context, cat *catalog.Catalog, cfg SleeperConfig) (SleeperResult, error) {
 	if cfg.Lease == 0 {
 		cfg.Lease = time.Second
@@ -96,6 +121,13 @@ func SleepThroughLease(ctx context.Context, cat *catalog.Catalog, cfg SleeperCon
 	if err != nil {
 		return SleeperResult{}, err
 	}
+	store, err := results.Open(ctx, cat)
+	if err == nil {
+		err = store.CreateTable(ctx)
+	}
+	if err != nil {
+		return SleeperResult{}, err
+	}
 	lc := lease.Config{Workers: 1, Minute: 50 * time.Millisecond, Lease: cfg.Lease, MaxRetry: lease.DefaultMaxRetry}
 	runID, err := ex.Prepare(ctx, night, lc)
 	if err != nil {
@@ -111,7 +143,7 @@ func SleepThroughLease(ctx context.Context, cat *catalog.Catalog, cfg SleeperCon
 		}
 		coord <- ex.WaitDone(ctx, SleeperDate, runID, nil)
 	}()
-	args := []string{"worker", "--batch-date", SleeperDate, "--slots", "1", "--name", "sleeper", "--json", "--table", cat.Table()}
+	args := []string{"worker", "--batch-date", SleeperDate, "--slots", "1", "--name", "sleeper", "--json", "--results", "--table", cat.Table()}
 	if ep := cat.Endpoint(); ep != "" {
 		args = append(args, "--endpoint", ep)
 	}
@@ -141,7 +173,7 @@ func SleepThroughLease(ctx context.Context, cat *catalog.Catalog, cfg SleeperCon
 	}
 	rescuer := make(chan error, 1)
 	go func() {
-		_, err := ex.Join(ctx, SleeperDate, lease.WorkerConfig{Slots: 1, Name: "rescuer"})
+		_, err := ex.Join(ctx, SleeperDate, lease.WorkerConfig{Slots: 1, Name: "rescuer", Work: store.Work(SleeperDate, nil, nil)})
 		rescuer <- err
 	}()
 	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
@@ -149,6 +181,9 @@ func SleepThroughLease(ctx context.Context, cat *catalog.Catalog, cfg SleeperCon
 	}
 	stopped := time.Now()
 	time.Sleep(cfg.Pause)
+	if err := untilRescued(ctx, ex, store, id, runID, cfg.Pause >= cfg.Lease); err != nil {
+		return SleeperResult{}, err
+	}
 	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		return SleeperResult{}, fmt.Errorf("continue the worker: %w", err)
 	}
@@ -162,11 +197,13 @@ func SleepThroughLease(ctx context.Context, cat *catalog.Catalog, cfg SleeperCon
 	if err := <-exited; err != nil {
 		return res, fmt.Errorf("queuekit worker: %v: %s", err, strings.TrimSpace(errOut.String()))
 	}
-	if err := json.Unmarshal(out.Bytes(), &res.Sleeper); err != nil {
+	var js sleeperJSON
+	if err := json.Unmarshal(out.Bytes(), &js); err != nil {
 		return res, fmt.Errorf("queuekit worker --json: %w", err)
 	}
+	res.Sleeper, res.ResultWritten, res.ResultRefused = js.WorkerStats, js.ResultsWritten, js.ResultsRefused
 	for _, l := range strings.Split(errOut.String(), "\n") {
-		if strings.Contains(l, "refused by its fencing condition") {
+		if strings.Contains(l, "refused by its fencing condition") || strings.Contains(l, "refused by the result store") {
 			res.Refusals = append(res.Refusals, l)
 		}
 	}
@@ -175,8 +212,40 @@ func SleepThroughLease(ctx context.Context, cat *catalog.Catalog, cfg SleeperCon
 		return res, err
 	}
 	res.Attempts, res.Ended = rep.Attempts(id), rep.PoolEnded
-	res.Job, err = ex.Job(ctx, SleeperDate, id)
+	if res.Job, err = ex.Job(ctx, SleeperDate, id); err != nil {
+		return res, err
+	}
+	res.Stored, res.StoredOK, err = store.Get(ctx, SleeperDate, id)
 	return res, err
+}
+
+// untilRescued waits, while the sleeper is stopped, until the result of
+// another worker of this run is in the store, unless the job is still the
+// sleeper's and its lease may not have run out (expired is false: the
+// pause was shorter than a lease, which the sleeper renewed last before
+// it was stopped, so it may still hold it).
+func untilRescued(ctx context.Context, ex *lease.Executor, store *results.Store, id, runID string, expired bool) error {
+	for {
+		j, err := ex.Job(ctx, SleeperDate, id)
+		if err != nil {
+			return err
+		}
+		if !expired && j.Worker == "sleeper" && j.Attempt == 1 {
+			return nil
+		}
+		r, ok, err := store.Get(ctx, SleeperDate, id)
+		if err != nil {
+			return err
+		}
+		if ok && r.Run == runID && r.Worker != "sleeper" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the rescuer's result of %s: %w", id, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // ShowSleeper shows the demonstration's attempts as a table and says, from
@@ -212,4 +281,42 @@ func SleeperSummary(r SleeperResult) string {
 	}
 	return s + fmt.Sprintf("Ends the pool counted for the job: **%s**; the job is **%s** at fencing token **%s**.",
 		format.Int(r.Ended), format.EscapeMarkdown(r.Job.Status), format.Int(r.Job.Token))
+}
+
+// ShowSleeperResults shows the demonstration's result writes as a table,
+// one row a write: the result the store holds, read back from its table
+// after the night, and each write of the sleeper the store refused (as the
+// sleeper reported it, with the store's token at the time), then a
+// sentence built from the tokens.
+func ShowSleeperResults(r SleeperResult) {
+	run, fence := func(t int64) string { return format.Int(t >> 32) }, func(t int64) string { return format.Int(t & (1<<32 - 1)) }
+	rows := [][]string{}
+	if r.StoredOK {
+		rows = append(rows, []string{"held by the store (read back)", r.Stored.Worker, format.Int(r.Stored.Attempt),
+			format.Int(r.Stored.Token), run(r.Stored.Token), fence(r.Stored.Token)})
+	}
+	for _, x := range r.ResultRefused {
+		rows = append(rows, []string{"refused by the store", x.RefusedWorker, format.Int(x.RefusedAttempt), format.Int(x.Token), run(x.Token), fence(x.Token)})
+	}
+	ShowTable([]string{"result write", "worker", "attempt", "token", "run", "fence token"}, rows)
+	Markdown(SleeperResultsSummary(r))
+}
+
+// SleeperResultsSummary says, from the demonstration's values, what the
+// result store decided about the sleeper's late result.
+func SleeperResultsSummary(r SleeperResult) string {
+	if !r.StoredOK {
+		return "The result store holds no result for the job: the night did not finish it."
+	}
+	held := fmt.Sprintf("The store holds **%s**'s result, token %s. ", format.EscapeMarkdown(r.Stored.Worker), format.Int(r.Stored.Token))
+	switch {
+	case len(r.ResultRefused) > 0:
+		x := r.ResultRefused[0]
+		return held + fmt.Sprintf("The sleeper woke up with its work done and sent its result with token %s; the store refused it because it held token %s, "+
+			"newer by %s: the same run, a later claim. The sleeper still believed it held the job; the store did not ask.",
+			format.Int(x.Token), format.Int(x.Stored), format.Int(x.Stored-x.Token))
+	case r.ResultWritten > 0:
+		return held + "The sleeper's own result was accepted: nobody had written a result with a newer token when it sent it."
+	}
+	return held + "The sleeper sent no result."
 }

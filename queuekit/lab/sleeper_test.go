@@ -16,6 +16,9 @@ import (
 // times (claim, reaping, claim, end). Stopped for a quarter of a lease, the
 // same worker keeps its lease: one attempt, nothing fenced (the exercise's
 // answer, derived here from the heartbeat rule, not read from a run).
+// Both write the job's result through the result store: the long sleeper's
+// late result is refused (fence token 1 against the rescuer's 3, the same
+// run), the short one's is stored, at a token newer than the run before's.
 func TestSleepThroughLease(t *testing.T) {
 	cat := ddbtest.Catalog(t)
 	ex, err := lease.New(cat)
@@ -36,13 +39,39 @@ func TestSleepThroughLease(t *testing.T) {
 		r.Attempts[1].Worker != "rescuer" || r.Attempts[1].Outcome != lease.Success {
 		t.Fatalf("attempts %+v: want the sleeper's LEASE_EXPIRED, then the rescuer's SUCCESS", r.Attempts)
 	}
-	if r.Sleeper.Fenced != 1 || len(r.Refusals) != 1 || !strings.Contains(r.Refusals[0], "fenced: sleeper no longer holds the lease of token 1") {
-		t.Fatalf("sleeper fenced %d, refusals %q: want one late end refused at token 1", r.Sleeper.Fenced, r.Refusals)
+	t.Logf("sleeper %+v; results written %d, refused %+v; stored %+v", r.Sleeper, r.ResultWritten, r.ResultRefused, r.Stored)
+	var ends, writes int
+	for _, l := range r.Refusals {
+		if strings.Contains(l, "fenced: sleeper no longer holds the lease of token 1") {
+			ends++
+		}
+		if strings.Contains(l, "late result refused by the result store") {
+			writes++
+		}
+	}
+	if r.Sleeper.Fenced != 1 || ends != 1 || writes != 1 {
+		t.Fatalf("sleeper fenced %d, refusals %q: want one late end refused at token 1 and one refused result write", r.Sleeper.Fenced, r.Refusals)
 	}
 	if r.Ended != 1 || r.Job.Status != lease.Success || r.Job.Token != 4 || r.Job.Worker != "" {
 		t.Fatalf("ended %d, job %+v: want 1 end, SUCCESS, token 4, no holder", r.Ended, r.Job)
 	}
+	// The result store: the sleeper (the run's claim 1) woke up after the
+	// rescuer (claim 3: claim, reaping, claim) had written; its late result
+	// was sent and refused, and the store holds the rescuer's.
+	const low = 1<<32 - 1
+	if !r.StoredOK || r.Stored.Worker != "rescuer" || r.Stored.Attempt != 2 || r.Stored.Token&low != 3 || r.Stored.Token>>32 < 1 {
+		t.Fatalf("stored %+v (ok %v): want the rescuer's result of attempt 2, fence token 3 of a run >= 1", r.Stored, r.StoredOK)
+	}
+	if len(r.ResultRefused) != 1 || r.ResultWritten != 0 {
+		t.Fatalf("sleeper's result writes: %d written, refused %+v; want 0 written and 1 refused", r.ResultWritten, r.ResultRefused)
+	}
+	if x := r.ResultRefused[0]; x.RefusedWorker != "sleeper" || x.RefusedAttempt != 1 || x.Token>>32 != r.Stored.Token>>32 || x.Token&low != 1 ||
+		x.Stored != r.Stored.Token || x.StoredWorker != "rescuer" {
+		t.Fatalf("refused write %+v: want the sleeper's attempt 1 at fence token 1 of run %d, refused for the rescuer's token %d",
+			x, r.Stored.Token>>32, r.Stored.Token)
+	}
 	ShowSleeper(r)
+	ShowSleeperResults(r)
 
 	short, err := SleepThroughLease(ctx, cat, SleeperConfig{Lease: 2 * time.Second, Pause: 500 * time.Millisecond, Bin: bin})
 	if err != nil {
@@ -51,6 +80,11 @@ func TestSleepThroughLease(t *testing.T) {
 	if len(short.Attempts) != 1 || short.Sleeper.Fenced != 0 || short.Job.Token != 2 || short.Ended != 1 {
 		t.Fatalf("a pause of a quarter lease: %d attempts, %d fenced, token %d, ended %d; want 1, 0, 2, 1",
 			len(short.Attempts), short.Sleeper.Fenced, short.Job.Token, short.Ended)
+	}
+	if short.ResultWritten != 1 || len(short.ResultRefused) != 0 || !short.StoredOK || short.Stored.Worker != "sleeper" || short.Stored.Token&low != 1 ||
+		short.Stored.Token <= r.Stored.Token {
+		t.Fatalf("a pause of a quarter lease: %d written, refused %+v, stored %+v; want the sleeper's result stored, at a token newer than the last run's %d",
+			short.ResultWritten, short.ResultRefused, short.Stored, r.Stored.Token)
 	}
 }
 

@@ -101,7 +101,7 @@ func (w *worker) execute(ctx context.Context, c claimed) error {
 func (w *worker) start(ctx context.Context, j jobItem, hold fence.Hold, started, until time.Time) error {
 	st := jobFence.Renew(hold, until)
 	expr, err := expression.NewBuilder().
-		WithCondition(st.Cond.And(w.ofRun(), startable(started.UnixMilli()))).
+		WithCondition(startCond(st, w.run, started.UnixMilli())).
 		WithUpdate(st.Update.Set(expression.Name("execution_status"), expression.Value(Processing)).
 			Set(expression.Name("started_ms"), expression.Value(started.UnixMilli())).
 			Set(expression.Name("heartbeat_at"), expression.Value(started.UnixMilli()))).Build()
@@ -127,11 +127,54 @@ func startable(startedMS int64) expression.ConditionBuilder {
 			And(expression.Name("started_ms").Equal(expression.Value(startedMS))))
 }
 
+// startCond is the condition of a start sent at startedMS under the renew
+// step st: the fence, the run, and startable.
+func startCond(st fence.Step, run string, startedMS int64) expression.ConditionBuilder {
+	return st.Cond.And(ofRun(run), startable(startedMS))
+}
+
+// heartbeatCond is the condition of a heartbeat under the renew step r: the
+// fence, the run, and a live state.
+func heartbeatCond(r fence.Step, run string) expression.ConditionBuilder {
+	return r.Cond.And(ofRun(run), expression.Name("execution_status").In(expression.Value(Claimed), expression.Value(Processing)))
+}
+
+// endJobCond is the job's condition of an end (a holder's release or the
+// reaper's revoke, step): the step's fence, the run, and extra if any.
+func endJobCond(step fence.Step, run string, extra *expression.ConditionBuilder) expression.ConditionBuilder {
+	jc := step.Cond.And(ofRun(run))
+	if extra != nil {
+		jc = jc.And(*extra)
+	}
+	return jc
+}
+
+// endPoolCond is the pool's condition of the end of j: the run, the slots
+// (or the exclusive mark) j holds still taken, and for a final end (not
+// RETRIABLE_FAILURE) an end not counted beyond jobs.
+func endPoolCond(run string, j jobItem, final bool) expression.ConditionBuilder {
+	pc := ofRun(run).And(expression.Name("busy").GreaterThanEqual(expression.Value(len(j.Slots))))
+	if j.Exclusive {
+		pc = pc.And(expression.Name("exclusive").Equal(expression.Value(j.JobID)))
+	} else {
+		for _, i := range j.Slots {
+			pc = pc.And(expression.Name(fmt.Sprintf("slots[%d]", i)).Equal(expression.Value(j.JobID)))
+		}
+	}
+	if final {
+		pc = pc.And(expression.Name("ended").LessThan(expression.Name("jobs")))
+	}
+	return pc
+}
+
 // ofRun is the condition of every write of a worker: the item belongs to
 // the run the worker joined.
-func (w *worker) ofRun() expression.ConditionBuilder {
-	return expression.Name(attrRun).Equal(expression.Value(w.run))
+func ofRun(run string) expression.ConditionBuilder {
+	return expression.Name(attrRun).Equal(expression.Value(run))
 }
+
+// ofRun is ofRun of the worker's run.
+func (w *worker) ofRun() expression.ConditionBuilder { return ofRun(w.run) }
 
 func errText(err error) string {
 	if err == nil {
@@ -145,7 +188,7 @@ func errText(err error) string {
 func (w *worker) heartbeat(ctx context.Context, j jobItem, hold fence.Hold, until time.Time) error {
 	r := jobFence.Renew(hold, until)
 	expr, err := expression.NewBuilder().
-		WithCondition(r.Cond.And(w.ofRun(), expression.Name("execution_status").In(expression.Value(Claimed), expression.Value(Processing)))).
+		WithCondition(heartbeatCond(r, w.run)).
 		WithUpdate(r.Update.Set(expression.Name("heartbeat_at"), expression.Value(w.e.now().UnixMilli()))).Build()
 	if err != nil {
 		return fmt.Errorf("build heartbeat: %w", err)
@@ -214,10 +257,7 @@ func (e *Executor) end(ctx context.Context, date, run string, j jobItem, step fe
 			Set(expression.Name(attrShard), expression.Value(shardOf(date, j.Exclusive, j.Priority, j.JobID, cfg.Shards))).
 			Set(expression.Name(attrDue), expression.Value(dueKey(due, j.JobID)))
 	}
-	jc := step.Cond.And(expression.Name(attrRun).Equal(expression.Value(run)))
-	if extra != nil {
-		jc = jc.And(*extra)
-	}
+	jc := endJobCond(step, run, extra)
 	jobExpr, err := expression.NewBuilder().WithCondition(jc).WithUpdate(ju).Build()
 	if err != nil {
 		return fmt.Errorf("build end: %w", err)
@@ -226,22 +266,17 @@ func (e *Executor) end(ctx context.Context, date, run string, j jobItem, step fe
 	pu := expression.Add(expression.Name("version"), expression.Value(1)).
 		Add(expression.Name("busy"), expression.Value(-workers)).
 		Remove(expression.Name("running." + j.JobID))
-	pc := expression.Name(attrRun).Equal(expression.Value(run)).
-		And(expression.Name("busy").GreaterThanEqual(expression.Value(workers)))
+	pc := endPoolCond(run, j, status != RetriableFailure)
 	if j.Exclusive {
 		// An exclusive claim marks the pool, not each slot: see claimInput.
 		pu = pu.Set(expression.Name("exclusive"), expression.Value(""))
-		pc = pc.And(expression.Name("exclusive").Equal(expression.Value(j.JobID)))
 	} else {
 		for _, i := range j.Slots {
-			slot := expression.Name(fmt.Sprintf("slots[%d]", i))
-			pu = pu.Set(slot, expression.Value(""))
-			pc = pc.And(slot.Equal(expression.Value(j.JobID)))
+			pu = pu.Set(expression.Name(fmt.Sprintf("slots[%d]", i)), expression.Value(""))
 		}
 	}
 	if status != RetriableFailure {
 		pu = pu.Add(expression.Name("ended"), expression.Value(1))
-		pc = pc.And(expression.Name("ended").LessThan(expression.Name("jobs")))
 	}
 	poolExpr, err := expression.NewBuilder().WithCondition(pc).WithUpdate(pu).Build()
 	if err != nil {

@@ -13,6 +13,11 @@ import (
 // end, reap), and random interleavings of the steps, thousands of them,
 // are checked after every step. The steps read and write separately, so a
 // holder may act on what it read long ago, as a paused process does.
+//
+// The conditions here are restated by hand, for the protocol of this
+// package and the one before fencing tokens; model_skew_test.go checks the
+// same promises with the conditions the executor's builders produce, with
+// skewed clocks and lost replies.
 
 // modelJob is the JOB item and the pool's counters (c = 1, one job).
 type modelJob struct {

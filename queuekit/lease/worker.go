@@ -795,6 +795,28 @@ func (w *worker) claim(ctx context.Context, p poolItem, picks []pick, nowMS int6
 	return cs, true, nil
 }
 
+// claimJobCond is a job's condition in a claim under the grant: the fence
+// at the token read, the claim shard and attempt read, and the run.
+func claimJobCond(grant fence.Step, shard string, attempt int, run string) expression.ConditionBuilder {
+	return grant.Cond.And(expression.Name(attrShard).Equal(expression.Value(shard)),
+		expression.Name("attempt").Equal(expression.Value(attempt)),
+		expression.Name(attrRun).Equal(expression.Value(run)))
+}
+
+// claimPoolCond is the pool's condition in a claim of total slots on pool p
+// as read: the run, its version and state, and room (all of it for whole,
+// an exclusive claim).
+func claimPoolCond(run string, p poolItem, whole bool, total int) expression.ConditionBuilder {
+	cond := expression.Name("run_id").Equal(expression.Value(run)).
+		And(expression.Name("version").Equal(expression.Value(p.Version))).
+		And(expression.Name("state").Equal(expression.Value(poolRunning)))
+	if whole {
+		return cond.And(expression.Name("busy").Equal(expression.Value(0)), expression.Name("exclusive").Equal(expression.Value("")))
+	}
+	return cond.And(expression.Name("busy").LessThanEqual(expression.Value(p.Capacity - total))).
+		And(expression.Name("exclusive").Equal(expression.Value("")))
+}
+
 // update is one Update of a transaction from a built expression.
 func txUpdate(table *string, k map[string]types.AttributeValue, e expression.Expression) types.TransactWriteItem {
 	return types.TransactWriteItem{Update: &types.Update{TableName: table, Key: k,
@@ -818,9 +840,7 @@ func (w *worker) claimInput(p poolItem, picks []pick, nowMS int64) (*dynamodb.Tr
 		total += pk.workers
 		grant := jobFence.Acquire(fence.Token(j.Token), w.name, time.UnixMilli(nowMS+lease.Milliseconds()))
 		jobExpr, err := expression.NewBuilder().
-			WithCondition(grant.Cond.And(expression.Name(attrShard).Equal(expression.Value(j.ClaimShard)),
-				expression.Name("attempt").Equal(expression.Value(j.Attempt)),
-				expression.Name(attrRun).Equal(expression.Value(w.run)))).
+			WithCondition(claimJobCond(grant, j.ClaimShard, j.Attempt, w.run)).
 			WithUpdate(grant.Update.Set(expression.Name("execution_status"), expression.Value(Claimed)).
 				Set(expression.Name("attempt"), expression.Value(attempt)).
 				Set(expression.Name("worker_ids"), expression.Value(pk.ids)).
@@ -853,15 +873,7 @@ func (w *worker) claimInput(p poolItem, picks []pick, nowMS int64) (*dynamodb.Tr
 		cs = append(cs, claimed{job: j, slots: pk.ids, atMS: nowMS})
 	}
 	up = up.Add(expression.Name("busy"), expression.Value(total))
-	cond := expression.Name("run_id").Equal(expression.Value(w.run)).
-		And(expression.Name("version").Equal(expression.Value(p.Version))).
-		And(expression.Name("state").Equal(expression.Value(poolRunning)))
-	if len(picks) == 1 && picks[0].workers == p.Capacity {
-		cond = cond.And(expression.Name("busy").Equal(expression.Value(0)), expression.Name("exclusive").Equal(expression.Value("")))
-	} else {
-		cond = cond.And(expression.Name("busy").LessThanEqual(expression.Value(p.Capacity - total))).
-			And(expression.Name("exclusive").Equal(expression.Value("")))
-	}
+	cond := claimPoolCond(w.run, p, len(picks) == 1 && picks[0].workers == p.Capacity, total)
 	poolExpr, err := expression.NewBuilder().WithCondition(cond).WithUpdate(up).Build()
 	if err != nil {
 		return nil, nil, fmt.Errorf("build claim: %w", err)

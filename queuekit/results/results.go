@@ -51,13 +51,13 @@ var ErrStale = errors.New("stale fencing token")
 // StaleError is a write refused because the store already holds the
 // job's result from a newer token.
 type StaleError struct {
-	JobID          string
-	Token          int64  // the refused writer's
-	Stored         int64  // the token of the result in the store
-	StoredWorker   string // who wrote it
-	RefusedWorker  string
-	StoredAttempt  int
-	RefusedAttempt int
+	JobID          string `json:"job_id"`
+	Token          int64  `json:"token"`         // the refused writer's
+	Stored         int64  `json:"stored_token"`  // the token of the result in the store
+	StoredWorker   string `json:"stored_worker"` // who wrote it
+	RefusedWorker  string `json:"worker"`
+	StoredAttempt  int    `json:"stored_attempt"`
+	RefusedAttempt int    `json:"attempt"`
 }
 
 func (e *StaleError) Error() string {
@@ -151,7 +151,7 @@ func (s *Store) Get(ctx context.Context, date, jobID string) (Result, bool, erro
 	return r, true, nil
 }
 
-// Work wraps work (nil: lease.Sleep) so that each attempt that succeeds
+// Work wraps work (nil: Sleep) so that each attempt that succeeds
 // writes its result (value(j), or "done" when value is nil) to the store
 // under the attempt's token, for night date. The write is sent even when
 // the attempt's context has ended (its lease lost): the store, not the
@@ -159,7 +159,7 @@ func (s *Store) Get(ctx context.Context, date, jobID string) (Result, bool, erro
 // ErrStale), so the attempt does not count as a success.
 func (s *Store) Work(date string, work lease.WorkFunc, value func(lease.Job) string) lease.WorkFunc {
 	if work == nil {
-		work = lease.Sleep
+		work = Sleep
 	}
 	return func(ctx context.Context, j lease.Job, d time.Duration) error {
 		if err := work(ctx, j, d); err != nil {
@@ -171,5 +171,27 @@ func (s *Store) Work(date string, work lease.WorkFunc, value func(lease.Job) str
 		}
 		return s.Put(context.WithoutCancel(ctx), Result{BatchDate: date, JobID: j.ID, Token: j.Token, Run: j.Run,
 			Worker: j.Worker, Attempt: j.Attempt, Value: v})
+	}
+}
+
+// Sleep is a work function for demonstrations of late writes: it sleeps
+// for d, timed from its call on this process's monotonic clock, and counts
+// as done once d has passed, even if ctx ended meanwhile. A process stopped
+// (SIGSTOP) past its lease wakes up with its work finished and its context
+// cancelled, in whichever order its timers fire; Sleep returns nil either
+// way, so Store.Work sends the late result and the store decides. It
+// returns ctx's error only when ctx ended before d had passed.
+func Sleep(ctx context.Context, _ lease.Job, d time.Duration) error {
+	done := time.Now().Add(d)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		if !time.Now().Before(done) {
+			return nil
+		}
+		return ctx.Err()
 	}
 }

@@ -115,3 +115,17 @@ func TestTokensReachTheStoreAcrossRuns(t *testing.T) {
 		}
 	}
 }
+
+// Sleep's rule, without timing: work whose time has passed is done even if
+// its context has ended (a process woken past its lease), and work whose
+// time has not passed returns the context's error.
+func TestSleepCountsWorkDoneOnceItsTimeHasPassed(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := results.Sleep(ctx, lease.Job{}, 0); err != nil {
+		t.Fatalf("cancelled context, no time left: %v; want nil (the work is done)", err)
+	}
+	if err := results.Sleep(ctx, lease.Job{}, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled context, an hour left: %v; want context.Canceled", err)
+	}
+}

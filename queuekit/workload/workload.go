@@ -194,3 +194,17 @@ func WriteJSONLines(w io.Writer, jobs []queuekit.Job, padBytes int) error {
 	}
 	return nil
 }
+
+// Arrivals returns each night's arrival minutes after its window opens
+// (queuekit.Job.ArrivalMinute), night by night: the input of
+// capacity.ObservedPeaks and capacity.BinRates.
+func Arrivals(nights []queuekit.Night) [][]float64 {
+	out := make([][]float64, len(nights))
+	for i, n := range nights {
+		out[i] = make([]float64, len(n.Jobs))
+		for k, j := range n.Jobs {
+			out[i][k] = float64(j.ArrivalMinute(n.Window))
+		}
+	}
+	return out
+}

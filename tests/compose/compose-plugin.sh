@@ -8,7 +8,7 @@
 # `go install github.com/docker/compose/v2/cmd@VERSION` refuses (the module's
 # go.mod has exclude directives), so this downloads the module through the Go
 # module proxy, builds ./cmd inside a writable copy of it, keeps the binary in
-# .cache/compose/<version>-<go version>-<os>-<arch>/docker-compose and links it
+# ${COMPOSE_CACHE:-.cache/compose}/<version>-<go version>-<os>-<arch>/docker-compose and links it
 # into DOCKER_CONFIG_DIR/cli-plugins/, where `docker compose` finds it when
 # DOCKER_CONFIG=DOCKER_CONFIG_DIR (nothing is written into ~/.docker).
 # Cold: about 13 minutes on two busy cores; cached: instant.
@@ -27,7 +27,7 @@ die() { say "$*"; exit 1; }
 config="$1"
 command -v go >/dev/null || die "go is not on PATH; install Go 1.26+ and rerun"
 
-cache="$ROOT/.cache/compose/$VERSION-$(go env GOVERSION GOOS GOARCH | paste -sd-)"
+cache="${COMPOSE_CACHE:-$ROOT/.cache/compose}/$VERSION-$(go env GOVERSION GOOS GOARCH | paste -sd-)"
 bin="$cache/docker-compose"
 if [[ ! -x "$bin" ]]; then
   say "building docker compose $VERSION from $MODULE into $cache (about 13 min cold; cached after)"

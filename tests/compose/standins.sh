@@ -10,7 +10,8 @@
 #
 #   nightqueue-standin/bookworm-minbase:local
 #       `debootstrap --variant=minbase bookworm` from the Debian mirror apt
-#       uses here, cached as .cache/compose/rootfs/bookworm-minbase-<arch>.tar.gz
+#       uses here, cached as $COMPOSE_CACHE/rootfs/bookworm-minbase-<arch>.tar.gz
+#       (default .cache/compose)
 #       (minutes once; seconds to import after), then `docker import`
 #   golang:1.26.8-bookworm                 base + the official image's packages + this machine's Go
 #   amazon/dynamodb-local:3.3.1            base + JRE + the official DynamoDBLocal.jar 3.3.1 (scripts/dynamodb-local.sh install)
@@ -22,7 +23,10 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 HERE="$ROOT/tests/compose/standins"
-CACHE="$ROOT/.cache/compose"
+# COMPOSE_CACHE: where the debootstrap tarball and build contexts live (default
+# .cache/compose in the checkout; .ci/run sets a machine-wide one so a fresh
+# clone reuses the tarball, and with it the stand-in images dockerd keeps).
+CACHE="${COMPOSE_CACHE:-$ROOT/.cache/compose}"
 PROGRESS_PREFIX=standins
 # shellcheck source=scripts/progress.sh
 source "$ROOT/scripts/progress.sh"

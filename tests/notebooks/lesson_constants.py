@@ -53,17 +53,19 @@ PER_NOTEBOOK: dict[str, dict[str, list[str]]] = {
     "07": {
         "parameters of the exercises: 0.2 failure probability per receive, poison slice 17, 0.25 s a request, "
         "0.3 s a slice": ["0.2", "17", "0.25", "0.3"],
+        "SQS content-based deduplication: a SHA-256 hash of the body (SQS API Reference, SendMessage, "
+        "MessageDeduplicationId)": ["256"],
     },
     "08": {
         "seed 003's sizing (100 M jobs a day, 5-minute jobs = 300 s, 32 threads, 16,000 MB, 50 MB a job, its "
         "0.1067 truncated to 0.10, its 20 machines) and the figures queuekit/capacity derives from it, each derived "
         "again by hand in capacity's tests and pinned in run_notebooks.py's EXPECTATIONS: 347,222 running, 10,851 "
         "machines (347,232 slots, about 347,000), 719 too many (6.6 %), 54 times too few, 320 jobs a machine by "
-        "memory, Erlang C's 0.99997 / 0.979 / 0.99, the sample night's peak factors 19.2 and 1.6 (17,362 machines), "
+        "memory, Erlang C's 0.99997 / 0.979 / 0.99, the sample night's 5-minute peak factor 19.2 (4 of its 10 jobs in one of 48 bins: the caveat), "
         "28.9 % break-even (29 rounded), 2,315 index WCU/s, 4.6 and 0.6 times the limit with 1 and 8 shards, "
         "13 units a job of notebook 05's executor, 16 parallel Queries": [
             "300", "32", "16,000", "50", "0.1067", "0.10", "20", "347,222", "10,851", "347,232", "347,000", "719",
-            "6.6", "54", "320", "0.99997", "0.979", "0.99", "19.2", "1.6", "17,362", "28.9", "29", "2,315", "4.6",
+            "6.6", "54", "320", "0.99997", "0.979", "0.99", "19.2", "28.9", "29", "2,315", "4.6",
             "0.6", "13", "16"],
     },
     "09": {
@@ -86,7 +88,6 @@ PER_NOTEBOOK: dict[str, dict[str, list[str]]] = {
         "AWS billing rules, as in notebook 05: 13 write units a job on the night's key, 1,000 / 13 ≈ 77 jobs a second, "
         "250 for the pool item alone": ["13", "77", "250"],
         "parameters of the side-by-side cell: 300 fleet jobs, 50 night jobs per run": ["300", "50"],
-        "notebook 08's hourly peak factor of the sample night (queuekit/capacity, pinned in 08's expectations)": ["1.6"],
     },
 }
 

@@ -96,6 +96,9 @@ EXPECTATIONS: dict[str, dict[str, list[str]]] = {
                         "break-even utilisation of provisioned capacity: 28.9%",
                         "4,630 WCU/s = 4.63 × the limit",
                         "busiest holds 1,157 of 1,157 items", "in  5-minute bins: peak factor 19.2, fleet",
+                        # the arrival process (pinned regression values of seed 1, ExampleHistoryPeaks_Estimate)
+                        "**The history, night by night** (365 nights): median 24, p95 32, max 38.4.",
+                        "(1,000 simulated days): median 18.16, p95 18.17, max 18.19",
                         "| 64 | 64 |"]},
     # 09: the study's verdict for seed 1 (pinned regression values, see
     # queuekit/forecast's TestStudyVerdict) and the exercise's self-check.
@@ -103,6 +106,11 @@ EXPECTATIONS: dict[str, dict[str, list[str]]] = {
                         "| 2026-05-14 | 2 | 624.68 | 678.28 | 490 | 644.03 |",
                         "| oracle (noise floor) |", "the fitted simulator's forecast drains by minute 240",
                         "load world, all held-out nights: regression had the smallest MAE on every one of 10 seeds"]},
+    # 10: the shard projection at notebook 08's peak estimate (p95 of the busiest
+    # 5-minute bin, pinned by ExampleHistoryPeaks_Estimate): 1,157.41 jobs a second x 4 index
+    # writes x 18.17 = 84,143 index write units a second, so 85 partitions of 1,000.
+    "10": {"contains": ["| peak factor (p95 of the busiest 5-minute bin) | 18.17 |",
+                        "| shards needed at that peak | 85 |"]},
     # 06: counts fixed by the cells' own schedules (five fires; 7 inserts, 1
     # update, 1 user delete ignored; 5 + 6 fire records after the restart; one
     # dead letter); delays vary with Local's sweep and are not pinned.
@@ -114,7 +122,9 @@ EXPECTATIONS: dict[str, dict[str, list[str]]] = {
     # the run, a 3 s slice keeps its message, one paced worker loses nothing.
     "07": {"contains": ["all 30 slices processed", "dead-lettered slices 3, 17; the queues stay for a redrive",
                         "after redrive: 30 of 30 processed, dead-lettered slices: none",
-                        "3 slices, 3 receives, 0 redelivered", " | 12 | 0 | 0 | 12 |"]},
+                        "3 slices, 3 receives, 0 redelivered", " | 12 | 0 | 0 | 12 |",
+                        # the FIFO run (SQS rules: a group in flight yields nothing; a duplicate is dropped)
+                        "the copy of A1 was dropped. 3 of 4 messages delivered"]},
     # 05: the executor for real (queuekit/lease's tests): one winner of a race,
     # every job once, the rules held on the recorded schedule, the forecast
     # column (sim's reference figures), kill -9 re-claimed after the lease with
@@ -145,6 +155,9 @@ EXPECTATIONS["08"]["contains"] += [
 # makes it drop the job) depends on where in its heartbeat cycle it froze;
 # the sentence under the table names it (lab.SleeperSummary's tests).
 EXPECTATIONS["05"]["contains"] += ["Ends the pool counted for the job: **1**", "the job is **SUCCESS**"]
+# 05, issue 25: the sleeper's late result is refused by the result store, which
+# holds the rescuer's (the sleeper stays stopped until that result is stored).
+EXPECTATIONS["05"]["contains"] += ["| refused by the store | sleeper | 1 |", "| held by the store (read back) | rescuer | 2 |"]
 # 05's pool ceiling on the limits layer (issue 24): S, the key's limit divided
 # by S, and the reason the layer throttles the night's one partition key with.
 EXPECTATIONS["05"]["contains"] += [

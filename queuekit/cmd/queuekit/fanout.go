@@ -21,17 +21,23 @@ import (
 
 // fanoutResult is the --json form.
 type fanoutResult struct {
-	Run          string          `json:"run"`
-	Slices       int             `json:"slices"`
-	Processed    int             `json:"processed"`
-	DeadLettered []int           `json:"dead_lettered"`
-	Redelivered  int             `json:"redelivered"`
-	Duplicates   int             `json:"duplicates"`
-	Throttled    int             `json:"throttled"`
-	Extended     int             `json:"visibility_extensions"`
-	LastErrors   map[int]string  `json:"last_errors,omitempty"` // each dead-lettered slice's last cause
-	Elapsed      float64         `json:"elapsed_seconds"`
-	Result       json.RawMessage `json:"result"`
+	Run          string         `json:"run"`
+	Slices       int            `json:"slices"`
+	Processed    int            `json:"processed"`
+	DeadLettered []int          `json:"dead_lettered"`
+	Redelivered  int            `json:"redelivered"`
+	Duplicates   int            `json:"duplicates"`
+	Throttled    int            `json:"throttled"`
+	Extended     int            `json:"visibility_extensions"`
+	LastErrors   map[int]string `json:"last_errors,omitempty"` // each dead-lettered slice's last cause
+	// Dead-lettered by their own failures (a cause recorded) and by crashes
+	// (no failure recorded: every receive ended with its processor gone).
+	DeadByFailure []int `json:"dead_by_failure"`
+	DeadByCrash   []int `json:"dead_by_crash"`
+	// Redrive is the command that sends the dead-lettered slices back.
+	Redrive string          `json:"redrive,omitempty"`
+	Elapsed float64         `json:"elapsed_seconds"`
+	Result  json.RawMessage `json:"result"`
 }
 
 var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,40}$`)
@@ -62,6 +68,7 @@ func runFanout(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	sourceRate := fs.Float64("source-rate", 0, fmt.Sprintf("requests a second the source bears (token bucket, burst 1), 0 (no limit) to %d", maxSourceRate))
 	sliceTime := fs.Duration("slice-time", 0, "extra time each slice takes (a slow source), to see visibility extended")
 	crashAfter := fs.Int("crash-after-write", -1, "testing: after writing this slice's result, stop before deleting its message and wait to be killed")
+	crashBefore := fs.Int("crash-before-process", -1, "testing: on receiving this slice, stop before processing it and wait to be killed")
 	resultsTable := fs.String("results-table", "queuekit_fanout_results", "DynamoDB table of slice results and final results")
 	sqsEndpoint := addSQSFlag(fs)
 	df := addDynamoFlags(fs)
@@ -169,6 +176,11 @@ func runFanout(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		MaxReceives: *maxReceives, Resume: *resume, Redrive: *redrive, Keep: *keep, Logf: step,
 		Processing: fanout.Processing{Workers: *workers, Visibility: *visibility, Wait: *poll, RetryAfter: *retryAfter,
 			Fail: func(p fanout.Pointer) error {
+				if p.Slice == *crashBefore {
+					step("crash point: received slice %d, nothing recorded; waiting to be killed", p.Slice)
+					<-ctx.Done()
+					return ctx.Err()
+				}
 				if fail[p.Slice] {
 					return fmt.Errorf("slice %d fails (--fail-slices)", p.Slice)
 				}
@@ -185,15 +197,25 @@ func runFanout(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return resumeError(*runID, err)
 	}
-	for _, i := range out.DeadLettered {
-		step("slice %d (night %s) dead-lettered; its last attempt failed with: %s", i, keys[i], out.LastErrors[i])
+	for _, i := range out.DeadByFailure {
+		step("slice %d (night %s) dead-lettered by its own failures; its last attempt failed with: %s", i, keys[i], out.LastErrors[i])
 	}
+	for _, i := range out.DeadByCrash {
+		step("slice %d (night %s) dead-lettered by crashes: no attempt recorded a failure, every receive ended with its processor gone (maxReceiveCount %d counts crashes too); the slice may be healthy", i, keys[i], *maxReceives)
+	}
+	redriveCmd := ""
 	if len(out.DeadLettered) > 0 {
-		step("after a fix: queuekit fanout --slices %d --run %s --resume --redrive", *slices, *runID)
+		redriveCmd = fmt.Sprintf("queuekit fanout --slices %d --run %s --resume --redrive", *slices, *runID)
+		switch {
+		case len(out.DeadByFailure) == 0:
+			step("redrive the crashed slices once the processors are stable: %s", redriveCmd)
+		default:
+			step("after a fix (the crashed slices need none, only stable processors): %s", redriveCmd)
+		}
 	}
 	res := fanoutResult{Run: *runID, Slices: out.Slices, Processed: out.Processed, DeadLettered: out.DeadLettered,
 		Redelivered: out.Stats.Redelivered, Duplicates: out.Stats.Duplicates, Throttled: out.Stats.Throttled, Extended: out.Stats.Extended,
-		LastErrors: out.LastErrors, Elapsed: float64(out.Elapsed.Milliseconds()) / 1000, Result: out.Result}
+		LastErrors: out.LastErrors, DeadByFailure: out.DeadByFailure, DeadByCrash: out.DeadByCrash, Redrive: redriveCmd, Elapsed: float64(out.Elapsed.Milliseconds()) / 1000, Result: out.Result}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -205,6 +227,9 @@ func runFanout(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	fmt.Fprintf(stdout, "run %s: %d slices, %d processed, dead-lettered %v, %d redelivered (%d found their result written)\n",
 		res.Run, res.Slices, res.Processed, res.DeadLettered, res.Redelivered, res.Duplicates)
+	if len(res.DeadLettered) > 0 {
+		fmt.Fprintf(stdout, "dead-lettered by their own failures %v, by crashes (no failure recorded) %v; redrive: %s\n", res.DeadByFailure, res.DeadByCrash, res.Redrive)
+	}
 	fmt.Fprintf(stdout, "capacity with %d workers: %d nights, %d jobs; %d of the nights overflow (%d jobs late); mean utilization %.1f%%; worst night %s drained at minute %.0f\n",
 		*simWorkers, cap.Nights, cap.Jobs, cap.OverflowNights, cap.OverflowJobs, 100*cap.MeanUtilization, cap.WorstNight, cap.WorstDrained)
 	return nil

@@ -262,3 +262,80 @@ func seededTable(t *testing.T) string {
 	t.Cleanup(func() { delete(seeded, t.Name()) })
 	return c.Table()
 }
+
+// Processors SIGKILLed on receiving slice 3, before anything is recorded,
+// until SQS has counted maxReceiveCount receives of it; slice 5 fails on
+// every attempt. Both are dead-lettered, and the report tells them apart:
+// slice 5 by its own failures (its cause recorded), slice 3 by crashes (no
+// failure recorded: a healthy slice that SQS's rule dead-lettered), and says
+// how to redrive them; the redrive then completes the run with slice 3.
+func TestFanoutReportSeparatesSlicesDeadLetteredByCrashes(t *testing.T) {
+	env := fanoutEnv(t, 6)
+	bin := filepath.Join(t.TempDir(), "queuekit")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	run := "crash" + strings.ReplaceAll(ddbtest.TableName(t)[len(ddbtest.TableName(t))-8:], "_", "")
+	common := []string{"fanout", "--slices", "6", "--workers", "1", "--run", run, "--visibility", "1s", "--max-receives", "2",
+		"--fail-slices", "5", "--retry-after", "1s"}
+	kills := 0
+	for attempt := range 2 { // receives 1 and 2 of slice 3 end in a SIGKILL
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		args := append(append([]string{}, common...), "--crash-before-process", "3")
+		if attempt > 0 {
+			args = append(args, "--resume")
+		}
+		cmd := exec.CommandContext(ctx, bin, append(args, env...)...)
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(stderr)
+		crashed := false
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "crash point: received slice 3") {
+				crashed = true
+				break
+			}
+		}
+		if !crashed {
+			_ = cmd.Wait()
+			cancel()
+			t.Fatalf("run %d: the processor never received slice 3", attempt+1)
+		}
+		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		_ = cmd.Wait()
+		cancel()
+		kills++
+	}
+	out, errOut, code := runDynamoCLI(t, append(append(append([]string{}, common...), "--resume", "--json"), env...)...)
+	if code != 0 {
+		t.Fatalf("resume: exit %d, %s", code, errOut)
+	}
+	r := decodeFanout(t, out)
+	if fmt.Sprint(r.DeadLettered) != "[3 5]" || fmt.Sprint(r.DeadByCrash) != "[3]" || fmt.Sprint(r.DeadByFailure) != "[5]" || r.Processed != 4 {
+		t.Fatalf("after %d kills: %s; want 4 processed, [3 5] dead-lettered: [3] by crashes, [5] by failures", kills, out)
+	}
+	if r.LastErrors[5] != "slice 5 fails (--fail-slices)" || r.LastErrors[3] != fanout.NoCauseRecorded {
+		t.Errorf("last errors %v: want slice 5's cause and none for slice 3", r.LastErrors)
+	}
+	if want := "queuekit fanout --slices 6 --run " + run + " --resume --redrive"; r.Redrive != want {
+		t.Errorf("redrive %q, want %q", r.Redrive, want)
+	}
+	if !strings.Contains(errOut, "slice 3 (night") || !strings.Contains(errOut, "dead-lettered by crashes") {
+		t.Errorf("the run's log does not say slice 3 was dead-lettered by crashes:\n%s", errOut)
+	}
+	// The redrive, with stable processors and slice 5 fixed, completes it.
+	out, errOut, code = runDynamoCLI(t, append([]string{"fanout", "--slices", "6", "--run", run, "--resume", "--redrive", "--visibility", "1s", "--json"}, env...)...)
+	if code != 0 {
+		t.Fatalf("redrive: exit %d, %s", code, errOut)
+	}
+	if r := decodeFanout(t, out); r.Processed != 6 || len(r.DeadLettered) != 0 {
+		t.Fatalf("after redrive: %s; want 6 processed, none dead-lettered", out)
+	}
+}

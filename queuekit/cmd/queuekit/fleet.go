@@ -50,6 +50,11 @@ func (ff *fleetFlags) open(ctx context.Context) (*fleet.Fleet, error) {
 		return nil, err
 	}
 	var opts []fleet.Option
+	clock, err := fleetClock()
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, fleet.WithClock(clock))
 	if ff.withLeases {
 		opts = append(opts, fleet.WithLease(time.Duration(ff.leaseMS)*time.Millisecond),
 			fleet.WithShardLease(time.Duration(ff.shardMS)*time.Millisecond), fleet.WithPollAll(ff.pollAll))
@@ -102,6 +107,7 @@ func runFleet(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	dueOver := fs.Float64("due-over-s", 0, "spread the jobs' scheduled times over this many seconds (0: all due now)")
 	killEvery := fs.Float64("kill-every-s", 0, "SIGKILL a random worker this often and start a replacement (0: never)")
 	workLog := fs.String("work-log", "", "every worker appends \"<job_id> <attempt>\" here each time a job's work finishes")
+	fresh := fs.Bool("fresh", false, "start on a new table even when the last run of the same shape was interrupted (default: resume it, keeping its finished jobs)")
 	asJSON := fs.Bool("json", false, `print {"jobs", "workers", "slots", "shards", "seconds", "jobs_per_second", "claims": {"won", "lost"}, "attempts", "succeeded", "fatal", "write_ceiling_per_second", "writes_per_job"}`)
 	ff := addFleetFlags(fs, true)
 	if err := parse(fs, args); err != nil {
@@ -137,7 +143,7 @@ func runFleet(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	cfg := fleet.RunConfig{Bin: bin, Jobs: *jobs, Workers: *workers, Slots: *slots, Shards: *shards,
 		Job: time.Duration(*jobMS * float64(time.Millisecond)), DueOver: time.Duration(*dueOver * float64(time.Second)),
-		KillEvery: time.Duration(*killEvery * float64(time.Second)), WorkLog: *workLog, Seed: uint64(time.Now().UnixNano()),
+		KillEvery: time.Duration(*killEvery * float64(time.Second)), WorkLog: *workLog, Seed: uint64(time.Now().UnixNano()), Fresh: *fresh,
 		Logf: func(format string, a ...any) { fmt.Fprintf(stderr, "queuekit fleet: %s\n", fmt.Sprintf(format, a...)) }}
 	if err := cfg.WithDefaults().Validate(); err != nil {
 		return badInput(err)
@@ -347,4 +353,21 @@ func runFleetView(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "last error: %s\n", j.LastError)
 	}
 	return nil
+}
+
+// fleetClock is the fleet's wall clock: time.Now, offset by the test-only
+// variable QUEUEKIT_CLOCK_OFFSET (fleet.ClockOffsetEnv, a Go duration such
+// as -1s or 500ms) to give a process a skewed clock. The offset moves only
+// the timestamps the process writes and compares with items (lease ends,
+// due times); durations are measured on the monotonic clock either way.
+func fleetClock() (func() time.Time, error) {
+	v := os.Getenv(fleet.ClockOffsetEnv)
+	if v == "" {
+		return time.Now, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < -24*time.Hour || d > 24*time.Hour {
+		return nil, usagef("%s=%q: want a Go duration within ±24h, e.g. 500ms or -2s (a test-only clock offset; unset it in production)", fleet.ClockOffsetEnv, v)
+	}
+	return func() time.Time { return time.Now().Add(d) }, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/fleet"
 	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
 )
 
@@ -60,6 +61,8 @@ func TestFleetBadInputIsExitTwoAndWritesNothing(t *testing.T) {
 		{[]string{"fleet", "submit", "--job", "j1", "--create"}, `user_id ""`},
 		{[]string{"fleet", "submit", "--user", "u", "--job", "j1", "--at", "tomorrow", "--create"}, `scheduled_job_execution_time "tomorrow"`},
 		{[]string{"fleet", "submit", "--user", "u", "--job", "j1", "--priority", "12", "--create"}, `job_priority "12"`},
+		{[]string{"fleet", "submit", "--user", "u", "--job", "j1", "--at", "1900-01-01T00:00:00Z", "--interval-s", "60", "--create"}, `scheduled_job_execution_time "1900-01-01T00:00:00Z"`},
+		{[]string{"fleet", "submit", "--user", "u", "--job", "j1", "--interval-s", "60", "--repeat-until", "2001-01-01T00:00:00Z", "--create"}, `repeat_until "2001-01-01T00:00:00Z"`},
 		{[]string{"fleet", "list"}, "--user is required"},
 		{[]string{"fleet", "view", "--user", "u"}, "--user and --job are required"},
 	} {
@@ -161,8 +164,10 @@ func TestFleetJSONKeysAreTheContract(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	want := []string{"attempts", "claims", "fatal", "jobs", "jobs_per_second", "seconds", "shards", "slots", "succeeded", "workers",
-		"write_ceiling_per_second", "writes_per_job"}
+	// The contract's keys, and those added since (issue 25: resumed,
+	// kept_finished, submitted); none renamed.
+	want := []string{"attempts", "claims", "fatal", "jobs", "jobs_per_second", "kept_finished", "resumed", "seconds", "shards", "slots",
+		"submitted", "succeeded", "workers", "write_ceiling_per_second", "writes_per_job"}
 	if strings.Join(keys, ",") != strings.Join(want, ",") {
 		t.Errorf("keys %v, want %v", keys, want)
 	}
@@ -174,5 +179,18 @@ func TestFleetJSONKeysAreTheContract(t *testing.T) {
 	_ = json.Unmarshal(got["succeeded"], &succeeded)
 	if succeeded != 60 {
 		t.Errorf("succeeded %d, want 60", succeeded)
+	}
+}
+
+// The test-only clock offset: a value that is not a Go duration within
+// ±24h is bad input, exit 2, one line naming the variable.
+func TestFleetBadClockOffsetIsExitTwo(t *testing.T) {
+	ep, table, _ := fleetTable(t)
+	for _, v := range []string{"soon", "48h"} {
+		t.Setenv(fleet.ClockOffsetEnv, v)
+		_, errOut, code := runCLI(t, "fleet", "list", "--user", "u", "--endpoint", ep, "--table", table)
+		if code != 2 || !strings.Contains(errOut, fleet.ClockOffsetEnv) || strings.Count(strings.TrimRight(errOut, "\n"), "\n") != 0 {
+			t.Errorf("%s=%s: exit %d, %q; want exit 2, one line naming the variable", fleet.ClockOffsetEnv, v, code, errOut)
+		}
 	}
 }

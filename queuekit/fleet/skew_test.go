@@ -1,0 +1,96 @@
+package fleet_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/nightqueue/workshop/queuekit/fleet"
+)
+
+// Worker processes whose wall clocks run ±(lease/2) and ±(2 × lease) off
+// (fleet.ClockOffsetEnv, test-only) run jobs longer than a lease, so only
+// heartbeats keep them. No worker compares its clock with another's: a job
+// is taken over only after its (token, lease_until) was seen unchanged for a
+// lease on the taker's own clock. So no lease is taken from a holder still
+// renewing it (every loss is an expiry the holder saw itself: on this shared
+// machine DynamoDB Local can stall for seconds), every re-claim follows such
+// an expiry, every job ends SUCCESS exactly once, and nothing is dead
+// lettered, although to a worker 2 × lease ahead every held job looks
+// expired from the moment it is claimed (the code before issue 25 took them
+// at once: its holders' heartbeats were refused by the token).
+func TestSkewedClocksRevokeNoHealthyJob(t *testing.T) {
+	const jobs, workers, slots, users = 40, 4, 4, 10
+	// A lease long enough that a loaded shared machine does not lose it by
+	// slowness (what this test must not confuse with skew).
+	lease := 5 * time.Second
+	f := newFleet(t, fleet.WithLease(lease), fleet.WithShardLease(lease))
+	logPath := filepath.Join(t.TempDir(), "work.log")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	offsets := []time.Duration{lease / 2, -lease / 2, 2 * lease, -2 * lease}
+	rep, err := f.Run(ctx, fleet.RunConfig{Bin: buildCLI(t), Jobs: jobs, Workers: workers, Slots: slots, Shards: 4,
+		Job: lease + lease/5, WorkLog: logPath, Users: users, MaxRetry: 20, Ceiling: -1, ClockOffsets: offsets, Logf: t.Logf})
+	if err != nil {
+		for id, j := range allJobs(t, f, users) {
+			if j.Status != fleet.Success {
+				t.Logf("unfinished job %s: %+v", id, j)
+			}
+		}
+		st, _ := f.ShardStates(context.Background())
+		for _, s := range st {
+			t.Logf("shard %d: holder %s token %d until %d wanted by %q (%d)", s.Shard, s.Holder, s.Token, s.UntilMS, s.WantedBy, s.WantLoad)
+		}
+		for _, st := range rep.PerWorker {
+			t.Logf("%+v", st)
+		}
+		t.Fatal(err)
+	}
+	fenced, expired, lost, won := 0, 0, 0, 0
+	for _, st := range rep.PerWorker {
+		t.Logf("%s: won %d, lost %d, succeeded %d, fenced %d (expired %d), fatal %d, shards acquired %d lost %d, wants %d, landed %d; last loss %q",
+			st.Name, st.Won, st.Lost, st.Succeeded, st.Fenced, st.Expired, st.Fatal, st.ShardsAcquired, st.ShardsLost, st.Wants, st.Landed, st.LastLoss)
+		fenced += st.Fenced
+		expired += st.Expired
+		lost += st.Lost
+		won += st.Won
+	}
+	if len(rep.PerWorker) != workers {
+		t.Fatalf("%d workers reported, want %d", len(rep.PerWorker), workers)
+	}
+	// A lease the holder was still renewing was never taken: every lost
+	// lease is one its own holder gave up (no heartbeat through in time:
+	// on a loaded machine DynamoDB Local can be that slow), none refused by
+	// a token another worker moved.
+	if fenced != expired {
+		t.Errorf("%d attempts lost their lease, %d of them by expiry: %d were taken from a holder still renewing them (skew)", fenced, expired, fenced-expired)
+	}
+	all := allJobs(t, f, users)
+	if len(all) != jobs {
+		t.Fatalf("%d jobs in the table, want %d", len(all), jobs)
+	}
+	reclaimed := 0
+	for id, j := range all {
+		if j.Status != fleet.Success || j.Ends != 1 {
+			t.Errorf("job %s: %s, ends %d; want SUCCESS, ended once", id, j.Status, j.Ends)
+		}
+		reclaimed += j.Attempt - 1
+	}
+	// Every re-claim follows a lease its holder gave up.
+	if reclaimed > expired {
+		t.Errorf("%d attempts re-claimed, but only %d leases expired: healthy jobs were taken over", reclaimed, expired)
+	}
+	dl, err := f.DeadLetters(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dl) != 0 {
+		t.Errorf("%d dead letters, want none", len(dl))
+	}
+	per, lines := workLog(t, logPath)
+	if len(per) != jobs || lines > jobs+expired {
+		t.Errorf("work log: %d lines for %d jobs, want every job and at most one extra line per expired lease (%d)", lines, len(per), expired)
+	}
+	t.Logf("%d jobs, claims won %d, lost %d, %d leases expired, %d re-claims, %.1f s", jobs, won, lost, expired, reclaimed, rep.Seconds)
+}

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# room-server.sh: what a participant's container runs in the workshop room
+# (room/Dockerfile's CMD; DockerSpawner starts it with the JUPYTERHUB_*
+# environment). As the image's user:
+#   1. DynamoDB Local and ElasticMQ on 127.0.0.1 inside this container
+#      (scripts/servers.sh, as on a laptop): no other container can reach them
+#   2. seeds the sample nights, as make workshop does
+#   3. the participant's copies of the notebooks in the volume (workspace/)
+#   4. jupyterhub-singleuser (JupyterLab) on the address DockerSpawner gives,
+#      which only accepts the hub's tokens for this participant
+# TERM (docker stop) stops JupyterLab and the servers.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+PROGRESS_PREFIX=room-server
+# shellcheck source=scripts/progress.sh
+source "$ROOT/scripts/progress.sh"
+# shellcheck source=scripts/servers.sh
+source "$ROOT/scripts/servers.sh"
+# shellcheck source=scripts/env.sh
+source "$ROOT/scripts/env.sh"
+say() { printf 'room-server: %s\n' "$*" >&2; }
+
+lab_pid=""
+cleanup() {
+  local status=$?
+  trap '' INT TERM HUP
+  if [[ -n "$lab_pid" ]]; then
+    kill -TERM "$lab_pid" 2>/dev/null || true
+    wait "$lab_pid" 2>/dev/null || true
+  fi
+  servers_down
+  exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+
+step "1/4 DynamoDB Local and ElasticMQ on 127.0.0.1 in this container"
+unset AWS_ENDPOINT_URL_DYNAMODB AWS_ENDPOINT_URL_SQS
+servers_up start
+step "2/4 seeding the sample nights"
+go run ./queuekit/cmd/queuekit seed --sample >&2
+step "3/4 your notebooks in workspace/"
+scripts/workspace.sh prepare
+step "4/4 jupyterhub-singleuser"
+jupyterhub-singleuser --ServerApp.root_dir="$ROOT/workspace" &
+lab_pid=$!
+wait "$lab_pid"
