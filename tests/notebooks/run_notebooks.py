@@ -168,7 +168,7 @@ EXPECTATIONS["05"]["contains"] += [
 # table's write limit divided by S, on the fleet's index write pattern.
 EXPECTATIONS.setdefault("10", {}).setdefault("contains", [])
 EXPECTATIONS["10"]["contains"] += [
-    "a new table's 4,000 / S = 40 caps them, whatever K.",
+    "of the partitions a new table starts with (4,000 ÷ 1,000 = 4)",
     "writes landed/s (S = 100)",
 ]
 
