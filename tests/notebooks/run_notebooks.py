@@ -158,6 +158,19 @@ EXPECTATIONS["05"]["contains"] += ["Ends the pool counted for the job: **1**", "
 # 05, issue 25: the sleeper's late result is refused by the result store, which
 # holds the rescuer's (the sleeper stays stopped until that result is stored).
 EXPECTATIONS["05"]["contains"] += ["| refused by the store | sleeper | 1 |", "| held by the store (read back) | rescuer | 2 |"]
+# 05's pool ceiling on the limits layer (issue 24): S, the key's limit divided
+# by S, and the reason the layer throttles the night's one partition key with.
+EXPECTATIONS["05"]["contains"] += [
+    "At S = 50 the night's one key takes 20 write units a second.",
+    "`TableWriteKeyRangeThroughputExceeded`:",
+]
+# 10's shard-count section on the limits layer (issue 24): S and the new
+# table's write limit divided by S, on the fleet's index write pattern.
+EXPECTATIONS.setdefault("10", {}).setdefault("contains", [])
+EXPECTATIONS["10"]["contains"] += [
+    "of the partitions a new table starts with (4,000 ÷ 1,000 = 4)",
+    "writes landed/s (S = 100)",
+]
 
 # A chart cell's HTML must hold an element ECharts draws into and the init call.
 ECHARTS_HTML = re.compile(r"echarts\.init\(", re.S)
