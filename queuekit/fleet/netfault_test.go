@@ -294,8 +294,9 @@ func TestSlowCallsAndResetsKeepTheInvariants(t *testing.T) {
 }
 
 // DynamoDB unreachable for 4 s mid-run (the proxy disabled, as during a
-// restart of DynamoDB Local; an in-memory one that really restarts loses its
-// tables), longer than the 3 s leases. Leases that slow calls cost are lost and their jobs
+// restart of DynamoDB Local; the real restart, its tables kept on disk, is
+// TestDynamoDBLocalRestartMidRunKeepsTheInvariants), longer than the 3 s
+// leases. Leases that slow calls cost are lost and their jobs
 // claimed again; read back raw, every job ends SUCCESS exactly once, nothing
 // is dead-lettered, no worker dies, and every shard is free after the
 // workers left.

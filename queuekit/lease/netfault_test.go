@@ -544,8 +544,8 @@ func TestSlowCallsAndResetsKeepTheInvariants(t *testing.T) {
 // Heartbeats cannot get through, so holders stop their work; afterwards the
 // reaper's writes and the holders' late ends race under the fence, and the
 // night still keeps every promise (Run's Verify), every job SUCCESS, and the
-// worker does not die. (An in-memory DynamoDB Local that really restarts
-// loses every table, so the outage is made at the network instead.)
+// worker does not die. (A real restart of DynamoDB Local, its tables kept
+// on disk, is TestDynamoDBLocalRestartMidRunKeepsTheInvariants.)
 func TestDynamoDBOutageMidRunKeepsTheInvariants(t *testing.T) {
 	n := sample(t, "2026-05-13")
 	_, cat0 := setup(t, n.Jobs)
