@@ -79,7 +79,7 @@ func find() (string, error) {
 	if answers(ep) {
 		return ep, nil
 	}
-	root, err := repoRoot()
+	root, err := RepoRoot()
 	if err != nil {
 		return "", fmt.Errorf("nothing answers on %s and %v; run `scripts/dynamodb-local.sh start` from the repository root", ep, err)
 	}
@@ -114,9 +114,10 @@ func answers(ep string) bool {
 	return err == nil
 }
 
-// repoRoot walks up from the working directory (a package directory under
-// go test) to the directory holding scripts/dynamodb-local.sh.
-func repoRoot() (string, error) {
+// RepoRoot walks up from the working directory (a package directory under
+// go test) to the directory holding scripts/dynamodb-local.sh: the
+// repository's root, where the scripts and .cache/ are.
+func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err

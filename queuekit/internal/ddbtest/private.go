@@ -70,7 +70,7 @@ func (p *Private) start(t testing.TB) {
 	if listening(p.port) {
 		t.Fatalf("port %s is in use; a private DynamoDB Local needs a free port (set the test's port variable to another)", p.port)
 	}
-	root, err := repoRoot()
+	root, err := RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

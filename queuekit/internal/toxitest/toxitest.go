@@ -54,6 +54,8 @@ import (
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
+
+	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
 )
 
 // Version is the Toxiproxy server the harness builds; it matches the client
@@ -125,7 +127,7 @@ func Addr() string {
 // build installs the server binary into <repo>/.cache/toxiproxy/<Version>
 // once and returns its path.
 func build() (string, error) {
-	root, err := repoRoot()
+	root, err := ddbtest.RepoRoot()
 	if err != nil {
 		return "", err
 	}
@@ -447,24 +449,4 @@ func freePort() (string, error) {
 	}
 	defer l.Close()
 	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port), nil
-}
-
-// repoRoot walks up from the working directory (a package directory under
-// go test) to the repository root (the directory holding go.mod and
-// scripts/).
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "scripts", "dynamodb-local.sh")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("scripts/dynamodb-local.sh not found above the working directory; run the tests from the repository")
-		}
-		dir = parent
-	}
 }
