@@ -117,7 +117,7 @@ func RunPoolCeiling(ctx context.Context, s *limits.Server, p PoolCeiling, progre
 	}
 	began := time.Now()
 	ended := 0
-	runErr := startRun(gctx, ex, date, runID)
+	runErr := ex.Start(gctx, date, runID) // returns once the pool has left WAITING, conflicts retried
 	if runErr == nil {
 		runErr = ex.WaitDone(gctx, date, runID, func(pr queuekit.Progress) {
 			ended = pr.Done
@@ -175,36 +175,8 @@ func RunPoolCeiling(ctx context.Context, s *limits.Server, p PoolCeiling, progre
 // with more attempts (ThrottleAttempts) and, besides the throttling
 // exceptions it retries already, a TransactionCanceledException whose
 // only reasons are ThrottlingError or TransactionConflict (the SDK does not
-// retry them by itself; the executor treats the first as a failed write and
-// a conflicted join as "no run waiting", so without this a worker stops at
-// its first one).
-// startRun starts the run and checks that it started: lease's Start takes
-// a TransactionConflictException on its write of the pool (a worker's join
-// or claim transaction holding the pool item, as the limits layer answers
-// like AWS) for a lost race and returns nil though the pool is still
-// WAITING, so the night would never begin (DynamoDB Local serialises
-// transactions and never shows this). It is started again until the pool
-// has left WAITING.
-func startRun(ctx context.Context, ex *lease.Executor, date, runID string) error {
-	for {
-		if err := ex.Start(ctx, date, runID); err != nil {
-			return err
-		}
-		st, err := ex.Status(ctx, date)
-		if err != nil {
-			return err
-		}
-		if st.State != "WAITING" {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
+// retry them by itself, and the executor treats the first as a failed
+// write, so without this a worker stops at its first one).
 func executorAt(ctx context.Context, endpoint, table string) (*lease.Executor, error) {
 	cat, err := catalog.New(ctx, catalog.WithEndpoint(endpoint), catalog.WithTable(table),
 		catalog.WithClientOptions(func(o *dynamodb.Options) { o.Retryer = ThrottleRetryer() }))
