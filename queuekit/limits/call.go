@@ -381,6 +381,21 @@ func (l *Layer) buckets(ch charge, f func(b *bucket, reason Reason, units float6
 	}
 }
 
+// admit takes est's units and reports true, l.mu still held; or, when a
+// limit refuses them, counts the throttle, unlocks l.mu, answers the
+// request as AWS does and reports false.
+func (c *call) admit(now time.Time, table string, est []charge) bool {
+	l := c.l
+	if reasons := l.check(est, now); len(reasons) > 0 {
+		l.throttled(now, table, est, reasons)
+		l.mu.Unlock()
+		writeError(c.w, throttleBody(reasons))
+		return false
+	}
+	l.take(est, 1)
+	return true
+}
+
 // check returns the reasons the charges would be throttled for (none:
 // admitted), sorted.
 func (l *Layer) check(chs []charge, now time.Time) []Reason {
@@ -480,13 +495,9 @@ func (c *call) single(ctx context.Context, auth string, op *itemOp) {
 		return
 	}
 	est := op.estimate()
-	if reasons := l.check(est, now); len(reasons) > 0 {
-		l.throttled(now, op.table, est, reasons)
-		l.mu.Unlock()
-		writeError(c.w, throttleBody(reasons))
+	if !c.admit(now, op.table, est) {
 		return
 	}
-	l.take(est, 1)
 	l.oneHeld[heldKey(op)]++
 	l.mu.Unlock()
 
@@ -610,13 +621,9 @@ func (c *call) get(op *itemOp) {
 	l.mu.Lock()
 	l.counted(now, op.table)
 	est := op.estimate()
-	if reasons := l.check(est, now); len(reasons) > 0 {
-		l.throttled(now, op.table, est, reasons)
-		l.mu.Unlock()
-		writeError(c.w, throttleBody(reasons))
+	if !c.admit(now, op.table, est) {
 		return
 	}
-	l.take(est, 1)
 	l.mu.Unlock()
 	rec := c.forward(c.body)
 	defer c.reply(rec)
@@ -663,13 +670,9 @@ func (c *call) query() {
 		}
 	}
 	est := []charge{{t, ix, part, true, ReadUnits(0, req.ConsistentRead)}}
-	if reasons := l.check(est, now); len(reasons) > 0 {
-		l.throttled(now, t.name, est, reasons)
-		l.mu.Unlock()
-		writeError(c.w, throttleBody(reasons))
+	if !c.admit(now, t.name, est) {
 		return
 	}
-	l.take(est, 1)
 	l.mu.Unlock()
 	rec := c.forward(c.body)
 	defer c.reply(rec)
