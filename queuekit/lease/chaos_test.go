@@ -419,9 +419,9 @@ func TestSleepingWorkerIsFenced(t *testing.T) {
 // server resumes, the reaper's writes and the holders' late ends race under
 // the fence, and still every job ends exactly once, the run exits 0, and no
 // process gives up. The server is this test's own (port
-// $LEASE_STALL_PORT, or a free one the kernel picks).
+// $LEASE_STALL_PORT, or a free one ddbtest picks).
 func TestDynamoDBStalledPastALease(t *testing.T) {
-	port := os.Getenv("LEASE_STALL_PORT") // "": a free port the kernel picks
+	port := os.Getenv("LEASE_STALL_PORT") // "": a free port ddbtest picks
 	bin := buildCLI(t)
 	srv := ddbtest.StartPrivate(t, port)
 	const c, maxRetry = 4, 6

@@ -221,9 +221,9 @@ func TestKilledWorkerJobIsReclaimedAfterItsLease(t *testing.T) {
 // and then resumed. Requests wait, nobody's lease expires (the lease, 10 s,
 // outlasts the pause with the heartbeat margin), so no job is lost and none
 // runs twice: each job has exactly one attempt, SUCCESS. The server is this
-// test's own (port $LEASE_PAUSE_PORT, or a free one the kernel picks), never a shared one.
+// test's own (port $LEASE_PAUSE_PORT, or a free one ddbtest picks), never a shared one.
 func TestDynamoDBPausedMidRunLosesNothing(t *testing.T) {
-	port := os.Getenv("LEASE_PAUSE_PORT") // "": a free port the kernel picks
+	port := os.Getenv("LEASE_PAUSE_PORT") // "": a free port ddbtest picks
 	bin := buildCLI(t)
 	srv := ddbtest.StartPrivate(t, port)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

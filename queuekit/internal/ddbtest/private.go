@@ -2,11 +2,13 @@ package ddbtest
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -43,7 +45,7 @@ func WithDBPath(dir string) func(*PrivateOptions) {
 // `scripts/dynamodb-local.sh run` (which installs it if needed and execs
 // the loopback launcher, so the process is the server itself), and stops it
 // when the test ends. The port must be free (the test fails with what to do
-// otherwise); "" takes a free one the kernel picks.
+// otherwise); "" takes a free one below the ephemeral range (see freePort).
 func StartPrivate(t testing.TB, port string, opts ...func(*PrivateOptions)) *Private {
 	t.Helper()
 	if port == "" {
@@ -150,15 +152,48 @@ func (p *Private) signal(s syscall.Signal) error {
 	return nil
 }
 
-// freePort returns a loopback port the kernel just gave out and that was
-// closed at once, so that private servers of tests running side by side
-// (two checkouts, a helper's run) never meet on a fixed port.
+// freePort returns a free loopback port below the kernel's ephemeral range
+// (net.ipv4.ip_local_port_range), so that private servers of tests running
+// side by side (two checkouts, a helper's run) never meet on a fixed port,
+// and so that a killed server's port can be taken again on Restart. A port
+// the kernel hands out (":0") is an ephemeral one: while the server is down,
+// the clients retrying against it can be given that same port as their own
+// source port and connect to themselves (TCP simultaneous open), holding
+// the port so the server cannot listen on it again.
 func freePort(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("find a free port: %v", err)
+	low := ephemeralLow()
+	const first = 20000 // above the ports servers are usually configured on
+	if low <= first+100 {
+		t.Fatalf("find a free port: the ephemeral range starts at %d, leaving none below it above %d", low, first)
 	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	for range 200 {
+		port := first + rand.IntN(low-first)
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			continue // in use: try another
+		}
+		_ = l.Close()
+		return strconv.Itoa(port)
+	}
+	t.Fatalf("find a free port: 200 tries between %d and %d found none free", first, low)
+	return ""
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range; Linux's
+// default (32768) where /proc does not say.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return 32768
+	}
+	low, err := strconv.Atoi(f[0])
+	if err != nil {
+		return 32768
+	}
+	return low
 }
