@@ -20,7 +20,10 @@ A notebook fails when:
   - an expectation from EXPECTATIONS (below) or --expect is not met.
 
 It prints per-notebook timings (the time of every pass: with --again, the first and
-the second), the slowest cells, writes them to
+the second), the slowest cells (with -v every cell's wall time beside the CPU seconds of
+the kernel, go build and the cell's program included, and of DynamoDB Local and
+ElasticMQ: a cell whose wall time far exceeds both waited for the machine or for a
+clock), writes them to
 tests/artifacts/notebook-timings.json, and ends with "N passed, N failed".
 --runs 2 executes the set twice (the second run shows warm-cache timings).
 """
