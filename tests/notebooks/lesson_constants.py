@@ -34,10 +34,10 @@ PER_NOTEBOOK: dict[str, dict[str, list[str]]] = {
     "05": {
         "the header's time, as the README's table of notebooks states it": ["35"],
         "parameters the cells set: 50, 20 and 10 ms a job-minute; a poll of a quarter job-minute (12.5 ms); "
-        "1 ms clock = 0.02 job-minutes at 50 ms; polls 5 and 80 ms = 0.25 and 4 job-minutes at 20 ms; "
+        "1 ms clock = 0.02 job-minutes at 50 ms; polls 5 and 80 ms = 0.5 and 8 job-minutes at 10 ms; "
         "3 slots × 2 requests / 5 ms = 1,200 requests a second; a 1 s lease = 50 job-minutes at 20 ms; "
         "the exercises' targets (120 write units, 0.3 failure probability, 40 job-minutes of slack, a 0.5 s pause)": [
-            "50", "20", "12.5", "0.02", "0.25", "1,200", "120", "0.3", "40", "0.5"],
+            "50", "20", "12.5", "0.02", "10", "8", "1,200", "120", "0.3", "40", "0.5"],
         "notebook 04's reference forecasts (queuekit/sim TestReferenceScenarios): 2026-05-13 drains at minute 160, "
         "2026-05-14 with 2 workers at 490": ["160", "490"],
         "Kleppmann, How to do distributed locking (2016)": ["2016"],
@@ -48,7 +48,7 @@ PER_NOTEBOOK: dict[str, dict[str, list[str]]] = {
     "06": {
         "the header's time, as the README's table of notebooks states it": ["20"],
         "DynamoDB Local's TTL sweep as the workshop reads it: 20 items every 10 seconds; the measured table's size, "
-        "40 timers (a parameter of the cell)": ["20", "40"],
+        "30 timers (a parameter of the cell)": ["20", "30"],
     },
     "07": {
         "parameters of the exercises: 0.2 failure probability per receive, poison slice 17, 0.25 s a request, "
