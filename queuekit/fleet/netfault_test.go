@@ -127,12 +127,7 @@ func TestSlowCallsAndResetsKeepTheInvariants(t *testing.T) {
 	r.Default.ResetPeer(t, 0.05, 0)
 	wait := g.joinWorkers(2, 3, fleet.Sleep(lease/2))
 	g.waitAllEnded(3 * time.Minute)
-	w := wait()
-	s := sum(t, w.stats, w.errs)
-	attempts := g.checkEndedOnce(s)
-	time.Sleep(lease) // a release slowed past the workers' exit lands or its lease ends
-	g.logShards()
-	t.Logf("%d requests, %d SDK retries; %d jobs in %d attempts; %d leases lost (%d by expiry), %d claims unanswered", r.Count(""), r.Retries(""), g.jobs, attempts, s.fenced, s.expired, s.unanswered)
+	g.stopAndCheck(wait)
 }
 
 // DynamoDB unreachable for 4 s mid-run (the proxy disabled, as during a
@@ -154,12 +149,7 @@ func TestDynamoDBOutageMidRunKeepsTheInvariants(t *testing.T) {
 	time.Sleep(4 * time.Second)
 	r.Default.Restore(t)
 	g.waitAllEnded(3 * time.Minute)
-	w := wait()
-	s := sum(t, w.stats, w.errs)
-	attempts := g.checkEndedOnce(s)
-	time.Sleep(lease) // a release slowed past the workers' exit lands or its lease ends
-	g.logShards()
-	t.Logf("%d requests, %d SDK retries; %d jobs in %d attempts; %d leases lost (%d by expiry), %d claims unanswered", r.Count(""), r.Retries(""), g.jobs, attempts, s.fenced, s.expired, s.unanswered)
+	g.stopAndCheck(wait)
 }
 
 // A slow rejoin (finding 5): every membership write (join, renewal, leave)

@@ -205,3 +205,18 @@ func (g *rig) logShards() {
 		}
 	}
 }
+
+// stopAndCheck stops the routed rig's in-process workers and checks what
+// every fault test of the rig checks (checkEndedOnce); then, a lease later
+// (a release slowed past the workers' exit lands or its lease ends), it
+// logs the shards still held and the run's figures.
+func (g *rig) stopAndCheck(wait func() joined) {
+	g.t.Helper()
+	w := wait()
+	s := sum(g.t, w.stats, w.errs)
+	attempts := g.checkEndedOnce(s)
+	time.Sleep(g.lease)
+	g.logShards()
+	g.t.Logf("%d requests, %d SDK retries; %d jobs in %d attempts; %d leases lost (%d by expiry), %d claims unanswered",
+		g.r.Count(""), g.r.Retries(""), g.jobs, attempts, s.fenced, s.expired, s.unanswered)
+}
