@@ -97,7 +97,14 @@ func faultOneKind(t *testing.T, fault, kind string) {
 	args := []string{"--endpoint", front, "--lease-ms", fmt.Sprint(lease.Milliseconds()), "--shard-lease-ms", fmt.Sprint(lease.Milliseconds()),
 		"--job-ms", fmt.Sprint((lease / 2).Milliseconds()), "--work-log", logPath}
 	w0 := startWorker(t, g.f0, "w0", shards, slots, args...)
-	waitFor(t, "w0 to own both shards", 2*time.Minute, func() bool { return len(w0.stats().Owned) == shards })
+	waitFor(t, "w0 to own both shards", 2*time.Minute, func() bool {
+		select {
+		case <-w0.done:
+			t.Fatalf("w0 exited %v before it owned both shards: %s", w0.cmd.ProcessState, w0.errb.String())
+		default:
+		}
+		return len(w0.stats().Owned) == shards
+	})
 	w1 := startWorker(t, g.f0, "w1", shards, slots, args...)
 	g.waitAllEnded(4 * time.Minute)
 	st := []fleet.Stats{w0.stop(t), w1.stop(t)}
@@ -122,8 +129,10 @@ func faultOneKind(t *testing.T, fault, kind string) {
 	if attempts < s.won || attempts > s.won+s.unanswered {
 		t.Errorf("%d attempts in the table, the workers counted %d claims won and %d unanswered: a landed claim was counted lost", attempts, s.won, s.unanswered)
 	}
-	if s.succeeded != jobs {
-		t.Errorf("the workers counted %d ends, want %d (an end that landed counted twice or not at all)", s.succeeded, jobs)
+	// Each end that landed was counted once: as succeeded, or as an end
+	// left unanswered (it landed, its worker cannot know).
+	if s.succeeded > jobs || s.succeeded+s.endErrors < jobs {
+		t.Errorf("the workers counted %d ends and %d left unanswered, want %d ends in all (an end that landed counted twice or not at all)", s.succeeded, s.endErrors, jobs)
 	}
 	// The protocol kept every lease it could: none was refused by the
 	// token (taken from a holder still renewing it); the leases lost are
@@ -139,8 +148,8 @@ func faultOneKind(t *testing.T, fault, kind string) {
 		t.Fatalf("%d %s requests, %d sent again: the fault was not injected", g.r.Count(kind), kind, g.r.Retries(kind))
 	}
 	g.logShards()
-	t.Logf("%s %s: %d requests of the kind, %d sent again; %d jobs in %d attempts, %d work lines; won %d, claims unanswered %d, landed %d, leases lost %d (expired %d), rejoins %d; shards acquired %d+%d, lost %d+%d, wants %d+%d",
-		fault, kind, g.r.Count(kind), g.r.Retries(kind), jobs, attempts, lines, s.won, s.unanswered, s.landed, s.fenced, s.expired, s.rejoins,
+	t.Logf("%s %s: %d requests of the kind, %d sent again; %d jobs in %d attempts, %d work lines; won %d, claims unanswered %d, ends unanswered %d, landed %d, leases lost %d (expired %d), rejoins %d; shards acquired %d+%d, lost %d+%d, wants %d+%d",
+		fault, kind, g.r.Count(kind), g.r.Retries(kind), jobs, attempts, lines, s.won, s.unanswered, s.endErrors, s.landed, s.fenced, s.expired, s.rejoins,
 		st[0].ShardsAcquired, st[1].ShardsAcquired, st[0].ShardsLost, st[1].ShardsLost, st[0].Wants, st[1].Wants)
 }
 

@@ -77,6 +77,11 @@ type Stats struct {
 	// away or too slow, the SDK's retries spent): such a claim may have
 	// landed; its job is then claimed again when that lease ends.
 	ClaimErrors int `json:"claim_errors"`
+	// EndErrors counts ends that got no answer (DynamoDB away or too slow,
+	// the SDK's retries spent within the call timeout): such an end may
+	// have landed (counted nowhere else); if it did not, the job is
+	// claimed again when its lease ends.
+	EndErrors int `json:"end_errors"`
 	// Succeeded, Retried, Fatal count the ends this worker wrote (a
 	// recurring run's end counts as succeeded).
 	Succeeded int `json:"succeeded"`
@@ -745,6 +750,8 @@ func (wk *worker) run(ctx context.Context, j Job) {
 	if err != nil {
 		if errors.Is(err, fence.ErrFenced) {
 			wk.add(func(st *Stats, _ *writes) { st.Fenced++; st.LastLoss = trim(err.Error()) })
+		} else {
+			wk.add(func(st *Stats, _ *writes) { st.EndErrors++ })
 		}
 		return
 	}
