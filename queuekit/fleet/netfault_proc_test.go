@@ -75,9 +75,9 @@ func faultOneKind(t *testing.T, fault, kind string) {
 	defer cancel()
 	g := newRoutedRig(t, ctx, shards, jobs, 20, lease, procKind, procKinds...)
 	front := g.r.Serve(t)
-	// The worker processes' SDK: its default retryer (backoffs up to
-	// seconds), with attempts enough that lost replies never exhaust them.
-	t.Setenv("AWS_MAX_ATTEMPTS", "10")
+	// The worker processes' SDK client is the CLI's: the standard retryer
+	// (3 attempts, backoffs of seconds), so a call's attempts can all be
+	// spent on lost replies: the worker must ride that out.
 	px := g.r.Proxy(t, kind)
 	switch fault {
 	case "slow":
@@ -139,9 +139,6 @@ func faultOneKind(t *testing.T, fault, kind string) {
 	// those whose holder gave them up, no renewal answered in time.
 	if s.fenced != s.expired {
 		t.Errorf("%d attempts lost their lease, only %d by expiry: %d were taken from a holder still renewing them", s.fenced, s.expired, s.fenced-s.expired)
-	}
-	if kind == "member" && s.fenced != 0 {
-		t.Errorf("%d job leases lost while only membership writes were faulty", s.fenced)
 	}
 	checkShardHistory(t, g)
 	if g.r.Count(kind) == 0 || (fault == "lost" && g.r.Retries(kind) == 0) {
