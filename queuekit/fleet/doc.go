@@ -126,8 +126,9 @@
 // When every try of a call gets no answer (the SDK's attempts spent on
 // lost replies or a slow server, or DynamoDB away), the write may or may
 // not have landed: a claim is counted in Stats.ClaimErrors, an end in
-// Stats.EndErrors, and either way the job comes back when its lease ends if
-// the worker does not hold it. A worker rides such calls out, as it rides
+// Stats.EndErrors; a claim that landed unseen, or an end that did not
+// land, leaves a lease nobody renews, and the job comes back when it ends.
+// A worker rides such calls out, as it rides
 // out an outage: it never exits on them.
 //
 // # Shard ownership
