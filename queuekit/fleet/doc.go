@@ -123,6 +123,14 @@
 // only by these conditional writes, so a retry never counts twice. A
 // worker's Stats are its own process's counters, not written to DynamoDB.
 //
+// When every try of a call gets no answer (the SDK's attempts spent on
+// lost replies or a slow server, or DynamoDB away), the write may or may
+// not have landed: a claim is counted in Stats.ClaimErrors, an end in
+// Stats.EndErrors; a claim that landed unseen, or an end that did not
+// land, leaves a lease nobody renews, and the job comes back when it ends.
+// A worker rides such calls out, as it rides
+// out an outage: it never exits on them.
+//
 // # Shard ownership
 //
 // The K shard items are leased like jobs, with the same fence: a worker

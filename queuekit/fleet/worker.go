@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/nightqueue/workshop/queuekit/catalog"
@@ -77,6 +78,11 @@ type Stats struct {
 	// away or too slow, the SDK's retries spent): such a claim may have
 	// landed; its job is then claimed again when that lease ends.
 	ClaimErrors int `json:"claim_errors"`
+	// EndErrors counts ends that got no answer (DynamoDB away or too slow,
+	// the SDK's retries spent within the call timeout): such an end may
+	// have landed (counted nowhere else); if it did not, the job is
+	// claimed again when its lease ends.
+	EndErrors int `json:"end_errors"`
 	// Succeeded, Retried, Fatal count the ends this worker wrote (a
 	// recurring run's end counts as succeeded).
 	Succeeded int `json:"succeeded"`
@@ -239,8 +245,14 @@ func (f *Fleet) Join(ctx context.Context, cfg WorkerConfig) (Stats, error) {
 	var member *membership
 	if !f.opts.PollAll {
 		member = &membership{wk: wk}
-		if err := member.join(ctx, final); err != nil {
-			return Stats{}, err
+		for { // the table answered just now (Shards): a join with no answer is sent again
+			err := member.join(ctx, final)
+			if err == nil {
+				break
+			}
+			if !noAnswer(err) || sleepCtx(ctx, f.opts.Poll) != nil {
+				return Stats{}, err
+			}
 		}
 		g.Go(func() error { return member.keep(gctx, final) })
 		g.Go(func() error { return wk.rebalance(gctx, final) })
@@ -347,11 +359,10 @@ func (m *membership) keep(ctx, life context.Context) error {
 			if err == nil {
 				break
 			}
-			var un *catalog.UnreachableError
 			if ctx.Err() != nil {
 				return nil
 			}
-			if !errors.As(err, &un) {
+			if !noAnswer(err) {
 				return err
 			}
 			if sleepCtx(ctx, m.wk.f.opts.Poll) != nil {
@@ -403,10 +414,7 @@ func (wk *worker) rebalance(ctx, life context.Context) error {
 	defer t.Stop()
 	for {
 		if err := wk.rebalanceOnce(ctx, life); err != nil && ctx.Err() == nil {
-			var un *catalog.UnreachableError
-			if errors.As(err, &un) {
-				// DynamoDB is away: the keepers stop what they cannot renew.
-			} else {
+			if !noAnswer(err) { // DynamoDB away or silent: the keepers stop what they cannot renew
 				return err
 			}
 		}
@@ -615,8 +623,7 @@ func (wk *worker) poll(ctx context.Context, cands chan<- Job) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			var un *catalog.UnreachableError
-			if errors.As(err, &un) {
+			if noAnswer(err) {
 				if sleepCtx(ctx, f.opts.Poll) != nil {
 					return nil
 				}
@@ -745,6 +752,8 @@ func (wk *worker) run(ctx context.Context, j Job) {
 	if err != nil {
 		if errors.Is(err, fence.ErrFenced) {
 			wk.add(func(st *Stats, _ *writes) { st.Fenced++; st.LastLoss = trim(err.Error()) })
+		} else {
+			wk.add(func(st *Stats, _ *writes) { st.EndErrors++ })
 		}
 		return
 	}
@@ -758,6 +767,17 @@ func (wk *worker) run(ctx context.Context, j Job) {
 			st.Fatal++
 		}
 	})
+}
+
+// noAnswer reports whether err says that DynamoDB gave no answer: it is
+// unreachable or too slow (catalog.UnreachableError), or the SDK spent its
+// attempts on requests whose connection closed without a reply (a reply
+// lost: the write may have landed). A worker rides these out, as it does
+// an outage: its keepers give up what they cannot renew.
+func noAnswer(err error) bool {
+	var un *catalog.UnreachableError
+	var send *smithyhttp.RequestSendError
+	return errors.As(err, &un) || errors.As(err, &send)
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

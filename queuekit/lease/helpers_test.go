@@ -6,9 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
+	"github.com/nightqueue/workshop/queuekit/internal/toxitest"
 	"github.com/nightqueue/workshop/queuekit/lease"
 )
 
@@ -71,4 +75,30 @@ func partWays(t *testing.T) queuekit.Night {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// executorVia opens an executor on cat0's table whose client reaches
+// DynamoDB through endpoint (a Toxiproxy proxy, a private server) with the
+// client options of the fault test (its retryer, its HTTP client).
+func executorVia(t *testing.T, cat0 *catalog.Catalog, endpoint string, client func(*dynamodb.Options)) *lease.Executor {
+	t.Helper()
+	cat, err := catalog.New(context.Background(), catalog.WithEndpoint(endpoint), catalog.WithTable(cat0.Table()), catalog.WithClientOptions(client))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := lease.New(cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ex
+}
+
+// routed sends the client's requests through the router r, with enough
+// SDK attempts that no call runs out of them when 30% of replies are lost
+// (0.3^12), and short backoffs, as a lease of seconds needs.
+func routed(r *toxitest.Router) func(*dynamodb.Options) {
+	return func(o *dynamodb.Options) {
+		o.HTTPClient = r.HTTPClient()
+		o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) { so.MaxAttempts, so.MaxBackoff = 12, 100*time.Millisecond })
+	}
 }

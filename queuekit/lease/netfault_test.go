@@ -280,23 +280,7 @@ func TestLostRepliesPerWriteKind(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			ex0, cat0 := setup(t, n.Jobs)
 			r := toxitest.NewRouter(t, cat0.Endpoint(), leaseKind, leaseKinds...)
-			cat, err := catalog.New(context.Background(), catalog.WithEndpoint(r.Default.URL), catalog.WithTable(cat0.Table()),
-				catalog.WithClientOptions(func(o *dynamodb.Options) {
-					o.HTTPClient = r.HTTPClient()
-					// Enough attempts that no call runs out of them (0.3^12),
-					// and short backoffs, as a lease of seconds needs.
-					o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
-						so.MaxAttempts, so.MaxBackoff = 12, 100*time.Millisecond
-					})
-				}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ex, err := lease.New(cat)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_ = ex0
+			ex := executorVia(t, cat0, r.Default.URL, routed(r))
 			// Every reply of the kind is lost until the SDK has sent two
 			// requests of it again; from then on 30% of them.
 			px := r.Proxy(t, kind)
@@ -502,18 +486,7 @@ func TestSlowCallsAndResetsKeepTheInvariants(t *testing.T) {
 	n := sample(t, "2026-05-13")
 	_, cat0 := setup(t, n.Jobs)
 	r := toxitest.NewRouter(t, cat0.Endpoint(), func(string, []byte) string { return "" })
-	cat, err := catalog.New(context.Background(), catalog.WithEndpoint(r.Default.URL), catalog.WithTable(cat0.Table()),
-		catalog.WithClientOptions(func(o *dynamodb.Options) {
-			o.HTTPClient = r.HTTPClient()
-			o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) { so.MaxAttempts, so.MaxBackoff = 12, 100*time.Millisecond })
-		}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex, err := lease.New(cat)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ex := executorVia(t, cat0, r.Default.URL, routed(r))
 	r.Default.Slow(t, 0.05, 3*time.Second, 0)
 	r.Default.ResetPeer(t, 0.05, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -550,17 +523,9 @@ func TestDynamoDBOutageMidRunKeepsTheInvariants(t *testing.T) {
 	n := sample(t, "2026-05-13")
 	_, cat0 := setup(t, n.Jobs)
 	px := toxitest.NewProxy(t, cat0.Endpoint())
-	cat, err := catalog.New(context.Background(), catalog.WithEndpoint(px.URL), catalog.WithTable(cat0.Table()),
-		catalog.WithClientOptions(func(o *dynamodb.Options) {
-			o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) { so.MaxAttempts, so.MaxBackoff = 30, 200*time.Millisecond })
-		}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex, err := lease.New(cat)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ex := executorVia(t, cat0, px.URL, func(o *dynamodb.Options) {
+		o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) { so.MaxAttempts, so.MaxBackoff = 30, 200*time.Millisecond })
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cfg := lease.Config{Workers: 3, Minute: 50 * time.Millisecond, Lease: 2 * time.Second, MaxRetry: 6}
@@ -574,16 +539,7 @@ func TestDynamoDBOutageMidRunKeepsTheInvariants(t *testing.T) {
 		done <- result{rep, err}
 	}()
 	// Cut once the night runs with jobs in flight.
-	for {
-		st, err := processing(ctx, cat0, n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitProcessing(t, ctx, cat0, n)
 	px.Cut(t)
 	time.Sleep(3 * time.Second)
 	px.Restore(t)
@@ -601,6 +557,22 @@ func TestDynamoDBOutageMidRunKeepsTheInvariants(t *testing.T) {
 		}
 	}
 	t.Logf("%d jobs, %d attempts, %d leases lost to the outage", len(n.Jobs), len(res.rep.Schedule), lost)
+}
+
+// waitProcessing waits until some job of the night is PROCESSING (the
+// night runs with jobs in flight).
+func waitProcessing(t *testing.T, ctx context.Context, cat0 *catalog.Catalog, n queuekit.Night) {
+	t.Helper()
+	for {
+		st, err := processing(ctx, cat0, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // processing reports whether some job of the night is PROCESSING, read

@@ -35,20 +35,12 @@ func TestDynamoDBLocalRestartMidRunKeepsTheInvariants(t *testing.T) {
 	srv := ddbtest.StartPrivate(t, "", ddbtest.WithDBPath(t.TempDir()))
 	n := sample(t, "2026-05-13")
 	ex0, cat0 := setup(t, n.Jobs, catalog.WithEndpoint(srv.Endpoint))
-	cat, err := catalog.New(context.Background(), catalog.WithEndpoint(srv.Endpoint), catalog.WithTable(cat0.Table()),
-		catalog.WithClientOptions(func(o *dynamodb.Options) {
-			o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
-				so.MaxAttempts, so.MaxBackoff = 100, 500*time.Millisecond
-				so.RateLimiter = ratelimit.None
-			})
-		}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex, err := lease.New(cat)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ex := executorVia(t, cat0, srv.Endpoint, func(o *dynamodb.Options) {
+		o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
+			so.MaxAttempts, so.MaxBackoff = 100, 500*time.Millisecond
+			so.RateLimiter = ratelimit.None
+		})
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cfg := lease.Config{Workers: 3, Minute: 50 * time.Millisecond, Lease: 2 * time.Second, MaxRetry: 6}
@@ -77,16 +69,7 @@ func TestDynamoDBLocalRestartMidRunKeepsTheInvariants(t *testing.T) {
 		done <- ex.WaitDone(ctx, n.BatchDate, runID, nil)
 	}()
 	// Kill once the night runs with jobs in flight.
-	for {
-		st, err := processing(ctx, cat0, n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitProcessing(t, ctx, cat0, n)
 	if err := srv.Kill(); err != nil {
 		t.Fatal(err)
 	}

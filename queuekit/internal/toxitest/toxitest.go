@@ -42,6 +42,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"os"
 	"os/exec"
@@ -395,6 +397,29 @@ func (r *Router) AfterRetries(kind string, n int, fn func()) {
 // HTTPClient returns an HTTP client using the router, for
 // dynamodb.Options.HTTPClient (catalog.WithClientOptions).
 func (r *Router) HTTPClient() *http.Client { return &http.Client{Transport: r} }
+
+// Serve starts an HTTP server on a loopback port the kernel picks that
+// sends every request it gets through the router, and returns its URL: the
+// endpoint to give code in other processes (a worker process's
+// --endpoint), so that a toxic aimed at one kind of request reaches that
+// kind in every process. A request whose proxy failed it (a reply lost, a
+// connection reset, the caller gone) is answered as the proxy answered:
+// the connection is closed without a reply, so the caller sees a broken
+// connection, not an HTTP error. The server is closed when the test ends.
+func (r *Router) Serve(t testing.TB) string {
+	t.Helper()
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL.Scheme, pr.Out.URL.Host = "http", strings.TrimPrefix(r.Default.URL, "http://")
+			pr.Out.Host = pr.In.Host
+		},
+		Transport:    r,
+		ErrorHandler: func(http.ResponseWriter, *http.Request, error) { panic(http.ErrAbortHandler) },
+	}
+	srv := httptest.NewServer(rp)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
 
 // RoundTrip sends req through its kind's proxy.
 func (r *Router) RoundTrip(req *http.Request) (*http.Response, error) {
