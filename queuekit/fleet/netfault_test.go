@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fleet"
 	"github.com/nightqueue/workshop/queuekit/internal/toxitest"
@@ -113,7 +114,7 @@ func TestLostRepliesPerWriteKind(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, j := range js {
-					if j.Status != fleet.Success {
+					if j.Status != queuekit.StatusSuccess {
 						return false
 					}
 				}
@@ -141,7 +142,7 @@ func TestLostRepliesPerWriteKind(t *testing.T) {
 			attempts := 0
 			for _, j := range js {
 				attempts += j.Attempt
-				if j.Status != fleet.Success || j.Ends != 1 {
+				if j.Status != queuekit.StatusSuccess || j.Ends != 1 {
 					t.Errorf("job %s: %s, ends %d; want SUCCESS, ended exactly once", j.JobID, j.Status, j.Ends)
 				}
 			}
@@ -244,7 +245,7 @@ func TestSlowCallsAndResetsKeepTheInvariants(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, j := range js {
-			if j.Status != fleet.Success {
+			if j.Status != queuekit.StatusSuccess {
 				return false
 			}
 		}
@@ -268,7 +269,7 @@ func TestSlowCallsAndResetsKeepTheInvariants(t *testing.T) {
 	attempts := 0
 	for _, j := range js {
 		attempts += j.Attempt
-		if j.Status != fleet.Success || j.Ends != 1 {
+		if j.Status != queuekit.StatusSuccess || j.Ends != 1 {
 			t.Errorf("job %s: %s, ends %d; want SUCCESS, ended exactly once", j.JobID, j.Status, j.Ends)
 		}
 	}
@@ -348,7 +349,7 @@ func TestDynamoDBOutageMidRunKeepsTheInvariants(t *testing.T) {
 		}
 		n := 0
 		for _, j := range js {
-			if j.Status == fleet.Success {
+			if j.Status == queuekit.StatusSuccess {
 				n++
 			}
 		}
@@ -363,7 +364,7 @@ func TestDynamoDBOutageMidRunKeepsTheInvariants(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, j := range js {
-			if j.Status != fleet.Success {
+			if j.Status != queuekit.StatusSuccess {
 				return false
 			}
 		}
@@ -387,7 +388,7 @@ func TestDynamoDBOutageMidRunKeepsTheInvariants(t *testing.T) {
 	attempts := 0
 	for _, j := range js {
 		attempts += j.Attempt
-		if j.Status != fleet.Success || j.Ends != 1 {
+		if j.Status != queuekit.StatusSuccess || j.Ends != 1 {
 			t.Errorf("job %s: %s, ends %d; want SUCCESS, ended exactly once", j.JobID, j.Status, j.Ends)
 		}
 	}
@@ -467,7 +468,7 @@ func TestSlowRejoinLosesNoJobLease(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, j := range js {
-			if j.Status != fleet.Success {
+			if j.Status != queuekit.StatusSuccess {
 				return false
 			}
 		}
@@ -491,7 +492,7 @@ func TestSlowRejoinLosesNoJobLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, j := range js {
-		if j.Status != fleet.Success || j.Ends != 1 || j.Attempt != 1 {
+		if j.Status != queuekit.StatusSuccess || j.Ends != 1 || j.Attempt != 1 {
 			t.Errorf("job %s: %s, ends %d, attempt %d; want SUCCESS on its first attempt, ended once", j.JobID, j.Status, j.Ends, j.Attempt)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fleet"
 	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
@@ -82,7 +83,7 @@ func TestDynamoDBLocalRestartMidRunKeepsTheInvariants(t *testing.T) {
 		}
 		n := 0
 		for _, j := range js {
-			if j.Status == fleet.Success {
+			if j.Status == queuekit.StatusSuccess {
 				n++
 			}
 		}
@@ -118,7 +119,7 @@ func TestDynamoDBLocalRestartMidRunKeepsTheInvariants(t *testing.T) {
 	attempts := 0
 	for _, j := range js {
 		attempts += j.Attempt
-		if j.Status != fleet.Success || j.Ends != 1 {
+		if j.Status != queuekit.StatusSuccess || j.Ends != 1 {
 			t.Errorf("job %s: %s, ends %d; want SUCCESS, ended exactly once", j.JobID, j.Status, j.Ends)
 		}
 	}

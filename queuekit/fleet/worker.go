@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fence"
 )
@@ -750,11 +751,11 @@ func (wk *worker) run(ctx context.Context, j Job) {
 	}
 	wk.add(func(st *Stats, _ *writes) {
 		switch status {
-		case Success, NotStarted:
+		case queuekit.StatusSuccess, queuekit.StatusNotStarted:
 			st.Succeeded++
-		case RetriableFailure:
+		case queuekit.StatusRetriableFailure:
 			st.Retried++
-		case FatalFailure:
+		case queuekit.StatusFatalFailure:
 			st.Fatal++
 		}
 	})

@@ -239,7 +239,7 @@ func (e *Executor) Prepare(ctx context.Context, n queuekit.Night, cfg Config) (s
 		arr := float64(j.ArrivalMinute(n.Window))
 		it := jobItem{BatchDate: n.BatchDate, SK: jobSK(j.JobID), JobID: j.JobID, Class: j.WorkloadClass,
 			Priority: j.Priority, Arrival: arr, Estimate: float64(j.RuntimeMinutes), Exclusive: j.RequiresExclusiveLock,
-			Status: NotStarted, MaxRetry: cfg.MaxRetry, RunID: runID,
+			Status: queuekit.StatusNotStarted, MaxRetry: cfg.MaxRetry, RunID: runID,
 			ClaimShard: shardOf(n.BatchDate, j.RequiresExclusiveLock, j.Priority, j.JobID, cfg.Shards), DueKey: dueKey(arr, j.JobID)}
 		if j.RequiresExclusiveLock {
 			xp[j.Priority] = true

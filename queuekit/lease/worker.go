@@ -852,7 +852,7 @@ func (w *worker) claimInput(p poolItem, picks []pick, nowMS int64) (*dynamodb.Tr
 		grant := jobFence.Acquire(fence.Token(j.Token), w.name, time.UnixMilli(nowMS+lease.Milliseconds()))
 		jobExpr, err := expression.NewBuilder().
 			WithCondition(claimJobCond(grant, j.ClaimShard, j.Attempt, w.run)).
-			WithUpdate(grant.Update.Set(expression.Name("execution_status"), expression.Value(Claimed)).
+			WithUpdate(grant.Update.Set(expression.Name("execution_status"), expression.Value(queuekit.StatusClaimed)).
 				Set(expression.Name("attempt"), expression.Value(attempt)).
 				Set(expression.Name("worker_ids"), expression.Value(pk.ids)).
 				Set(expression.Name(attrLeaseSh), expression.Value(w.date)).
