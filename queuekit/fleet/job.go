@@ -19,15 +19,6 @@ import (
 	"github.com/nightqueue/workshop/queuekit/fence"
 )
 
-// FatalError marks a work error that must not be retried.
-type FatalError struct{ Err error }
-
-func (e *FatalError) Error() string { return "fatal: " + e.Err.Error() }
-func (e *FatalError) Unwrap() error { return e.Err }
-
-// Fatal wraps err so that the job ends FATAL_FAILURE at once.
-func Fatal(err error) error { return &FatalError{err} }
-
 // writes counts write requests and the capacity DynamoDB reported.
 type writes struct {
 	requests        int
@@ -50,12 +41,9 @@ func (f *Fleet) update(ctx context.Context, w *writes, k map[string]types.Attrib
 		return nil, fmt.Errorf("build expression: %w", err)
 	}
 	w.requests++
-	out, err := catalog.Call(ctx, f.cat, func(ctx context.Context) (*dynamodb.UpdateItemOutput, error) {
-		return f.client().UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(f.Table()), Key: k,
-			ConditionExpression: expr.Condition(), UpdateExpression: expr.Update(),
-			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-			ReturnValues: types.ReturnValueAllNew, ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes,
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
+	out, err := f.cat.DB().UpdateItem(ctx, k, expr, func(in *dynamodb.UpdateItemInput) {
+		in.ReturnValues, in.ReturnConsumedCapacity = types.ReturnValueAllNew, types.ReturnConsumedCapacityIndexes
+		in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 	})
 	if err != nil {
 		if fence.Refused(err) {
@@ -183,7 +171,7 @@ func (f *Fleet) end(ctx context.Context, w *writes, j Job, h fence.Hold, workErr
 	step := jobFence.Release(h)
 	upd := step.Update
 	status := queuekit.StatusSuccess
-	var fatal *FatalError
+	var fatal *queuekit.FatalError
 	switch {
 	case workErr == nil:
 		sched, err := parseSchedule(j.ScheduledAt)
@@ -195,7 +183,7 @@ func (f *Fleet) end(ctx context.Context, w *writes, j Job, h fence.Hold, workErr
 			repeat = !next.After(until)
 		}
 		if repeat && err != nil { // never schedule from a bad time (a negative due_at fires in a hot loop)
-			bad := Fatal(fmt.Errorf("%w", &InputError{"scheduled_job_execution_time", j.ScheduledAt + " / " + j.RepeatUntil, "a recurring job needs RFC 3339 times from 2000 to 9999: fix and resubmit it"}))
+			bad := queuekit.Fatal(fmt.Errorf("%w", &InputError{"scheduled_job_execution_time", j.ScheduledAt + " / " + j.RepeatUntil, "a recurring job needs RFC 3339 times from 2000 to 9999: fix and resubmit it"}))
 			ferr := f.fatal(ctx, w, j, h, 0, now, bad.Error(), j.Attempt)
 			return queuekit.StatusFatalFailure, jobFence.Check(ferr, "end", h, 0)
 		}

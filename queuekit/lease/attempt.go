@@ -17,6 +17,7 @@ import (
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fence"
+	"github.com/nightqueue/workshop/queuekit/internal/wait"
 )
 
 // execute runs one claimed attempt: PROCESSING, the work under a fenced
@@ -73,7 +74,7 @@ func (w *worker) execute(ctx context.Context, c claimed) error {
 		outcome, msg = LeaseExpired, fmt.Sprintf("lease lost by worker %s: %v", w.name, lost)
 	case werr != nil:
 		outcome = queuekit.StatusRetriableFailure
-		if IsFatal(werr) || j.CurrentRetry >= j.MaxRetry {
+		if queuekit.IsFatal(werr) || j.CurrentRetry >= j.MaxRetry {
 			outcome = queuekit.StatusFatalFailure
 		}
 	}
@@ -333,7 +334,7 @@ func (e *Executor) end(ctx context.Context, date, run string, j jobItem, step fe
 		if !fence.Conflict(err) || try >= 20 {
 			break
 		}
-		if err := sleep(ctx, time.Duration(1+rand.N(10<<min(try, 4)))*time.Millisecond); err != nil {
+		if err := wait.Sleep(ctx, time.Duration(1+rand.N(10<<min(try, 4)))*time.Millisecond); err != nil {
 			return err
 		}
 	}
