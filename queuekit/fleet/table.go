@@ -68,8 +68,9 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Option sets one of the Options.
-type Option func(*Options)
+// Option is one functional option of New: a func(*Options), the SDK's optFns
+// form. It is an alias, so the With helpers and a plain func literal mix.
+type Option = func(*Options)
 
 // WithLease sets the job lease.
 func WithLease(d time.Duration) Option { return func(o *Options) { o.Lease = d } }

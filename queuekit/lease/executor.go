@@ -122,8 +122,9 @@ type Options struct {
 	ClockOffset time.Duration
 }
 
-// Option sets one of the Options.
-type Option func(*Options)
+// Option is one functional option of New: a func(*Options), the SDK's optFns
+// form. It is an alias, so the With helpers and a plain func literal mix.
+type Option = func(*Options)
 
 // WithClockOffset sets Options.ClockOffset (tests only).
 func WithClockOffset(d time.Duration) Option { return func(o *Options) { o.ClockOffset = d } }
