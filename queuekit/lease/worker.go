@@ -818,7 +818,7 @@ func claimPoolCond(run string, p poolItem, whole bool, total int) expression.Con
 		And(expression.Name("exclusive").Equal(expression.Value("")))
 }
 
-// update is one Update of a transaction from a built expression.
+// txUpdate is one Update of a transaction from a built expression.
 func txUpdate(table *string, k map[string]types.AttributeValue, e expression.Expression) types.TransactWriteItem {
 	return types.TransactWriteItem{Update: &types.Update{TableName: table, Key: k,
 		ConditionExpression: e.Condition(), UpdateExpression: e.Update(),
