@@ -103,8 +103,9 @@ type Options struct {
 	Indexes  []Index
 }
 
-// Option sets one of the Options.
-type Option func(*Options)
+// Option is one functional option of New: a func(*Options), the SDK's optFns
+// form. It is an alias, so the With helpers and a plain func literal mix.
+type Option = func(*Options)
 
 // WithEndpoint sets the endpoint URL, e.g. http://localhost:8000.
 func WithEndpoint(url string) Option { return func(o *Options) { o.Endpoint = url } }

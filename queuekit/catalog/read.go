@@ -58,9 +58,10 @@ func describe(date, window string) string {
 	return "night " + date + " window " + window
 }
 
-// ReadOption changes how QueryNight and GetByKey read: the SDK's per-call
-// functional option over ReadOptions.
-type ReadOption func(*ReadOptions)
+// ReadOption is one functional option of QueryNight and GetByKey: a
+// func(*ReadOptions), the SDK's optFns form. It is an alias, so the With
+// helpers and a plain func literal mix.
+type ReadOption = func(*ReadOptions)
 
 // ReadOptions are the settings of one QueryNight or GetByKey call. Set them
 // through ReadConsistent and ReadFilter.

@@ -24,9 +24,10 @@ const BatchSize = dynamo.BatchSize
 // under DynamoDB's 400 KB item limit.
 const MaxPadding = 350 * 1024
 
-// SeedOption configures one Seed or PutEach call, the SDK's way: a
-// function that edits SeedOptions.
-type SeedOption func(*SeedOptions)
+// SeedOption is one functional option of Seed, PutItems, PutEach and
+// CheckSeed: a func(*SeedOptions), the SDK's optFns form. It is an alias,
+// so the With helpers and a plain func literal mix.
+type SeedOption = func(*SeedOptions)
 
 // SeedOptions are the settings of one Seed or PutEach call; each has a
 // WithX option.

@@ -14,18 +14,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fence"
 )
-
-// FatalError marks a work error that must not be retried.
-type FatalError struct{ Err error }
-
-func (e *FatalError) Error() string { return "fatal: " + e.Err.Error() }
-func (e *FatalError) Unwrap() error { return e.Err }
-
-// Fatal wraps err so that the job ends FATAL_FAILURE at once.
-func Fatal(err error) error { return &FatalError{err} }
 
 // writes counts write requests and the capacity DynamoDB reported.
 type writes struct {
@@ -49,12 +41,9 @@ func (f *Fleet) update(ctx context.Context, w *writes, k map[string]types.Attrib
 		return nil, fmt.Errorf("build expression: %w", err)
 	}
 	w.requests++
-	out, err := catalog.Call(ctx, f.cat, func(ctx context.Context) (*dynamodb.UpdateItemOutput, error) {
-		return f.client().UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(f.Table()), Key: k,
-			ConditionExpression: expr.Condition(), UpdateExpression: expr.Update(),
-			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-			ReturnValues: types.ReturnValueAllNew, ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes,
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
+	out, err := f.cat.DB().UpdateItem(ctx, k, expr, func(in *dynamodb.UpdateItemInput) {
+		in.ReturnValues, in.ReturnConsumedCapacity = types.ReturnValueAllNew, types.ReturnConsumedCapacityIndexes
+		in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 	})
 	if err != nil {
 		if fence.Refused(err) {
@@ -101,7 +90,9 @@ func landed(err error, nonce string) (map[string]types.AttributeValue, bool) {
 }
 
 // held reports whether j was read while held (CLAIMED or PROCESSING).
-func held(j Job) bool { return j.Status == Claimed || j.Status == Processing }
+func held(j Job) bool {
+	return j.Status == queuekit.StatusClaimed || j.Status == queuekit.StatusProcessing
+}
 
 // takeover is the condition of a write that takes a job read while held
 // away from its holder: the lease is exactly as read, token and lease end
@@ -143,7 +134,7 @@ func (f *Fleet) claim(ctx context.Context, w *writes, j Job, holder string) (Job
 	until := now.Add(f.opts.Lease)
 	step := jobFence.Acquire(seen, holder, until)
 	nonce := newNonce()
-	upd := step.Update.Set(n(attrStatus), v(Claimed)).Set(n(attrDue), v(until.UnixMilli())).
+	upd := step.Update.Set(n(attrStatus), v(queuekit.StatusClaimed)).Set(n(attrDue), v(until.UnixMilli())).
 		Set(n(attrRetry), v(retry)).Add(n(attrAttempt), v(1)).Set(n(attrNonce), v(nonce))
 	item, err := f.update(ctx, w, jobKey(j), cond, upd)
 	if old, ok := landed(err, nonce); ok { // our claim landed, its reply was lost
@@ -168,19 +159,19 @@ func (f *Fleet) claim(ctx context.Context, w *writes, j Job, holder string) (Job
 func (f *Fleet) heartbeat(w *writes, j Job, h fence.Hold) fence.Beat {
 	return func(ctx context.Context, until time.Time) error {
 		step := jobFence.Renew(h, until)
-		_, err := f.update(ctx, w, jobKey(j), step.Cond, step.Update.Set(n(attrDue), v(until.UnixMilli())).Set(n(attrStatus), v(Processing)))
+		_, err := f.update(ctx, w, jobKey(j), step.Cond, step.Update.Set(n(attrDue), v(until.UnixMilli())).Set(n(attrStatus), v(queuekit.StatusProcessing)))
 		return jobFence.Check(err, "heartbeat", h)
 	}
 }
 
 // end writes the outcome of h's attempt on j (see the package doc) and
 // returns the status written.
-func (f *Fleet) end(ctx context.Context, w *writes, j Job, h fence.Hold, workErr error) (string, error) {
+func (f *Fleet) end(ctx context.Context, w *writes, j Job, h fence.Hold, workErr error) (queuekit.Status, error) {
 	now := f.now()
 	step := jobFence.Release(h)
 	upd := step.Update
-	status := Success
-	var fatal *FatalError
+	status := queuekit.StatusSuccess
+	var fatal *queuekit.FatalError
 	switch {
 	case workErr == nil:
 		sched, err := parseSchedule(j.ScheduledAt)
@@ -192,26 +183,26 @@ func (f *Fleet) end(ctx context.Context, w *writes, j Job, h fence.Hold, workErr
 			repeat = !next.After(until)
 		}
 		if repeat && err != nil { // never schedule from a bad time (a negative due_at fires in a hot loop)
-			bad := Fatal(fmt.Errorf("%w", &InputError{"scheduled_job_execution_time", j.ScheduledAt + " / " + j.RepeatUntil, "a recurring job needs RFC 3339 times from 2000 to 9999: fix and resubmit it"}))
+			bad := queuekit.Fatal(fmt.Errorf("%w", &InputError{"scheduled_job_execution_time", j.ScheduledAt + " / " + j.RepeatUntil, "a recurring job needs RFC 3339 times from 2000 to 9999: fix and resubmit it"}))
 			ferr := f.fatal(ctx, w, j, h, 0, now, bad.Error(), j.Attempt)
-			return FatalFailure, jobFence.Check(ferr, "end", h, 0)
+			return queuekit.StatusFatalFailure, jobFence.Check(ferr, "end", h, 0)
 		}
 		upd = upd.Add(n(attrEnds), v(1)).Add(n(attrRuns), v(1)).Remove(n("last_error"))
 		if repeat { // the next run starts with its retries afresh
-			status = NotStarted
-			upd = upd.Set(n(attrRetry), v(0)).Set(n(attrStatus), v(NotStarted)).Set(n("scheduled_job_execution_time"), v(next.UTC().Format(TimeLayout))).
+			status = queuekit.StatusNotStarted
+			upd = upd.Set(n(attrRetry), v(0)).Set(n(attrStatus), v(queuekit.StatusNotStarted)).Set(n("scheduled_job_execution_time"), v(next.UTC().Format(TimeLayout))).
 				Set(n(attrDue), v(next.UnixMilli()))
 		} else {
-			upd = upd.Set(n(attrStatus), v(Success)).Remove(n(attrShard)).Remove(n(attrDue))
+			upd = upd.Set(n(attrStatus), v(queuekit.StatusSuccess)).Remove(n(attrShard)).Remove(n(attrDue))
 		}
 	case !errors.As(workErr, &fatal) && j.CurrentRetry < j.MaxRetry:
-		status = RetriableFailure
+		status = queuekit.StatusRetriableFailure
 		retryAt := now.Add(f.backoff(j.CurrentRetry))
-		upd = upd.Set(n(attrStatus), v(RetriableFailure)).Set(n(attrRetry), v(j.CurrentRetry+1)).
+		upd = upd.Set(n(attrStatus), v(queuekit.StatusRetriableFailure)).Set(n(attrRetry), v(j.CurrentRetry+1)).
 			Set(n(attrDue), v(retryAt.UnixMilli())).Set(n("last_error"), v(trim(workErr.Error())))
 	default:
 		err := f.fatal(ctx, w, j, h, 0, now, workErr.Error(), j.Attempt)
-		return FatalFailure, jobFence.Check(err, "end", h, 0)
+		return queuekit.StatusFatalFailure, jobFence.Check(err, "end", h, 0)
 	}
 	nonce := newNonce()
 	_, err := f.update(ctx, w, jobKey(j), step.Cond, upd.Set(n(attrNonce), v(nonce)))
@@ -252,7 +243,7 @@ func (f *Fleet) fatal(ctx context.Context, w *writes, j Job, h fence.Hold, seen 
 		step.Cond = takeover(j)
 	}
 	nonce := newNonce()
-	upd := step.Update.Set(n(attrStatus), v(FatalFailure)).Remove(n(attrShard)).Remove(n(attrDue)).
+	upd := step.Update.Set(n(attrStatus), v(queuekit.StatusFatalFailure)).Remove(n(attrShard)).Remove(n(attrDue)).
 		Add(n(attrEnds), v(1)).Set(n("last_error"), v(trim(why))).Set(n(attrNonce), v(nonce))
 	expr, err := expression.NewBuilder().WithCondition(step.Cond).WithUpdate(upd).Build()
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fleet"
 	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
@@ -209,7 +210,7 @@ func TestKillStormEveryJobSucceedsExactlyOnce(t *testing.T) {
 	}
 	reclaimed := 0
 	for id, j := range all {
-		if j.Status != fleet.Success || j.Ends != 1 || j.Runs != 1 {
+		if j.Status != queuekit.StatusSuccess || j.Ends != 1 || j.Runs != 1 {
 			t.Fatalf("job %s: %s, ends %d, runs %d; want SUCCESS ended exactly once", id, j.Status, j.Ends, j.Runs)
 		}
 		if j.Attempt > 1 {
@@ -278,7 +279,7 @@ func TestPausedWorkerIsFencedAndNothingEndsTwice(t *testing.T) {
 	}
 	waitFor(t, "every job to end", 60*time.Second, func() bool {
 		for _, j := range allJobs(t, f, 1) {
-			if j.Status != fleet.Success {
+			if j.Status != queuekit.StatusSuccess {
 				return false
 			}
 		}
@@ -295,7 +296,7 @@ func TestPausedWorkerIsFencedAndNothingEndsTwice(t *testing.T) {
 		t.Errorf("ends written: a %d, b %d; want 0 and %d", sa.Succeeded, sb.Succeeded, jobs)
 	}
 	for id, j := range allJobs(t, f, 1) {
-		if j.Status != fleet.Success || j.Ends != 1 || j.Attempt != 2 || j.CurrentRetry != 1 {
+		if j.Status != queuekit.StatusSuccess || j.Ends != 1 || j.Attempt != 2 || j.CurrentRetry != 1 {
 			t.Errorf("job %s: %s, ends %d, attempt %d, retry %d; want SUCCESS ended once, on attempt 2 after one expired lease", id, j.Status, j.Ends, j.Attempt, j.CurrentRetry)
 		}
 	}
@@ -379,7 +380,7 @@ func TestWorkersJoiningAndLeavingNeverShareAShard(t *testing.T) {
 	waitFor(t, "w1 and w4 to share the shards", 30*time.Second, balanced("w1", "w4"))
 	waitFor(t, "every job to end", 60*time.Second, func() bool {
 		for _, j := range allJobs(t, f, users) {
-			if j.Status != fleet.Success {
+			if j.Status != queuekit.StatusSuccess {
 				return false
 			}
 		}
@@ -476,7 +477,7 @@ func TestRecurringJobsFireOncePerIntervalAndFailuresDeadLetter(t *testing.T) {
 	w2 := startWorker(t, f, "r2", 2, 2, args...)
 	waitFor(t, "every job to end", 60*time.Second, func() bool {
 		for _, j := range allJobs(t, f, 1) {
-			if j.Status != fleet.Success && j.Status != fleet.FatalFailure {
+			if j.Status != queuekit.StatusSuccess && j.Status != queuekit.StatusFatalFailure {
 				return false
 			}
 		}
@@ -490,15 +491,15 @@ func TestRecurringJobsFireOncePerIntervalAndFailuresDeadLetter(t *testing.T) {
 		id := fmt.Sprintf("every-second-%d", i)
 		j := jobs[id]
 		last := first.Add(4 * time.Second).UTC().Format(fleet.TimeLayout)
-		if j.Status != fleet.Success || j.Runs != 5 || j.Ends != 5 || per[id] != 5 || j.ScheduledAt != last {
+		if j.Status != queuekit.StatusSuccess || j.Runs != 5 || j.Ends != 5 || per[id] != 5 || j.ScheduledAt != last {
 			t.Errorf("%s: %s, runs %d, ends %d, work lines %d, last schedule %s; want SUCCESS after 5 runs, 5 ends, 5 lines, last at %s",
 				id, j.Status, j.Runs, j.Ends, per[id], j.ScheduledAt, last)
 		}
 	}
-	if j := jobs["always-fails"]; j.Status != fleet.FatalFailure || j.Attempt != 3 || j.CurrentRetry != 2 || j.Ends != 1 {
+	if j := jobs["always-fails"]; j.Status != queuekit.StatusFatalFailure || j.Attempt != 3 || j.CurrentRetry != 2 || j.Ends != 1 {
 		t.Errorf("always-fails: %s after %d attempts, retry %d, ends %d; want FATAL_FAILURE after 1 + 2 retries", j.Status, j.Attempt, j.CurrentRetry, j.Ends)
 	}
-	if j := jobs["fatal"]; j.Status != fleet.FatalFailure || j.Attempt != 1 || j.Ends != 1 {
+	if j := jobs["fatal"]; j.Status != queuekit.StatusFatalFailure || j.Attempt != 1 || j.Ends != 1 {
 		t.Errorf("fatal: %s after %d attempts; want FATAL_FAILURE after 1", j.Status, j.Attempt)
 	}
 	dls, err := f.DeadLetters(ctx)
@@ -541,7 +542,7 @@ func TestListAllJobsAndViewJob(t *testing.T) {
 	var ids []string
 	for _, j := range js {
 		ids = append(ids, j.JobID)
-		if j.Status != fleet.NotStarted || j.UserID != "u1" || j.Shard != fleet.ShardOf("u1", j.JobID, 4) {
+		if j.Status != queuekit.StatusNotStarted || j.UserID != "u1" || j.Shard != fleet.ShardOf("u1", j.JobID, 4) {
 			t.Errorf("job %+v: want NOT_STARTED, user u1, shard %d", j, fleet.ShardOf("u1", j.JobID, 4))
 		}
 	}

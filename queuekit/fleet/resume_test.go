@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/fleet"
 )
 
@@ -31,7 +32,7 @@ func TestInterruptedRunResumesAndKeepsFinishedJobs(t *testing.T) {
 				return false
 			}
 			for _, j := range js {
-				if j.Status == fleet.Success {
+				if j.Status == queuekit.StatusSuccess {
 					before++
 				}
 			}
@@ -44,7 +45,7 @@ func TestInterruptedRunResumesAndKeepsFinishedJobs(t *testing.T) {
 	}
 	finished := 0
 	for _, j := range allJobs(t, f, users) {
-		if j.Status == fleet.Success {
+		if j.Status == queuekit.StatusSuccess {
 			finished++
 		}
 	}
@@ -66,7 +67,7 @@ func TestInterruptedRunResumesAndKeepsFinishedJobs(t *testing.T) {
 		t.Fatalf("%d jobs, want %d", len(all), jobs)
 	}
 	for id, j := range all {
-		if j.Status != fleet.Success || j.Ends != 1 {
+		if j.Status != queuekit.StatusSuccess || j.Ends != 1 {
 			t.Fatalf("job %s: %s, ends %d; want SUCCESS ended exactly once over both runs", id, j.Status, j.Ends)
 		}
 	}

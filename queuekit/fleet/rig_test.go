@@ -3,6 +3,7 @@ package fleet_test
 import (
 	"context"
 	"fmt"
+	"github.com/nightqueue/workshop/queuekit"
 	"sync"
 	"testing"
 	"time"
@@ -123,7 +124,7 @@ func (g *rig) succeeded() int {
 	}
 	n := 0
 	for _, j := range js {
-		if j.Status == fleet.Success {
+		if j.Status == queuekit.StatusSuccess {
 			n++
 		}
 	}
@@ -180,7 +181,7 @@ func (g *rig) checkEndedOnce(s totals) int {
 	attempts := 0
 	for _, j := range js {
 		attempts += j.Attempt
-		if j.Status != fleet.Success || j.Ends != 1 {
+		if j.Status != queuekit.StatusSuccess || j.Ends != 1 {
 			g.t.Errorf("job %s: %s, ends %d; want SUCCESS, ended exactly once", j.JobID, j.Status, j.Ends)
 		}
 	}

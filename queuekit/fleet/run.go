@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 )
 
@@ -221,7 +222,7 @@ func (f *Fleet) Run(ctx context.Context, cfg RunConfig) (RunReport, error) {
 			}
 			for _, j := range js {
 				have[j.UserID+"/"+j.JobID] = true
-				if j.Status == Success || j.Status == FatalFailure {
+				if j.Status == queuekit.StatusSuccess || j.Status == queuekit.StatusFatalFailure {
 					rep.KeptFinished++
 				}
 			}
@@ -426,9 +427,9 @@ func (f *Fleet) Run(ctx context.Context, cfg RunConfig) (RunReport, error) {
 			rep.Attempts += j.Attempt
 			rep.Claims.Won += j.Attempt // every attempt is a claim that won, read from the table
 			switch j.Status {
-			case Success:
+			case queuekit.StatusSuccess:
 				rep.Succeeded++
-			case FatalFailure:
+			case queuekit.StatusFatalFailure:
 				rep.Fatal++
 			}
 		}

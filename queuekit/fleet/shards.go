@@ -220,10 +220,8 @@ func (f *Fleet) join(ctx context.Context, w *writes, name string) (fence.Hold, t
 		return fence.Hold{}, now, err
 	}
 	w.requests++
-	out, err := catalog.Call(ctx, f.cat, func(ctx context.Context) (*dynamodb.UpdateItemOutput, error) {
-		return f.client().UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(f.Table()), Key: key("MEMBER", name),
-			UpdateExpression: expr.Update(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-			ReturnValues: types.ReturnValueAllNew})
+	out, err := f.cat.DB().UpdateItem(ctx, key("MEMBER", name), expr, func(in *dynamodb.UpdateItemInput) {
+		in.ReturnValues = types.ReturnValueAllNew
 	})
 	if err != nil {
 		return fence.Hold{}, now, fmt.Errorf("join the fleet as %s: %w", name, err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/fleet"
 )
 
@@ -34,7 +35,7 @@ func TestSkewedClocksRevokeNoHealthyJob(t *testing.T) {
 		Job: lease + lease/5, WorkLog: logPath, Users: users, MaxRetry: 20, Ceiling: -1, ClockOffsets: offsets, Logf: t.Logf})
 	if err != nil {
 		for id, j := range allJobs(t, f, users) {
-			if j.Status != fleet.Success {
+			if j.Status != queuekit.StatusSuccess {
 				t.Logf("unfinished job %s: %+v", id, j)
 			}
 		}
@@ -72,7 +73,7 @@ func TestSkewedClocksRevokeNoHealthyJob(t *testing.T) {
 	}
 	reclaimed := 0
 	for id, j := range all {
-		if j.Status != fleet.Success || j.Ends != 1 {
+		if j.Status != queuekit.StatusSuccess || j.Ends != 1 {
 			t.Errorf("job %s: %s, ends %d; want SUCCESS, ended once", id, j.Status, j.Ends)
 		}
 		reclaimed += j.Attempt - 1

@@ -15,19 +15,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fence"
 	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
-)
-
-// Seed 003's execution_status values.
-const (
-	NotStarted       = "NOT_STARTED"
-	Claimed          = "CLAIMED"
-	Processing       = "PROCESSING"
-	Success          = "SUCCESS"
-	RetriableFailure = "RETRIABLE_FAILURE"
-	FatalFailure     = "FATAL_FAILURE"
 )
 
 // Attribute and index names of the fleet table.
@@ -77,8 +68,9 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Option sets one of the Options.
-type Option func(*Options)
+// Option is one functional option of New: a func(*Options), the SDK's optFns
+// form. It is an alias, so the With helpers and a plain func literal mix.
+type Option = func(*Options)
 
 // WithLease sets the job lease.
 func WithLease(d time.Duration) Option { return func(o *Options) { o.Lease = d } }
@@ -234,15 +226,15 @@ const TimeLayout = "2006-01-02T15:04:05.000Z07:00"
 
 // Job is one job item, with seed 003's attributes and the executor's.
 type Job struct {
-	UserID         string `dynamodbav:"user_id" json:"user_id"`
-	JobID          string `dynamodbav:"job_id" json:"job_id"`
-	JobType        string `dynamodbav:"job_type" json:"job_type"`
-	ScheduledAt    string `dynamodbav:"scheduled_job_execution_time" json:"scheduled_job_execution_time"`
-	Priority       int    `dynamodbav:"job_priority" json:"job_priority"`
-	ResultLocation string `dynamodbav:"result_location" json:"result_location"`
-	Status         string `dynamodbav:"execution_status" json:"execution_status"`
-	CurrentRetry   int    `dynamodbav:"current_retry" json:"current_retry"`
-	MaxRetry       int    `dynamodbav:"max_retry" json:"max_retry"`
+	UserID         string          `dynamodbav:"user_id" json:"user_id"`
+	JobID          string          `dynamodbav:"job_id" json:"job_id"`
+	JobType        string          `dynamodbav:"job_type" json:"job_type"`
+	ScheduledAt    string          `dynamodbav:"scheduled_job_execution_time" json:"scheduled_job_execution_time"`
+	Priority       int             `dynamodbav:"job_priority" json:"job_priority"`
+	ResultLocation string          `dynamodbav:"result_location" json:"result_location"`
+	Status         queuekit.Status `dynamodbav:"execution_status" json:"execution_status"`
+	CurrentRetry   int             `dynamodbav:"current_retry" json:"current_retry"`
+	MaxRetry       int             `dynamodbav:"max_retry" json:"max_retry"`
 	// IntervalS is job_interval in seconds; 0 is a one-off job.
 	IntervalS int `dynamodbav:"job_interval" json:"job_interval"`
 	// RepeatUntil ends a recurring job: no run is scheduled after it (RFC
@@ -341,7 +333,7 @@ func (j Job) item(shards int) (map[string]types.AttributeValue, error) {
 	}
 	at, _ := time.Parse(time.RFC3339Nano, j.ScheduledAt)
 	j.ScheduledAt = at.UTC().Format(TimeLayout)
-	j.Status, j.CurrentRetry, j.Attempt, j.Runs, j.Ends, j.Token, j.Holder, j.LastError = NotStarted, 0, 0, 0, 0, 0, "", ""
+	j.Status, j.CurrentRetry, j.Attempt, j.Runs, j.Ends, j.Token, j.Holder, j.LastError = queuekit.StatusNotStarted, 0, 0, 0, 0, 0, "", ""
 	j.Shard = ShardOf(j.UserID, j.JobID, shards)
 	due := at.UnixMilli()
 	j.ClaimShard, j.DueAt = &j.Shard, &due

@@ -18,33 +18,29 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fence"
+	"github.com/nightqueue/workshop/queuekit/internal/wait"
 )
 
 // WorkFunc does one job's work. ctx is cancelled when the job's lease is
 // lost. An error retries the job (with backoff, while retries are left);
-// Fatal(err) ends it FATAL_FAILURE at once.
+// queuekit.Fatal(err) ends it FATAL_FAILURE at once.
 type WorkFunc func(ctx context.Context, j Job) error
 
 // Sleep is the work of a job that takes d: it waits d (or until ctx ends),
 // and fails as the job's Fail attribute says ("retriable", "fatal").
 func Sleep(d time.Duration) WorkFunc {
 	return func(ctx context.Context, j Job) error {
-		if d > 0 {
-			t := time.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-ctx.Done():
-				return context.Cause(ctx)
-			case <-t.C:
-			}
+		if d > 0 && wait.Sleep(ctx, d) != nil {
+			return context.Cause(ctx)
 		}
 		switch j.Fail {
 		case "retriable":
 			return errors.New("the job's work failed (fail=retriable)")
 		case "fatal":
-			return Fatal(errors.New("the job's work failed (fail=fatal)"))
+			return queuekit.Fatal(errors.New("the job's work failed (fail=fatal)"))
 		}
 		return nil
 	}
@@ -250,7 +246,7 @@ func (f *Fleet) Join(ctx context.Context, cfg WorkerConfig) (Stats, error) {
 			if err == nil {
 				break
 			}
-			if !noAnswer(err) || sleepCtx(ctx, f.opts.Poll) != nil {
+			if !noAnswer(err) || wait.Sleep(ctx, f.opts.Poll) != nil {
 				return Stats{}, err
 			}
 		}
@@ -365,7 +361,7 @@ func (m *membership) keep(ctx, life context.Context) error {
 			if !noAnswer(err) {
 				return err
 			}
-			if sleepCtx(ctx, m.wk.f.opts.Poll) != nil {
+			if wait.Sleep(ctx, m.wk.f.opts.Poll) != nil {
 				return nil
 			}
 		}
@@ -611,7 +607,7 @@ func (wk *worker) poll(ctx context.Context, cands chan<- Job) error {
 	for ctx.Err() == nil {
 		shards := wk.pollShards()
 		if len(shards) == 0 {
-			if sleepCtx(ctx, f.opts.Poll) != nil {
+			if wait.Sleep(ctx, f.opts.Poll) != nil {
 				return nil
 			}
 			continue
@@ -624,7 +620,7 @@ func (wk *worker) poll(ctx context.Context, cands chan<- Job) error {
 				return nil
 			}
 			if noAnswer(err) {
-				if sleepCtx(ctx, f.opts.Poll) != nil {
+				if wait.Sleep(ctx, f.opts.Poll) != nil {
 					return nil
 				}
 				continue
@@ -635,7 +631,7 @@ func (wk *worker) poll(ctx context.Context, cands chan<- Job) error {
 			idle++
 			if idle >= len(shards) {
 				idle = 0
-				if sleepCtx(ctx, f.opts.Poll) != nil {
+				if wait.Sleep(ctx, f.opts.Poll) != nil {
 					return nil
 				}
 			}
@@ -759,11 +755,11 @@ func (wk *worker) run(ctx context.Context, j Job) {
 	}
 	wk.add(func(st *Stats, _ *writes) {
 		switch status {
-		case Success, NotStarted:
+		case queuekit.StatusSuccess, queuekit.StatusNotStarted:
 			st.Succeeded++
-		case RetriableFailure:
+		case queuekit.StatusRetriableFailure:
 			st.Retried++
-		case FatalFailure:
+		case queuekit.StatusFatalFailure:
 			st.Fatal++
 		}
 	})
@@ -778,17 +774,6 @@ func noAnswer(err error) bool {
 	var un *catalog.UnreachableError
 	var send *smithyhttp.RequestSendError
 	return errors.As(err, &un) || errors.As(err, &send)
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // OpenWorkLog opens path for appending work-log lines (O_APPEND, so lines

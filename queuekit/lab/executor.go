@@ -242,7 +242,7 @@ func AttemptRows(rep lease.Report, worker string) [][]string {
 		}
 		seen[e.ID] = true
 		for _, a := range rep.Attempts(e.ID) {
-			rows = append(rows, []string{a.ID, format.Int(a.Attempt), a.Worker, format.Num(a.Start), format.Num(a.Finish), a.Outcome})
+			rows = append(rows, []string{a.ID, format.Int(a.Attempt), a.Worker, format.Num(a.Start), format.Num(a.Finish), string(a.Outcome)})
 		}
 	}
 	return rows

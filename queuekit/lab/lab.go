@@ -19,6 +19,7 @@ import (
 	"os"
 
 	"github.com/janpfeifer/gonb/gonbui"
+
 	"github.com/nightqueue/workshop/queuekit/chart"
 	"github.com/nightqueue/workshop/queuekit/format"
 )

@@ -162,7 +162,7 @@ func SleepThroughLease(ctx context.Context, cat *catalog.Catalog, cfg SleeperCon
 		if err != nil {
 			return SleeperResult{}, err
 		}
-		if j.Status == lease.Processing && j.Worker == "sleeper" {
+		if j.Status == queuekit.StatusProcessing && j.Worker == "sleeper" {
 			break
 		}
 		select {
@@ -254,7 +254,7 @@ func ShowSleeper(r SleeperResult) {
 	rows := [][]string{}
 	for _, a := range r.Attempts {
 		// ShowTable escapes the cells (format.Table): no Markdown escapes here.
-		rows = append(rows, []string{format.Int(a.Attempt), a.Worker, format.Num(a.Start), format.Num(a.Finish), a.Outcome})
+		rows = append(rows, []string{format.Int(a.Attempt), a.Worker, format.Num(a.Start), format.Num(a.Finish), string(a.Outcome)})
 	}
 	ShowTable([]string{"attempt", "worker", "claimed (minute)", "released (minute)", "outcome"}, rows)
 	Markdown(SleeperSummary(r))
@@ -280,7 +280,7 @@ func SleeperSummary(r SleeperResult) string {
 		s += "It wrote nothing after waking that the fence had to refuse: it was not stopped past its lease (compare the pause with the lease). "
 	}
 	return s + fmt.Sprintf("Ends the pool counted for the job: **%s**; the job is **%s** at fencing token **%s**.",
-		format.Int(r.Ended), format.EscapeMarkdown(r.Job.Status), format.Int(r.Job.Token))
+		format.Int(r.Ended), format.EscapeMarkdown(string(r.Job.Status)), format.Int(r.Job.Token))
 }
 
 // ShowSleeperResults shows the demonstration's result writes as a table,

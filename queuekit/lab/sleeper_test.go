@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
 	"github.com/nightqueue/workshop/queuekit/lease"
 )
@@ -36,7 +37,7 @@ func TestSleepThroughLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(r.Attempts) != 2 || r.Attempts[0].Worker != "sleeper" || r.Attempts[0].Outcome != lease.LeaseExpired ||
-		r.Attempts[1].Worker != "rescuer" || r.Attempts[1].Outcome != lease.Success {
+		r.Attempts[1].Worker != "rescuer" || r.Attempts[1].Outcome != queuekit.StatusSuccess {
 		t.Fatalf("attempts %+v: want the sleeper's LEASE_EXPIRED, then the rescuer's SUCCESS", r.Attempts)
 	}
 	t.Logf("sleeper %+v; results written %d, refused %+v; stored %+v", r.Sleeper, r.ResultWritten, r.ResultRefused, r.Stored)
@@ -52,7 +53,7 @@ func TestSleepThroughLease(t *testing.T) {
 	if r.Sleeper.Fenced != 1 || ends != 1 || writes != 1 {
 		t.Fatalf("sleeper fenced %d, refusals %q: want one late end refused at token 1 and one refused result write", r.Sleeper.Fenced, r.Refusals)
 	}
-	if r.Ended != 1 || r.Job.Status != lease.Success || r.Job.Token != 4 || r.Job.Worker != "" {
+	if r.Ended != 1 || r.Job.Status != queuekit.StatusSuccess || r.Job.Token != 4 || r.Job.Worker != "" {
 		t.Fatalf("ended %d, job %+v: want 1 end, SUCCESS, token 4, no holder", r.Ended, r.Job)
 	}
 	// The result store: the sleeper (the run's claim 1) woke up after the

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/claimrate"
 	"github.com/nightqueue/workshop/queuekit/fleet"
 	"github.com/nightqueue/workshop/queuekit/lease"
@@ -81,7 +82,7 @@ func TestExecutorSummaryIsBuiltFromTheRows(t *testing.T) {
 // this run: the late end, or the heartbeat that made the sleeper drop the
 // job; the outcome is never escaped twice.
 func TestSleeperSummarySaysWhatTheFenceRefused(t *testing.T) {
-	base := SleeperResult{Lease: time.Second, Paused: 3 * time.Second, Ended: 1, Job: lease.JobState{Status: lease.Success, Token: 4}}
+	base := SleeperResult{Lease: time.Second, Paused: 3 * time.Second, Ended: 1, Job: lease.JobState{Status: queuekit.StatusSuccess, Token: 4}}
 	ended := base
 	ended.Sleeper.Fenced = 1
 	dropped := base
@@ -106,8 +107,8 @@ func TestSleeperSummarySaysWhatTheFenceRefused(t *testing.T) {
 func TestAttemptRowsShowTheDeadWorkersJobs(t *testing.T) {
 	rep := lease.Report{Schedule: []lease.Entry{
 		{Slot: sim.Slot{ID: "J1", Start: 0, Finish: 10}, Attempt: 1, Worker: "doomed", Outcome: lease.LeaseExpired},
-		{Slot: sim.Slot{ID: "J1", Start: 60, Finish: 85}, Attempt: 2, Worker: "main-1", Outcome: lease.Success},
-		{Slot: sim.Slot{ID: "J2", Start: 0, Finish: 25}, Attempt: 1, Worker: "main-2", Outcome: lease.Success},
+		{Slot: sim.Slot{ID: "J1", Start: 60, Finish: 85}, Attempt: 2, Worker: "main-1", Outcome: queuekit.StatusSuccess},
+		{Slot: sim.Slot{ID: "J2", Start: 0, Finish: 25}, Attempt: 1, Worker: "main-2", Outcome: queuekit.StatusSuccess},
 	}}
 	rows := AttemptRows(rep, "doomed")
 	if len(rows) != 2 || rows[0][5] != "LEASE_EXPIRED" || rows[1][2] != "main-1" {

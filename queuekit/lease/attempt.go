@@ -14,8 +14,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fence"
+	"github.com/nightqueue/workshop/queuekit/internal/wait"
 )
 
 // execute runs one claimed attempt: PROCESSING, the work under a fenced
@@ -66,14 +68,14 @@ func (w *worker) execute(ctx context.Context, c claimed) error {
 		w.count(func(s *WorkerStats) { s.Dropped++ })
 		return nil
 	}
-	outcome, msg := Success, errText(werr)
+	outcome, msg := queuekit.StatusSuccess, errText(werr)
 	switch {
 	case cut:
 		outcome, msg = LeaseExpired, fmt.Sprintf("lease lost by worker %s: %v", w.name, lost)
 	case werr != nil:
-		outcome = RetriableFailure
-		if IsFatal(werr) || j.CurrentRetry >= j.MaxRetry {
-			outcome = FatalFailure
+		outcome = queuekit.StatusRetriableFailure
+		if queuekit.IsFatal(werr) || j.CurrentRetry >= j.MaxRetry {
+			outcome = queuekit.StatusFatalFailure
 		}
 	}
 	if lost != nil {
@@ -88,7 +90,7 @@ func (w *worker) execute(ctx context.Context, c claimed) error {
 		return nil
 	case err != nil:
 		return err
-	case outcome == Success:
+	case outcome == queuekit.StatusSuccess:
 		w.count(func(s *WorkerStats) { s.Finished++ })
 	default:
 		w.count(func(s *WorkerStats) { s.Failed++ })
@@ -102,7 +104,7 @@ func (w *worker) start(ctx context.Context, j jobItem, hold fence.Hold, started,
 	st := jobFence.Renew(hold, until)
 	expr, err := expression.NewBuilder().
 		WithCondition(startCond(st, w.run, started.UnixMilli())).
-		WithUpdate(st.Update.Set(expression.Name("execution_status"), expression.Value(Processing)).
+		WithUpdate(st.Update.Set(expression.Name("execution_status"), expression.Value(queuekit.StatusProcessing)).
 			Set(expression.Name("started_ms"), expression.Value(started.UnixMilli())).
 			Set(expression.Name("heartbeat_at"), expression.Value(started.UnixMilli()))).Build()
 	if err != nil {
@@ -122,8 +124,8 @@ func WorkToken(runSeq, token int64) int64 { return runSeq<<32 | token&(1<<32-1) 
 // being refused and stopping the worker. The fence (token and holder) makes
 // startedMS this holder's own.
 func startable(startedMS int64) expression.ConditionBuilder {
-	return expression.Name("execution_status").Equal(expression.Value(Claimed)).
-		Or(expression.Name("execution_status").Equal(expression.Value(Processing)).
+	return expression.Name("execution_status").Equal(expression.Value(queuekit.StatusClaimed)).
+		Or(expression.Name("execution_status").Equal(expression.Value(queuekit.StatusProcessing)).
 			And(expression.Name("started_ms").Equal(expression.Value(startedMS))))
 }
 
@@ -136,7 +138,7 @@ func startCond(st fence.Step, run string, startedMS int64) expression.ConditionB
 // heartbeatCond is the condition of a heartbeat under the renew step r: the
 // fence, the run, and a live state.
 func heartbeatCond(r fence.Step, run string) expression.ConditionBuilder {
-	return r.Cond.And(ofRun(run), expression.Name("execution_status").In(expression.Value(Claimed), expression.Value(Processing)))
+	return r.Cond.And(ofRun(run), expression.Name("execution_status").In(expression.Value(queuekit.StatusClaimed), expression.Value(queuekit.StatusProcessing)))
 }
 
 // endJobCond is the job's condition of an end (a holder's release or the
@@ -232,13 +234,13 @@ func (e *PoolError) Unwrap() error { return e.Err }
 // else's now and nothing was written. A refusal of the pool by its counter
 // conditions is a *PoolError.
 func (e *Executor) end(ctx context.Context, date, run string, j jobItem, step fence.Step, hold fence.Hold, extra *expression.ConditionBuilder,
-	outcome, errMsg string, startedMS int64, now float64, cfg poolItem, units func(...types.ConsumedCapacity)) error {
+	outcome queuekit.Status, errMsg string, startedMS int64, now float64, cfg poolItem, units func(...types.ConsumedCapacity)) error {
 	nowMS := e.now().UnixMilli()
 	status := outcome
 	if outcome == LeaseExpired {
-		status = RetriableFailure
+		status = queuekit.StatusRetriableFailure
 		if j.CurrentRetry >= j.MaxRetry {
-			status = FatalFailure
+			status = queuekit.StatusFatalFailure
 		}
 	}
 	// The end names itself on the job (end_nonce): an end whose reply was
@@ -251,7 +253,7 @@ func (e *Executor) end(ctx context.Context, date, run string, j jobItem, step fe
 	if errMsg != "" {
 		ju = ju.Set(expression.Name("last_error"), expression.Value(errMsg))
 	}
-	if status == RetriableFailure {
+	if status == queuekit.StatusRetriableFailure {
 		due := now + cfg.Backoff*math.Pow(2, float64(j.CurrentRetry))
 		ju = ju.Set(expression.Name("current_retry"), expression.Value(j.CurrentRetry+1)).
 			Set(expression.Name(attrShard), expression.Value(shardOf(date, j.Exclusive, j.Priority, j.JobID, cfg.Shards))).
@@ -266,7 +268,7 @@ func (e *Executor) end(ctx context.Context, date, run string, j jobItem, step fe
 	pu := expression.Add(expression.Name("version"), expression.Value(1)).
 		Add(expression.Name("busy"), expression.Value(-workers)).
 		Remove(expression.Name("running." + j.JobID))
-	pc := endPoolCond(run, j, status != RetriableFailure)
+	pc := endPoolCond(run, j, status != queuekit.StatusRetriableFailure)
 	if j.Exclusive {
 		// An exclusive claim marks the pool, not each slot: see claimInput.
 		pu = pu.Set(expression.Name("exclusive"), expression.Value(""))
@@ -275,7 +277,7 @@ func (e *Executor) end(ctx context.Context, date, run string, j jobItem, step fe
 			pu = pu.Set(expression.Name(fmt.Sprintf("slots[%d]", i)), expression.Value(""))
 		}
 	}
-	if status != RetriableFailure {
+	if status != queuekit.StatusRetriableFailure {
 		pu = pu.Add(expression.Name("ended"), expression.Value(1))
 	}
 	poolExpr, err := expression.NewBuilder().WithCondition(pc).WithUpdate(pu).Build()
@@ -306,7 +308,7 @@ func (e *Executor) end(ctx context.Context, date, run string, j jobItem, step fe
 		{Update: &types.Update{TableName: table, Key: key(date, attemptSK(j.JobID, j.Attempt)),
 			UpdateExpression: attExpr.Update(), ExpressionAttributeNames: attExpr.Names(), ExpressionAttributeValues: attExpr.Values()}},
 	}
-	if status == FatalFailure {
+	if status == queuekit.StatusFatalFailure {
 		dl, err := attributevalue.MarshalMap(struct {
 			BatchDate string `dynamodbav:"batch_date"`
 			SK        string `dynamodbav:"sk"`
@@ -332,7 +334,7 @@ func (e *Executor) end(ctx context.Context, date, run string, j jobItem, step fe
 		if !fence.Conflict(err) || try >= 20 {
 			break
 		}
-		if err := sleep(ctx, time.Duration(1+rand.N(10<<min(try, 4)))*time.Millisecond); err != nil {
+		if err := wait.Sleep(ctx, time.Duration(1+rand.N(10<<min(try, 4)))*time.Millisecond); err != nil {
 			return err
 		}
 	}

@@ -221,11 +221,11 @@ func checkNight(t *testing.T, cat *catalog.Catalog, table string, n queuekit.Nig
 	}
 	fatal := 0
 	for _, j := range n.Jobs {
-		st := status[j.JobID]
-		if st != lease.Success && st != lease.FatalFailure {
+		st := queuekit.Status(status[j.JobID])
+		if st != queuekit.StatusSuccess && st != queuekit.StatusFatalFailure {
 			t.Errorf("job %s ended the night %q, want SUCCESS or FATAL_FAILURE", j.JobID, st)
 		}
-		if st == lease.FatalFailure {
+		if st == queuekit.StatusFatalFailure {
 			fatal++
 		}
 		as := attempts[j.JobID]
@@ -235,17 +235,17 @@ func checkNight(t *testing.T, cat *catalog.Catalog, table string, n queuekit.Nig
 			continue
 		}
 		for i, a := range as {
-			out := str(a["outcome"])
+			out := queuekit.Status(str(a["outcome"]))
 			switch {
 			case num(a["attempt"]) != int64(i+1):
 				t.Errorf("job %s: attempt numbers %v..., want 1..%d", j.JobID, a["attempt"], len(as))
 			case out == "" || num(a["finished_ms"]) == 0:
 				t.Errorf("job %s attempt %d never ended", j.JobID, i+1)
-			case i < len(as)-1 && out != lease.RetriableFailure && out != lease.LeaseExpired:
+			case i < len(as)-1 && out != queuekit.StatusRetriableFailure && out != lease.LeaseExpired:
 				t.Errorf("job %s attempt %d ended %s, yet attempt %d followed: the job ended twice", j.JobID, i+1, out, i+2)
-			case i == len(as)-1 && st == lease.Success && out != lease.Success:
+			case i == len(as)-1 && st == queuekit.StatusSuccess && out != queuekit.StatusSuccess:
 				t.Errorf("job %s is SUCCESS but its last attempt ended %s", j.JobID, out)
-			case i == len(as)-1 && st == lease.FatalFailure && out == lease.Success:
+			case i == len(as)-1 && st == queuekit.StatusFatalFailure && out == queuekit.StatusSuccess:
 				t.Errorf("job %s is FATAL_FAILURE but its last attempt succeeded", j.JobID)
 			}
 		}

@@ -15,7 +15,7 @@ import (
 func fromSim(r sim.Result) []lease.Entry {
 	var out []lease.Entry
 	for _, s := range r.Schedule {
-		out = append(out, lease.Entry{Slot: s, Attempt: 1, Outcome: lease.Success})
+		out = append(out, lease.Entry{Slot: s, Attempt: 1, Outcome: queuekit.StatusSuccess})
 	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/fence"
 	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
 )
@@ -64,7 +65,7 @@ func condCases() map[string]expression.ConditionBuilder {
 		"list path out of range": n("slots[9]").NotEqual(v("J1")),
 		"not":                    expression.Not(n("attempt").Equal(v(1))),
 		"between":                n("attempt").Between(v(0), v(1)),
-		"in":                     n("execution_status").In(v(Claimed), v(Processing)),
+		"in":                     n("execution_status").In(v(queuekit.StatusClaimed), v(queuekit.StatusProcessing)),
 		"or of missing":          n("nope").Equal(v(1)).Or(n("nope2").NotEqual(v(1))),
 		"bool":                   n("flag").Equal(v(true)),
 		"name = name":            n("ended").LessThan(n("jobs")),
@@ -83,10 +84,10 @@ func condItems(t *testing.T) map[string]map[string]types.AttributeValue {
 	}
 	return map[string]map[string]types.AttributeValue{
 		"claimed": mk(map[string]any{attrRun: "run-1", attrToken: 3, "worker": "w-a", attrLeaseTil: int64(1_700_000_002_000),
-			"execution_status": Claimed, "attempt": 1, attrShard: "s-1", "flag": true}),
+			"execution_status": queuekit.StatusClaimed, "attempt": 1, attrShard: "s-1", "flag": true}),
 		"processing": mk(map[string]any{attrRun: "run-1", attrToken: 3, "worker": "w-a", attrLeaseTil: int64(1_700_000_002_000),
-			"execution_status": Processing, "attempt": 1, "started_ms": int64(1_700_000_000_000), "flag": false}),
-		"fresh": mk(map[string]any{attrRun: "run-1", "execution_status": NotStarted, "attempt": 0, attrShard: "s-1"}),
+			"execution_status": queuekit.StatusProcessing, "attempt": 1, "started_ms": int64(1_700_000_000_000), "flag": false}),
+		"fresh": mk(map[string]any{attrRun: "run-1", "execution_status": queuekit.StatusNotStarted, "attempt": 0, attrShard: "s-1"}),
 		"pool": mk(map[string]any{attrRun: "run-1", "version": 7, "state": poolRunning, "busy": 1, "ended": 0, "jobs": 1,
 			"exclusive": "", "slots": []string{"J1", ""}, "running": map[string]float64{"J1": 12.5}}),
 	}

@@ -23,7 +23,7 @@
 // `queuekit worker`); Status reads a night's execution state at any time.
 //
 // Work is a WorkFunc (default Sleep: the job's estimated runtime on the
-// night's clock). Return Fatal(err) for a failure that no retry can fix; any
+// night's clock). Return queuekit.Fatal(err) for a failure that no retry can fix; any
 // other error is retried up to Config.MaxRetry times with backoff, then the
 // job ends FATAL_FAILURE with a dead letter. The work runs at least once, not
 // exactly once: a holder cut off past its lease (paused, or cut off from

@@ -20,6 +20,7 @@ import (
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fence"
+	"github.com/nightqueue/workshop/queuekit/internal/wait"
 	"github.com/nightqueue/workshop/queuekit/sim"
 )
 
@@ -121,8 +122,9 @@ type Options struct {
 	ClockOffset time.Duration
 }
 
-// Option sets one of the Options.
-type Option func(*Options)
+// Option is one functional option of New: a func(*Options), the SDK's optFns
+// form. It is an alias, so the With helpers and a plain func literal mix.
+type Option = func(*Options)
 
 // WithClockOffset sets Options.ClockOffset (tests only).
 func WithClockOffset(d time.Duration) Option { return func(o *Options) { o.ClockOffset = d } }
@@ -239,7 +241,7 @@ func (e *Executor) Prepare(ctx context.Context, n queuekit.Night, cfg Config) (s
 		arr := float64(j.ArrivalMinute(n.Window))
 		it := jobItem{BatchDate: n.BatchDate, SK: jobSK(j.JobID), JobID: j.JobID, Class: j.WorkloadClass,
 			Priority: j.Priority, Arrival: arr, Estimate: float64(j.RuntimeMinutes), Exclusive: j.RequiresExclusiveLock,
-			Status: NotStarted, MaxRetry: cfg.MaxRetry, RunID: runID,
+			Status: queuekit.StatusNotStarted, MaxRetry: cfg.MaxRetry, RunID: runID,
 			ClaimShard: shardOf(n.BatchDate, j.RequiresExclusiveLock, j.Priority, j.JobID, cfg.Shards), DueKey: dueKey(arr, j.JobID)}
 		if j.RequiresExclusiveLock {
 			xp[j.Priority] = true
@@ -448,7 +450,7 @@ func (e *Executor) fencedWrite(ctx context.Context, date, runID string, reqs []t
 			if !fence.Conflict(err) || attempt >= 10 {
 				return fmt.Errorf("reset night %s (items %d to %d of %d): %w", date, start+1, start+len(chunk), len(reqs), err)
 			}
-			if err := sleep(ctx, time.Duration(attempt)*20*time.Millisecond); err != nil {
+			if err := wait.Sleep(ctx, time.Duration(attempt)*20*time.Millisecond); err != nil {
 				return err
 			}
 		}
@@ -460,7 +462,7 @@ func (e *Executor) fencedWrite(ctx context.Context, date, runID string, reqs []t
 // returns the error that stopped it (a replaced run, an unreachable server).
 func (e *Executor) keepAlive(ctx context.Context, date, runID string) error {
 	for {
-		if err := sleep(ctx, time.Second); err != nil {
+		if err := wait.Sleep(ctx, time.Second); err != nil {
 			return err
 		}
 		if err := e.touch(ctx, date, runID); err != nil {
@@ -513,7 +515,7 @@ func (e *Executor) Start(ctx context.Context, date, runID string) error {
 			if err := e.update(ctx, date, skPool, expr); err != nil && !lostRace(err) {
 				return fmt.Errorf("start night %s: %w", date, err)
 			}
-			if err := sleep(ctx, 20*time.Millisecond); err != nil {
+			if err := wait.Sleep(ctx, 20*time.Millisecond); err != nil {
 				return err
 			}
 			continue
@@ -524,7 +526,7 @@ func (e *Executor) Start(ctx context.Context, date, runID string) error {
 			}
 			touched = time.Now()
 		}
-		if err := sleep(ctx, 20*time.Millisecond); err != nil {
+		if err := wait.Sleep(ctx, 20*time.Millisecond); err != nil {
 			return err
 		}
 	}
@@ -557,12 +559,9 @@ func (e *Executor) touch(ctx context.Context, date, runID string) error {
 // fails (for fence.Check), and for the consumed capacity (table and
 // indexes), given to units when the write lands and units is not nil.
 func (e *Executor) updateOld(ctx context.Context, date, sk string, expr expression.Expression, units func(...types.ConsumedCapacity)) error {
-	out, err := catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.UpdateItemOutput, error) {
-		return e.db.Client().UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(e.db.Table()),
-			Key: key(date, sk), ConditionExpression: expr.Condition(), UpdateExpression: expr.Update(),
-			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-			ReturnConsumedCapacity:              types.ReturnConsumedCapacityIndexes})
+	out, err := e.db.DB().UpdateItem(ctx, key(date, sk), expr, func(in *dynamodb.UpdateItemInput) {
+		in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+		in.ReturnConsumedCapacity = types.ReturnConsumedCapacityIndexes
 	})
 	if err == nil && units != nil && out.ConsumedCapacity != nil {
 		units(*out.ConsumedCapacity)
@@ -572,11 +571,7 @@ func (e *Executor) updateOld(ctx context.Context, date, sk string, expr expressi
 
 // update runs one conditional UpdateItem.
 func (e *Executor) update(ctx context.Context, date, sk string, expr expression.Expression) error {
-	_, err := catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.UpdateItemOutput, error) {
-		return e.db.Client().UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(e.db.Table()),
-			Key: key(date, sk), ConditionExpression: expr.Condition(), UpdateExpression: expr.Update(),
-			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()})
-	})
+	_, err := e.db.DB().UpdateItem(ctx, key(date, sk), expr)
 	return err
 }
 
@@ -617,7 +612,7 @@ func (e *Executor) WaitDone(ctx context.Context, date, runID string, progress fu
 			}
 			last = time.Now()
 		}
-		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+		if err := wait.Sleep(ctx, 100*time.Millisecond); err != nil {
 			return err
 		}
 	}
@@ -645,18 +640,6 @@ func (e *Executor) minute(p poolItem) float64 {
 		return 0
 	}
 	return float64(e.now().UnixMilli()-p.T0) / p.MinuteMS
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // RunConfig is Run's configuration: the night's settings, which Prepare

@@ -50,19 +50,19 @@ func (r Report) Verify(n queuekit.Night) error {
 				bad("job %s: attempt %d where %d was due (attempts %d)", j.JobID, a.Attempt, i+1, len(as))
 			case a.Outcome == "":
 				bad("job %s: attempt %d never ended", j.JobID, a.Attempt)
-			case i < len(as)-1 && a.Outcome != RetriableFailure && a.Outcome != LeaseExpired:
+			case i < len(as)-1 && a.Outcome != queuekit.StatusRetriableFailure && a.Outcome != LeaseExpired:
 				bad("job %s: attempt %d ended %s but attempt %d followed: ended twice", j.JobID, a.Attempt, a.Outcome, a.Attempt+1)
 			}
 		}
 		switch last := as[len(as)-1]; last.Outcome {
-		case Success, FatalFailure, RetriableFailure, LeaseExpired:
+		case queuekit.StatusSuccess, queuekit.StatusFatalFailure, queuekit.StatusRetriableFailure, LeaseExpired:
 			// A last RETRIABLE_FAILURE or LEASE_EXPIRED is final only when no retry was left.
-			if (last.Outcome == RetriableFailure || last.Outcome == LeaseExpired) && len(as) < 1+r.MaxRetry {
+			if (last.Outcome == queuekit.StatusRetriableFailure || last.Outcome == LeaseExpired) && len(as) < 1+r.MaxRetry {
 				bad("job %s: last attempt %d ended %s with retries left, yet nothing followed", j.JobID, last.Attempt, last.Outcome)
 			}
 		}
 	}
-	if got := r.Statuses[Success] + r.Statuses[FatalFailure]; got != len(n.Jobs) {
+	if got := r.Statuses[queuekit.StatusSuccess] + r.Statuses[queuekit.StatusFatalFailure]; got != len(n.Jobs) {
 		bad("%d jobs ended (SUCCESS or FATAL_FAILURE) of %d; statuses %v", got, len(n.Jobs), r.Statuses)
 	}
 	if err := checkOccupancy(r.Schedule, r.Workers); err != nil {

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/nightqueue/workshop/queuekit"
 )
 
 // This file extends the model check with ambiguous replies: a holder's
@@ -16,7 +18,7 @@ import (
 // CLAIMED; a refused end counted as fenced; a refused claim counted lost).
 
 type lostJob struct {
-	status                string
+	status                queuekit.Status
 	token                 int
 	holder                string
 	startedBy             int // the start that set PROCESSING
@@ -53,12 +55,12 @@ func (m *lostModel) step(a string) bool {
 	held := j.holder == fmt.Sprint(i) && j.token == h.token
 	switch act := a[2:]; act {
 	case "claim", "claim-lost-reply":
-		if h.phase != "idle" || j.status != NotStarted || h.retry != "" {
+		if h.phase != "idle" || j.status != queuekit.StatusNotStarted || h.retry != "" {
 			return false
 		}
 		// The claim lands (condition: claimable, token as read).
 		h.claim = m.next()
-		j.status, j.holder, j.claimNonce = Claimed, fmt.Sprint(i), h.claim
+		j.status, j.holder, j.claimNonce = queuekit.StatusClaimed, fmt.Sprint(i), h.claim
 		j.token++
 		j.busy++
 		h.token, h.phase = j.token, "claimed"
@@ -69,9 +71,9 @@ func (m *lostModel) step(a string) bool {
 		if h.phase != "claimed" || h.retry != "" {
 			return false
 		}
-		if held && j.status == Claimed {
+		if held && j.status == queuekit.StatusClaimed {
 			h.start = m.next()
-			j.status, j.startedBy = Processing, h.start
+			j.status, j.startedBy = queuekit.StatusProcessing, h.start
 			h.phase = "started"
 			if act == "start-lost-reply" {
 				h.retry = "start"
@@ -87,7 +89,7 @@ func (m *lostModel) step(a string) bool {
 			break
 		}
 		h.endNonce = m.next()
-		j.status, j.endNonce, j.holder = Success, h.endNonce, ""
+		j.status, j.endNonce, j.holder = queuekit.StatusSuccess, h.endNonce, ""
 		j.token++
 		j.busy--
 		j.ended++
@@ -102,12 +104,12 @@ func (m *lostModel) step(a string) bool {
 		case "claim": // refused: the token moved on (by this very claim)
 			if !(m.idempotent && j.claimNonce == h.claim) {
 				h.phase = "idle" // counted as a lost race: the job it holds is left alone
-				if j.status == Claimed && j.holder == fmt.Sprint(i) {
+				if j.status == queuekit.StatusClaimed && j.holder == fmt.Sprint(i) {
 					j.strandedN++
 				}
 			}
 		case "start": // condition: held and CLAIMED, or (new) PROCESSING since this start
-			ok := held && (j.status == Claimed || m.idempotent && j.status == Processing && j.startedBy == h.start)
+			ok := held && (j.status == queuekit.StatusClaimed || m.idempotent && j.status == queuekit.StatusProcessing && j.startedBy == h.start)
 			if !ok {
 				h.dead = true // a refused start stops the worker's errgroup
 			}
@@ -147,7 +149,7 @@ var lostActions = []string{
 func exploreLost(idempotent bool, seed uint64, count, steps int) error {
 	rng := rand.New(rand.NewPCG(seed, 25))
 	for run := range count {
-		m := &lostModel{idempotent: idempotent, job: lostJob{status: NotStarted}}
+		m := &lostModel{idempotent: idempotent, job: lostJob{status: queuekit.StatusNotStarted}}
 		m.h[0].phase, m.h[1].phase = "idle", "idle"
 		for range steps {
 			moved := false

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/fence"
 )
 
@@ -158,7 +159,7 @@ func commit(pairs ...any) bool {
 }
 
 // end applies an end (release or revoke) that committed.
-func (m *skewModel) end(status string, j jobItem, nonce string) {
+func (m *skewModel) end(status queuekit.Status, j jobItem, nonce string) {
 	m.set(m.job, attrEndNonce, nonce)
 	_, p := m.decode()
 	m.set(m.job, attrLeaseTil, nil, "execution_status", status)
@@ -166,7 +167,7 @@ func (m *skewModel) end(status string, j jobItem, nonce string) {
 		m.set(m.job, attrToken, j.Token+1, "worker", nil)
 	}
 	m.set(m.pool, "busy", p.Busy-1, "version", p.Version+1, "slots", []string{""})
-	if status == RetriableFailure {
+	if status == queuekit.StatusRetriableFailure {
 		m.set(m.job, "current_retry", j.CurrentRetry+1, attrShard, "s-1")
 	} else {
 		m.set(m.pool, "ended", p.Ended+1)
@@ -199,12 +200,12 @@ func (m *skewModel) step(a string) bool {
 			return false
 		}
 		m.r.read = false
-		status := RetriableFailure
+		status := queuekit.StatusRetriableFailure
 		if m.r.currentRetry >= j.MaxRetry {
-			status = FatalFailure
+			status = queuekit.StatusFatalFailure
 		}
 		if !commit(endJobCond(m.fence().Revoke(fence.Token(m.r.token)), skewRun, reapSeen(m.r.until)), m.job,
-			m.endPool(status != RetriableFailure), m.pool) {
+			m.endPool(status != queuekit.StatusRetriableFailure), m.pool) {
 			m.log = append(m.log, "reap refused")
 			return true
 		}
@@ -225,7 +226,7 @@ func (m *skewModel) step(a string) bool {
 			h.retry = ""
 			if retry == "start" {
 				if commit(h.retryJob, m.job) { // lands again, changing nothing
-					m.set(m.job, attrLeaseTil, h.retryUntil, "execution_status", Processing, "started_ms", h.startedMS)
+					m.set(m.job, attrLeaseTil, h.retryUntil, "execution_status", queuekit.StatusProcessing, "started_ms", h.startedMS)
 					h.phase, h.believe = "started", h.sentAt+skewLease
 					break
 				}
@@ -237,14 +238,14 @@ func (m *skewModel) step(a string) bool {
 				break
 			}
 			if commit(h.retryJob, m.job, h.retryPool, m.pool) {
-				m.end(Success, j, h.endNonce) // the end applied twice: the invariants see it
+				m.end(queuekit.StatusSuccess, j, h.endNonce) // the end applied twice: the invariants see it
 				break
 			}
 			if n, ok := m.job[attrEndNonce].(*types.AttributeValueMemberS); ok && n.Value == h.endNonce && m.oldRetries {
 				m.selfFenced = true
 			}
 		case "read":
-			if h.phase != "idle" || (j.Status != NotStarted && j.Status != RetriableFailure) {
+			if h.phase != "idle" || (j.Status != queuekit.StatusNotStarted && j.Status != queuekit.StatusRetriableFailure) {
 				return false
 			}
 			h.phase, h.seen, h.seenVersion = "read", j, p.Version
@@ -261,7 +262,7 @@ func (m *skewModel) step(a string) bool {
 				return true
 			}
 			m.set(m.job, m.fence().Token, int64(grant.Hold.Token), "worker", h.name, attrLeaseTil, until,
-				"execution_status", Claimed, "attempt", h.seen.Attempt+1, attrShard, nil)
+				"execution_status", queuekit.StatusClaimed, "attempt", h.seen.Attempt+1, attrShard, nil)
 			m.set(m.pool, "busy", p.Busy+1, "version", p.Version+1)
 			m.set(m.pool, "slots", []string{skewJob})
 			h.phase, h.hold, h.believe, m.landed = "claimed", grant.Hold, m.now+skewLease, m.now
@@ -276,7 +277,7 @@ func (m *skewModel) step(a string) bool {
 				h.startedMS = m.wall(i)
 				c = startCond(r, skewRun, h.startedMS)
 				if m.oldRetries {
-					c = r.Cond.And(ofRun(skewRun), expression.Name("execution_status").Equal(expression.Value(Claimed)))
+					c = r.Cond.And(ofRun(skewRun), expression.Name("execution_status").Equal(expression.Value(queuekit.StatusClaimed)))
 				}
 			}
 			if !commit(c, m.job) {
@@ -287,12 +288,12 @@ func (m *skewModel) step(a string) bool {
 			m.set(m.job, attrLeaseTil, until)
 			m.landed = m.now
 			if act == "start-lost" {
-				m.set(m.job, "execution_status", Processing, "started_ms", h.startedMS)
+				m.set(m.job, "execution_status", queuekit.StatusProcessing, "started_ms", h.startedMS)
 				h.retry, h.retryJob, h.retryUntil, h.sentAt = "start", c, until, m.now
 				break
 			}
 			if act == "start" {
-				m.set(m.job, "execution_status", Processing, "started_ms", h.startedMS)
+				m.set(m.job, "execution_status", queuekit.StatusProcessing, "started_ms", h.startedMS)
 				h.phase = "started"
 			}
 			h.believe = m.now + skewLease
@@ -301,14 +302,14 @@ func (m *skewModel) step(a string) bool {
 				return false
 			}
 			h.phase = "idle"
-			status := Success
+			status := queuekit.StatusSuccess
 			if act == "end-fail" {
-				status = RetriableFailure
+				status = queuekit.StatusRetriableFailure
 				if j.CurrentRetry >= j.MaxRetry {
-					status = FatalFailure
+					status = queuekit.StatusFatalFailure
 				}
 			}
-			jc, pc := endJobCond(m.fence().Release(h.hold), skewRun, nil), m.endPool(status != RetriableFailure)
+			jc, pc := endJobCond(m.fence().Release(h.hold), skewRun, nil), m.endPool(status != queuekit.StatusRetriableFailure)
 			if !commit(jc, m.job, pc, m.pool) {
 				m.log = append(m.log, h.name+" end fenced")
 				return true
@@ -343,7 +344,7 @@ func (m *skewModel) invariants() error {
 		return fmt.Errorf("the job ended %d times (pool ended %d of %d)", m.finalEnds, p.Ended, p.Jobs)
 	case p.Busy < 0 || p.Busy > 1:
 		return fmt.Errorf("busy = %d, outside 0..1", p.Busy)
-	case (j.Status == Claimed || j.Status == Processing) != (p.Busy == 1):
+	case (j.Status == queuekit.StatusClaimed || j.Status == queuekit.StatusProcessing) != (p.Busy == 1):
 		return fmt.Errorf("status %s with busy %d", j.Status, p.Busy)
 	case j.Attempt > 1+modelMaxRetry:
 		return fmt.Errorf("%d attempts, more than 1 + max_retry", j.Attempt)
@@ -372,7 +373,7 @@ func exploreSkew(wallReaper, preToken, oldRetries bool, spread int, seed uint64,
 		for i := range m.off {
 			m.off[i] = rng.IntN(2*spread+1) - spread
 		}
-		m.set(m.job, attrRun, skewRun, "execution_status", NotStarted, "attempt", 0, "current_retry", 0, "max_retry", modelMaxRetry,
+		m.set(m.job, attrRun, skewRun, "execution_status", queuekit.StatusNotStarted, "attempt", 0, "current_retry", 0, "max_retry", modelMaxRetry,
 			attrShard, "s-1", attrToken, 0)
 		m.set(m.pool, attrRun, skewRun, "state", poolRunning, "capacity", 1, "version", 0, "busy", 0, "exclusive", "",
 			"slots", []string{""}, "jobs", 1, "ended", 0)

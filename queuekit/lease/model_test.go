@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/nightqueue/workshop/queuekit"
 )
 
 // This file is a model check of the executor's protocol for one job, two
@@ -21,7 +23,7 @@ import (
 
 // modelJob is the JOB item and the pool's counters (c = 1, one job).
 type modelJob struct {
-	status     string
+	status     queuekit.Status
 	token      int
 	holder     string
 	attempt    int
@@ -41,10 +43,11 @@ type modelHolder struct {
 
 // modelReaper is the reaper: it reads an expired lease, then writes.
 type modelReaper struct {
-	read                   bool
-	seenToken, seenUntil   int
-	seenAttempt            int
-	seenStatus, seenHolder string
+	read                 bool
+	seenToken, seenUntil int
+	seenAttempt          int
+	seenStatus           queuekit.Status
+	seenHolder           string
 }
 
 type model struct {
@@ -59,7 +62,9 @@ type model struct {
 
 const modelMaxRetry = 2
 
-func claimable(s string) bool { return s == NotStarted || s == RetriableFailure }
+func claimable(s queuekit.Status) bool {
+	return s == queuekit.StatusNotStarted || s == queuekit.StatusRetriableFailure
+}
 
 // step applies action a (if enabled) and reports whether it did anything.
 func (m *model) step(a string) bool {
@@ -99,11 +104,11 @@ func (m *model) step(a string) bool {
 			j.holder = ""
 		}
 		if final {
-			j.status = FatalFailure
+			j.status = queuekit.StatusFatalFailure
 			j.ended++
 			j.finalEnds++
 		} else {
-			j.status = RetriableFailure
+			j.status = queuekit.StatusRetriableFailure
 		}
 	default:
 		i := int(a[0] - '0')
@@ -127,7 +132,7 @@ func (m *model) step(a string) bool {
 				m.log = append(m.log, h.name+" claim lost")
 				return true
 			}
-			j.status, j.attempt, j.holder, j.leaseUntil = Claimed, j.attempt+1, h.name, m.now+m.lease
+			j.status, j.attempt, j.holder, j.leaseUntil = queuekit.StatusClaimed, j.attempt+1, h.name, m.now+m.lease
 			j.busy++
 			if m.fenced {
 				j.token++
@@ -143,12 +148,12 @@ func (m *model) step(a string) bool {
 			}
 			switch act {
 			case "start":
-				if held && j.status == Claimed {
-					j.status = Processing
+				if held && j.status == queuekit.StatusClaimed {
+					j.status = queuekit.StatusProcessing
 				}
 				h.phase = "started"
 			case "beat":
-				if held && (j.status == Claimed || j.status == Processing) {
+				if held && (j.status == queuekit.StatusClaimed || j.status == queuekit.StatusProcessing) {
 					j.leaseUntil = m.now + m.lease
 				}
 			default:
@@ -168,14 +173,14 @@ func (m *model) step(a string) bool {
 					j.holder = ""
 				}
 				if final {
-					j.status = Success
+					j.status = queuekit.StatusSuccess
 					if act == "end-fail" {
-						j.status = FatalFailure
+						j.status = queuekit.StatusFatalFailure
 					}
 					j.ended++
 					j.finalEnds++
 				} else {
-					j.status = RetriableFailure
+					j.status = queuekit.StatusRetriableFailure
 				}
 			}
 		}
@@ -194,7 +199,7 @@ func (m *model) invariants() error {
 		return fmt.Errorf("ended = %d of 1 job", j.ended)
 	case j.finalEnds > 1:
 		return fmt.Errorf("the job ended %d times", j.finalEnds)
-	case (j.status == Claimed || j.status == Processing) != (j.busy == 1):
+	case (j.status == queuekit.StatusClaimed || j.status == queuekit.StatusProcessing) != (j.busy == 1):
 		return fmt.Errorf("status %s with busy %d", j.status, j.busy)
 	case j.attempt > 1+modelMaxRetry:
 		return fmt.Errorf("%d attempts, more than 1 + max_retry", j.attempt)
@@ -211,7 +216,7 @@ var modelActions = []string{"tick", "reap-read", "reap-write",
 func explore(fenced bool, seed uint64, count, steps int) error {
 	rng := rand.New(rand.NewPCG(seed, 15))
 	for run := range count {
-		m := &model{fenced: fenced, lease: 2, job: modelJob{status: NotStarted}}
+		m := &model{fenced: fenced, lease: 2, job: modelJob{status: queuekit.StatusNotStarted}}
 		m.h[0].name, m.h[1].name = "a", "b"
 		m.h[0].phase, m.h[1].phase = "idle", "idle"
 		for range steps {

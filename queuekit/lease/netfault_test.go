@@ -45,11 +45,11 @@ func catalogNight(t *testing.T, date string, n int) queuekit.Night {
 
 // rawItem is what the tests read back from the execution table, raw.
 type rawItem struct {
-	SK     string `dynamodbav:"sk"`
-	RunID  string `dynamodbav:"run_id"`
-	State  string `dynamodbav:"state"`
-	Status string `dynamodbav:"execution_status"`
-	Token  int64  `dynamodbav:"fence_token"`
+	SK     string          `dynamodbav:"sk"`
+	RunID  string          `dynamodbav:"run_id"`
+	State  string          `dynamodbav:"state"`
+	Status queuekit.Status `dynamodbav:"execution_status"`
+	Token  int64           `dynamodbav:"fence_token"`
 }
 
 // rawNight reads every item of the night in the execution table with a
@@ -179,7 +179,7 @@ func TestCoordinatorPausedMidResetCannotOverwriteNewRun(t *testing.T) {
 		t.Fatalf("%d job items, want %d", len(items), jobs)
 	}
 	for _, it := range items {
-		if it.RunID != newRun || it.Status != lease.NotStarted || it.Token != 0 {
+		if it.RunID != newRun || it.Status != queuekit.StatusNotStarted || it.Token != 0 {
 			t.Fatalf("job %s after the old run resumed: run %s status %s token %d; want run %s NOT_STARTED token 0 (overwritten by the old run)",
 				it.SK, it.RunID, it.Status, it.Token, newRun)
 		}
@@ -206,12 +206,12 @@ func TestCoordinatorPausedMidResetCannotOverwriteNewRun(t *testing.T) {
 	if err := rep.Verify(n); err != nil {
 		t.Fatalf("the new run's report: %v", err)
 	}
-	if rep.Statuses[lease.Success] != jobs || len(rep.Schedule) != jobs {
+	if rep.Statuses[queuekit.StatusSuccess] != jobs || len(rep.Schedule) != jobs {
 		t.Fatalf("statuses %v, %d attempts: want %d SUCCESS, one attempt each", rep.Statuses, len(rep.Schedule), jobs)
 	}
 	_, items = rawNight(t, ex, direct, n.BatchDate)
 	for _, it := range items {
-		if it.RunID != newRun || it.Status != lease.Success {
+		if it.RunID != newRun || it.Status != queuekit.StatusSuccess {
 			t.Fatalf("job %s at the end: run %s status %s, want run %s SUCCESS", it.SK, it.RunID, it.Status, newRun)
 		}
 	}
@@ -322,7 +322,7 @@ func TestLostRepliesPerWriteKind(t *testing.T) {
 			if err := rep.Verify(n); err != nil {
 				t.Fatalf("invariants: %v", err)
 			}
-			if rep.Statuses[lease.Success] != len(n.Jobs) || len(rep.Schedule) != len(n.Jobs) || rep.Retries != 0 {
+			if rep.Statuses[queuekit.StatusSuccess] != len(n.Jobs) || len(rep.Schedule) != len(n.Jobs) || rep.Retries != 0 {
 				t.Fatalf("statuses %v, %d attempts, %d retries: want %d SUCCESS, one attempt each, no retry",
 					rep.Statuses, len(rep.Schedule), rep.Retries, len(n.Jobs))
 			}
@@ -404,17 +404,17 @@ func TestSkewedWorkerClocksRevokeNoHealthyJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range rep.Schedule {
-		if e.Outcome != lease.Success {
+		if e.Outcome != queuekit.StatusSuccess {
 			t.Errorf("attempt %d of %s by %s [%.1f, %.1f]: %s, want SUCCESS", e.Attempt, e.ID, e.Worker, e.Start, e.Finish, e.Outcome)
 		}
 	}
-	if rep.Statuses[lease.Success] != jobs || len(rep.Schedule) != jobs || rep.Retries != 0 || reaped != 0 {
+	if rep.Statuses[queuekit.StatusSuccess] != jobs || len(rep.Schedule) != jobs || rep.Retries != 0 || reaped != 0 {
 		t.Fatalf("statuses %v, %d attempts, %d retries, %d reaped: want %d SUCCESS in one attempt each, none retried or reaped",
 			rep.Statuses, len(rep.Schedule), rep.Retries, reaped, jobs)
 	}
 	_, items := rawNight(t, ex, cat.Client(), n.BatchDate)
 	for _, it := range items {
-		if it.Status != lease.Success {
+		if it.Status != queuekit.StatusSuccess {
 			t.Fatalf("job %s read back raw: %s, want SUCCESS", it.SK, it.Status)
 		}
 	}
@@ -466,7 +466,7 @@ func TestSkewBoundTakeNight(t *testing.T) {
 		t.Fatalf("pool run %s state %s, %d jobs; want run %s WAITING and %d jobs", pool.RunID, pool.State, len(items), taken, len(n.Jobs))
 	}
 	for _, it := range items {
-		if it.RunID != taken || it.Status != lease.NotStarted {
+		if it.RunID != taken || it.Status != queuekit.StatusNotStarted {
 			t.Fatalf("job %s: run %s %s; want run %s NOT_STARTED", it.SK, it.RunID, it.Status, taken)
 		}
 	}
@@ -496,7 +496,7 @@ func TestSlowCallsAndResetsKeepTheInvariants(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run through slow calls and resets: %v", err)
 	}
-	if rep.Statuses[lease.Success] != len(n.Jobs) {
+	if rep.Statuses[queuekit.StatusSuccess] != len(n.Jobs) {
 		t.Fatalf("statuses %v: want all %d SUCCESS", rep.Statuses, len(n.Jobs))
 	}
 	lost := 0
@@ -547,7 +547,7 @@ func TestDynamoDBOutageMidRunKeepsTheInvariants(t *testing.T) {
 	if res.err != nil {
 		t.Fatalf("run across a 3 s outage: %v", res.err)
 	}
-	if res.rep.Statuses[lease.Success] != len(n.Jobs) {
+	if res.rep.Statuses[queuekit.StatusSuccess] != len(n.Jobs) {
 		t.Fatalf("statuses %v: want all %d SUCCESS", res.rep.Statuses, len(n.Jobs))
 	}
 	lost := 0
@@ -587,7 +587,7 @@ func processing(ctx context.Context, cat0 *catalog.Catalog, n queuekit.Night) (b
 		if err != nil {
 			continue // the night is not prepared yet
 		}
-		if st.Status == lease.Processing {
+		if st.Status == queuekit.StatusProcessing {
 			return true, nil
 		}
 	}

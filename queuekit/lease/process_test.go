@@ -146,8 +146,8 @@ func TestWorkerProcessesClaimEachJobExactlyOnce(t *testing.T) {
 	}
 	t.Logf("%d jobs, %d processes x %d slots: %.1f s, claims won %d, lost %d (%.1f%% of attempts)",
 		jobs, procs, slots, time.Since(began).Seconds(), won, lost, 100*float64(lost)/float64(won+lost))
-	if won != jobs || succeeded != jobs || rep.Statuses[lease.Success] != jobs {
-		t.Fatalf("claims won %d, jobs succeeded %d (by the processes), SUCCESS %d (in the table): want %d each", won, succeeded, rep.Statuses[lease.Success], jobs)
+	if won != jobs || succeeded != jobs || rep.Statuses[queuekit.StatusSuccess] != jobs {
+		t.Fatalf("claims won %d, jobs succeeded %d (by the processes), SUCCESS %d (in the table): want %d each", won, succeeded, rep.Statuses[queuekit.StatusSuccess], jobs)
 	}
 	if rep.Won != won || rep.Lost != lost {
 		t.Fatalf("table counts won %d lost %d, processes reported %d and %d", rep.Won, rep.Lost, won, lost)
@@ -155,7 +155,7 @@ func TestWorkerProcessesClaimEachJobExactlyOnce(t *testing.T) {
 	seen := map[string]int{}
 	for _, e := range rep.Schedule {
 		seen[e.ID]++
-		if e.Outcome != lease.Success {
+		if e.Outcome != queuekit.StatusSuccess {
 			t.Fatalf("attempt %+v did not succeed", e)
 		}
 	}
@@ -193,7 +193,7 @@ func TestKilledWorkerJobIsReclaimedAfterItsLease(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	if rep.Statuses[lease.Success] != len(n.Jobs) || rep.Retries != 1 {
+	if rep.Statuses[queuekit.StatusSuccess] != len(n.Jobs) || rep.Retries != 1 {
 		t.Fatalf("statuses %v, retries %d: want all %d SUCCESS and 1 retry", rep.Statuses, rep.Retries, len(n.Jobs))
 	}
 	var first, second *lease.Entry
@@ -212,7 +212,7 @@ func TestKilledWorkerJobIsReclaimedAfterItsLease(t *testing.T) {
 	}
 	// Its lease ran at least cfg.Lease from the claim (heartbeats only extend it).
 	leaseMin := float64(cfg.Lease) / float64(cfg.Minute)
-	if second == nil || second.Outcome != lease.Success || second.Start < first.Start+leaseMin {
+	if second == nil || second.Outcome != queuekit.StatusSuccess || second.Start < first.Start+leaseMin {
 		t.Fatalf("re-claim of %s: %+v; want SUCCESS starting after %.1f (claim %.2f + lease %.0f job-minutes)", first.ID, second, first.Start+leaseMin, first.Start, leaseMin)
 	}
 }
@@ -266,7 +266,7 @@ func TestDynamoDBPausedMidRunLosesNothing(t *testing.T) {
 	if err := w.cmd.Wait(); err != nil {
 		t.Fatalf("worker: %v\n%s", err, w.err.String())
 	}
-	if rep.Statuses[lease.Success] != len(n.Jobs) || len(rep.Schedule) != len(n.Jobs) || rep.Retries != 0 {
+	if rep.Statuses[queuekit.StatusSuccess] != len(n.Jobs) || len(rep.Schedule) != len(n.Jobs) || rep.Retries != 0 {
 		t.Fatalf("statuses %v, %d attempts, %d retries: want %d jobs SUCCESS, one attempt each, no retry",
 			rep.Statuses, len(rep.Schedule), rep.Retries, len(n.Jobs))
 	}

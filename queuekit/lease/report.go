@@ -29,8 +29,8 @@ import (
 type Entry struct {
 	sim.Slot
 	Attempt int
-	Worker  string // the worker process that held it
-	Outcome string // SUCCESS, RETRIABLE_FAILURE, FATAL_FAILURE, LEASE_EXPIRED; "" while running
+	Worker  string          // the worker process that held it
+	Outcome queuekit.Status // SUCCESS, RETRIABLE_FAILURE, FATAL_FAILURE, LEASE_EXPIRED; "" while running
 }
 
 // entryJSON is an Entry as run --json and status --json write it (a
@@ -69,9 +69,9 @@ type Report struct {
 	Won, Lost   int        // claims, over every worker process (a killed process's last second of counts is lost with it)
 	Retries     int        // sum of current_retry over the jobs
 	DeadLetters []DeadLetter
-	Schedule    []Entry        // every attempt, in start order
-	Statuses    map[string]int // jobs per execution_status
-	Elapsed     time.Duration  // wall time from minute 0 to the last finish
+	Schedule    []Entry                 // every attempt, in start order
+	Statuses    map[queuekit.Status]int // jobs per execution_status
+	Elapsed     time.Duration           // wall time from minute 0 to the last finish
 	// The pool item as the run left it: busy slots, jobs ended of all, the
 	// retries allowed, and the jobs still recorded as running.
 	PoolBusy, PoolEnded, PoolJobs, MaxRetry, PoolRunning int
@@ -187,7 +187,7 @@ func (e *Executor) Report(ctx context.Context, n queuekit.Night, c int) (Report,
 	}
 	pol := sim.Policy(s.pool.Policy)
 	r := Report{BatchDate: n.BatchDate, Workers: c, Policy: pol, MinuteMS: s.pool.MinuteMS,
-		DeadLetters: s.dead, Statuses: map[string]int{}}
+		DeadLetters: s.dead, Statuses: map[queuekit.Status]int{}}
 	for _, j := range s.jobs {
 		r.Statuses[j.Status]++
 		r.Retries += j.CurrentRetry
@@ -328,15 +328,15 @@ func Realise(n queuekit.Night, attempts []Entry, c int, policy sim.Policy) sim.R
 
 // Status is a night's execution state at a glance.
 type Status struct {
-	BatchDate   string         `json:"batch_date"`
-	State       string         `json:"state"` // WAITING, RUNNING, DONE, or "" when never run
-	Jobs        int            `json:"jobs"`
-	Ended       int            `json:"ended"`
-	Statuses    map[string]int `json:"statuses"`
-	Retries     int            `json:"retries"`
-	ClaimsWon   int            `json:"claims_won"`
-	ClaimsLost  int            `json:"claims_lost"`
-	DeadLetters []DeadLetter   `json:"dead_letters"`
+	BatchDate   string                  `json:"batch_date"`
+	State       string                  `json:"state"` // WAITING, RUNNING, DONE, or "" when never run
+	Jobs        int                     `json:"jobs"`
+	Ended       int                     `json:"ended"`
+	Statuses    map[queuekit.Status]int `json:"statuses"`
+	Retries     int                     `json:"retries"`
+	ClaimsWon   int                     `json:"claims_won"`
+	ClaimsLost  int                     `json:"claims_lost"`
+	DeadLetters []DeadLetter            `json:"dead_letters"`
 }
 
 // Status reads a night's execution state with one Query.
@@ -349,11 +349,11 @@ func (e *Executor) Status(ctx context.Context, date string) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
-	st := Status{BatchDate: date, Statuses: map[string]int{}, DeadLetters: s.dead}
+	st := Status{BatchDate: date, Statuses: map[queuekit.Status]int{}, DeadLetters: s.dead}
 	if st.DeadLetters == nil {
 		st.DeadLetters = []DeadLetter{}
 	}
-	for _, k := range States {
+	for _, k := range queuekit.Status("").Values() {
 		st.Statuses[k] = 0
 	}
 	if s.havePool {
@@ -376,8 +376,8 @@ func (e *Executor) Status(ctx context.Context, date string) (Status, error) {
 // JobState is one job's execution item, as a notebook shows it.
 type JobState struct {
 	JobID   string
-	Status  string // execution_status
-	Worker  string // the holder ("" when nobody holds the lease)
+	Status  queuekit.Status // execution_status
+	Worker  string          // the holder ("" when nobody holds the lease)
 	Attempt int
 	Token   int64 // the fencing token: how many times the lease changed hands
 	Retries int   // current_retry

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
 	"github.com/nightqueue/workshop/queuekit/lease"
@@ -98,7 +99,7 @@ func TestDynamoDBLocalRestartMidRunKeepsTheInvariants(t *testing.T) {
 	if err := rep.Verify(n); err != nil {
 		t.Fatalf("invariants after the restart: %v", err)
 	}
-	if rep.Statuses[lease.Success] != len(n.Jobs) {
+	if rep.Statuses[queuekit.StatusSuccess] != len(n.Jobs) {
 		t.Fatalf("statuses %v: want all %d SUCCESS", rep.Statuses, len(n.Jobs))
 	}
 	if rep.Won != won || rep.Lost != lost || rep.Fenced != fenced {

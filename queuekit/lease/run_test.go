@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/internal/fault"
 	"github.com/nightqueue/workshop/queuekit/lease"
 	"github.com/nightqueue/workshop/queuekit/sim"
@@ -36,7 +37,7 @@ func TestRandomNightsKeepThePoolRules(t *testing.T) {
 			if err := lease.CheckSchedule(n, rep.Schedule, c, pol); err != nil {
 				t.Fatalf("pool rules broken:\n%v", err)
 			}
-			if rep.Statuses[lease.Success] != len(n.Jobs) || len(rep.Schedule) != len(n.Jobs) || rep.Won != len(n.Jobs) {
+			if rep.Statuses[queuekit.StatusSuccess] != len(n.Jobs) || len(rep.Schedule) != len(n.Jobs) || rep.Won != len(n.Jobs) {
 				t.Fatalf("statuses %v, %d attempts, %d claims won; want %d jobs each SUCCESS after one attempt",
 					rep.Statuses, len(rep.Schedule), rep.Won, len(n.Jobs))
 			}
@@ -63,7 +64,7 @@ func failingJob(t *testing.T, maxRetry int) {
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	if rep.Statuses[lease.FatalFailure] != 1 || rep.Statuses[lease.Success] != len(n.Jobs)-1 {
+	if rep.Statuses[queuekit.StatusFatalFailure] != 1 || rep.Statuses[queuekit.StatusSuccess] != len(n.Jobs)-1 {
 		t.Fatalf("statuses %v: want 1 FATAL_FAILURE and %d SUCCESS", rep.Statuses, len(n.Jobs)-1)
 	}
 	// 1 + max_retry attempts, retries counted max_retry times.
@@ -77,7 +78,7 @@ func failingJob(t *testing.T, maxRetry int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(st.DeadLetters) != 1 || st.DeadLetters[0].LastError == "" || st.Statuses[lease.FatalFailure] != 1 {
+	if len(st.DeadLetters) != 1 || st.DeadLetters[0].LastError == "" || st.Statuses[queuekit.StatusFatalFailure] != 1 {
 		t.Fatalf("status %+v: want the dead letter with its last error", st)
 	}
 	// Backoff: attempt k+1 is due DefaultBackoff * 2^(k-1) job-minutes after attempt k failed.

@@ -11,26 +11,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fence"
 	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
 )
 
-// The execution states of seed 003.
-const (
-	NotStarted       = "NOT_STARTED"
-	Claimed          = "CLAIMED"
-	Processing       = "PROCESSING"
-	Success          = "SUCCESS"
-	RetriableFailure = "RETRIABLE_FAILURE"
-	FatalFailure     = "FATAL_FAILURE"
-	// LeaseExpired is the outcome of an attempt whose worker stopped
-	// heartbeating (an attempt outcome, not a job state).
-	LeaseExpired = "LEASE_EXPIRED"
-)
-
-// States lists the job states in the order of the state machine.
-var States = []string{NotStarted, Claimed, Processing, Success, RetriableFailure, FatalFailure}
+// LeaseExpired is the outcome of an attempt whose worker stopped
+// heartbeating (an attempt outcome, not a job state).
+const LeaseExpired queuekit.Status = "LEASE_EXPIRED"
 
 // Pool states.
 const (
@@ -73,29 +62,29 @@ const (
 
 // jobItem is JOB#<job_id>.
 type jobItem struct {
-	BatchDate    string  `dynamodbav:"batch_date"`
-	SK           string  `dynamodbav:"sk"`
-	JobID        string  `dynamodbav:"job_id"`
-	Class        string  `dynamodbav:"workload_class"`
-	Priority     int     `dynamodbav:"priority"`
-	Arrival      float64 `dynamodbav:"arrival_minute"`
-	Estimate     float64 `dynamodbav:"estimated_runtime_minutes"`
-	Exclusive    bool    `dynamodbav:"requires_exclusive_lock"`
-	Status       string  `dynamodbav:"execution_status"`
-	CurrentRetry int     `dynamodbav:"current_retry"`
-	MaxRetry     int     `dynamodbav:"max_retry"`
-	Attempt      int     `dynamodbav:"attempt"`
-	Worker       string  `dynamodbav:"worker,omitempty"`
-	Slots        []int   `dynamodbav:"worker_ids,omitempty"`
-	LeaseUntil   int64   `dynamodbav:"lease_until,omitempty"`
-	HeartbeatAt  int64   `dynamodbav:"heartbeat_at,omitempty"`
-	StartedMS    int64   `dynamodbav:"started_ms,omitempty"`
-	ClaimShard   string  `dynamodbav:"claim_shard,omitempty"`
-	DueKey       string  `dynamodbav:"due_key,omitempty"`
-	LeaseShard   string  `dynamodbav:"lease_shard,omitempty"`
-	LastError    string  `dynamodbav:"last_error,omitempty"`
-	Token        int64   `dynamodbav:"fence_token"`
-	RunID        string  `dynamodbav:"run_id"`
+	BatchDate    string          `dynamodbav:"batch_date"`
+	SK           string          `dynamodbav:"sk"`
+	JobID        string          `dynamodbav:"job_id"`
+	Class        string          `dynamodbav:"workload_class"`
+	Priority     int             `dynamodbav:"priority"`
+	Arrival      float64         `dynamodbav:"arrival_minute"`
+	Estimate     float64         `dynamodbav:"estimated_runtime_minutes"`
+	Exclusive    bool            `dynamodbav:"requires_exclusive_lock"`
+	Status       queuekit.Status `dynamodbav:"execution_status"`
+	CurrentRetry int             `dynamodbav:"current_retry"`
+	MaxRetry     int             `dynamodbav:"max_retry"`
+	Attempt      int             `dynamodbav:"attempt"`
+	Worker       string          `dynamodbav:"worker,omitempty"`
+	Slots        []int           `dynamodbav:"worker_ids,omitempty"`
+	LeaseUntil   int64           `dynamodbav:"lease_until,omitempty"`
+	HeartbeatAt  int64           `dynamodbav:"heartbeat_at,omitempty"`
+	StartedMS    int64           `dynamodbav:"started_ms,omitempty"`
+	ClaimShard   string          `dynamodbav:"claim_shard,omitempty"`
+	DueKey       string          `dynamodbav:"due_key,omitempty"`
+	LeaseShard   string          `dynamodbav:"lease_shard,omitempty"`
+	LastError    string          `dynamodbav:"last_error,omitempty"`
+	Token        int64           `dynamodbav:"fence_token"`
+	RunID        string          `dynamodbav:"run_id"`
 }
 
 // poolItem is POOL.
@@ -134,19 +123,19 @@ type poolItem struct {
 
 // attemptItem is ATTEMPT#<job_id>#<n>.
 type attemptItem struct {
-	BatchDate  string  `dynamodbav:"batch_date"`
-	SK         string  `dynamodbav:"sk"`
-	JobID      string  `dynamodbav:"job_id"`
-	Attempt    int     `dynamodbav:"attempt"`
-	Worker     string  `dynamodbav:"worker"`
-	Slots      []int   `dynamodbav:"worker_ids"`
-	Exclusive  bool    `dynamodbav:"requires_exclusive_lock"`
-	ClaimedMS  int64   `dynamodbav:"claimed_ms"`
-	StartedMS  int64   `dynamodbav:"started_ms,omitempty"`
-	FinishedMS int64   `dynamodbav:"finished_ms,omitempty"`
-	Outcome    string  `dynamodbav:"outcome,omitempty"`
-	Error      string  `dynamodbav:"error,omitempty"`
-	Estimate   float64 `dynamodbav:"estimated_runtime_minutes"`
+	BatchDate  string          `dynamodbav:"batch_date"`
+	SK         string          `dynamodbav:"sk"`
+	JobID      string          `dynamodbav:"job_id"`
+	Attempt    int             `dynamodbav:"attempt"`
+	Worker     string          `dynamodbav:"worker"`
+	Slots      []int           `dynamodbav:"worker_ids"`
+	Exclusive  bool            `dynamodbav:"requires_exclusive_lock"`
+	ClaimedMS  int64           `dynamodbav:"claimed_ms"`
+	StartedMS  int64           `dynamodbav:"started_ms,omitempty"`
+	FinishedMS int64           `dynamodbav:"finished_ms,omitempty"`
+	Outcome    queuekit.Status `dynamodbav:"outcome,omitempty"`
+	Error      string          `dynamodbav:"error,omitempty"`
+	Estimate   float64         `dynamodbav:"estimated_runtime_minutes"`
 }
 
 // DeadLetter is a job that ended FATAL_FAILURE: DLQ#<job_id>.

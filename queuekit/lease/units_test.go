@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/lease"
 )
 
@@ -60,7 +61,7 @@ func TestWriteUnitsPerJobFollowDynamoDBRules(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	if rep.Statuses[lease.Success] != len(n.Jobs) || rep.Retries != 0 {
+	if rep.Statuses[queuekit.StatusSuccess] != len(n.Jobs) || rep.Retries != 0 {
 		t.Fatalf("statuses %v, retries %d: want every job SUCCESS at its first attempt (the rule above assumes it)", rep.Statuses, rep.Retries)
 	}
 	// Every item must be at most 1 KB for the rule above: an upper bound of

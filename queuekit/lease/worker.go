@@ -27,6 +27,7 @@ import (
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fence"
+	"github.com/nightqueue/workshop/queuekit/internal/wait"
 	"github.com/nightqueue/workshop/queuekit/sim"
 )
 
@@ -54,24 +55,13 @@ type Job struct {
 
 // WorkFunc does one attempt of a job. d is the job's estimated runtime on
 // the night's clock. It must return when ctx ends (the lease was lost). A
-// nil error is SUCCESS; an error wrapped with Fatal ends the job
+// nil error is SUCCESS; an error wrapped with queuekit.Fatal ends the job
 // FATAL_FAILURE at once; any other error is retried with backoff while
 // retries remain.
 type WorkFunc func(ctx context.Context, j Job, d time.Duration) error
 
 // Sleep is the default WorkFunc: it sleeps for d.
-func Sleep(ctx context.Context, _ Job, d time.Duration) error { return sleep(ctx, d) }
-
-type fatalError struct{ err error }
-
-func (f fatalError) Error() string { return f.err.Error() }
-func (f fatalError) Unwrap() error { return f.err }
-
-// Fatal marks a work error as not worth retrying.
-func Fatal(err error) error { return fatalError{err} }
-
-// IsFatal reports whether err was marked with Fatal.
-func IsFatal(err error) bool { return errors.As(err, &fatalError{}) }
+func Sleep(ctx context.Context, _ Job, d time.Duration) error { return wait.Sleep(ctx, d) }
 
 // WorkerConfig configures one worker process's part of a run.
 type WorkerConfig struct {
@@ -196,7 +186,7 @@ func (e *Executor) Join(ctx context.Context, date string, wc WorkerConfig) (Work
 		if time.Now().After(deadline) {
 			return WorkerStats{}, &NoRunError{BatchDate: date}
 		}
-		if err := sleep(ctx, 50*time.Millisecond); err != nil {
+		if err := wait.Sleep(ctx, 50*time.Millisecond); err != nil {
 			return WorkerStats{}, err
 		}
 	}
@@ -260,7 +250,7 @@ func (w *worker) join(ctx context.Context, slots int) error {
 		if !fence.Conflict(err) {
 			break
 		}
-		if serr := sleep(ctx, backoff); serr != nil {
+		if serr := wait.Sleep(ctx, backoff); serr != nil {
 			return fmt.Errorf("join night %s: %w", w.date, serr)
 		}
 	}
@@ -505,7 +495,7 @@ func (w *worker) claimLoop(ctx context.Context, free int, jobs chan<- claimed, f
 			w.count(func(s *WorkerStats) { s.Lost++ })
 			// Someone else moved the pool: step aside for a random part of
 			// a poll so the racers spread out instead of colliding again.
-			if err := sleep(ctx, rand.N(poll/2+1)); err != nil {
+			if err := wait.Sleep(ctx, rand.N(poll/2+1)); err != nil {
 				return err
 			}
 			continue
@@ -828,7 +818,7 @@ func claimPoolCond(run string, p poolItem, whole bool, total int) expression.Con
 		And(expression.Name("exclusive").Equal(expression.Value("")))
 }
 
-// update is one Update of a transaction from a built expression.
+// txUpdate is one Update of a transaction from a built expression.
 func txUpdate(table *string, k map[string]types.AttributeValue, e expression.Expression) types.TransactWriteItem {
 	return types.TransactWriteItem{Update: &types.Update{TableName: table, Key: k,
 		ConditionExpression: e.Condition(), UpdateExpression: e.Update(),
@@ -852,7 +842,7 @@ func (w *worker) claimInput(p poolItem, picks []pick, nowMS int64) (*dynamodb.Tr
 		grant := jobFence.Acquire(fence.Token(j.Token), w.name, time.UnixMilli(nowMS+lease.Milliseconds()))
 		jobExpr, err := expression.NewBuilder().
 			WithCondition(claimJobCond(grant, j.ClaimShard, j.Attempt, w.run)).
-			WithUpdate(grant.Update.Set(expression.Name("execution_status"), expression.Value(Claimed)).
+			WithUpdate(grant.Update.Set(expression.Name("execution_status"), expression.Value(queuekit.StatusClaimed)).
 				Set(expression.Name("attempt"), expression.Value(attempt)).
 				Set(expression.Name("worker_ids"), expression.Value(pk.ids)).
 				Set(expression.Name(attrLeaseSh), expression.Value(w.date)).

@@ -37,8 +37,9 @@ type Options struct {
 	Transport http.RoundTripper
 }
 
-// Option sets an Option.
-type Option func(*Options)
+// Option is one functional option of New and Start: a func(*Options), the SDK's optFns
+// form. It is an alias, so the With helpers and a plain func literal mix.
+type Option = func(*Options)
 
 // WithScale sets S (limits divided by S).
 func WithScale(s float64) Option { return func(o *Options) { o.Scale = s } }

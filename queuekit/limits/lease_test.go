@@ -54,7 +54,7 @@ func TestNightExecutorSurvivesPoolConflicts(t *testing.T) {
 	if err := lease.CheckSchedule(n, rep.Schedule, c, sim.Barrier); err != nil {
 		t.Fatalf("pool rules broken:\n%v", err)
 	}
-	if rep.Statuses[lease.Success] != len(n.Jobs) || len(rep.Schedule) != len(n.Jobs) {
+	if rep.Statuses[queuekit.StatusSuccess] != len(n.Jobs) || len(rep.Schedule) != len(n.Jobs) {
 		t.Fatalf("statuses %v, %d attempts; want %d jobs each SUCCESS after one attempt", rep.Statuses, len(rep.Schedule), len(n.Jobs))
 	}
 	conflicts := limits.Totals(s.Stats(), ex.Table(), "").Throttled["TransactionConflict"]

@@ -57,8 +57,9 @@ type Options struct {
 	CallTimeout time.Duration
 }
 
-// Option configures New, the SDK's way: a function that edits Options.
-type Option func(*Options)
+// Option is one functional option of New: a func(*Options), the SDK's optFns
+// form. It is an alias, so the With helpers and a plain func literal mix.
+type Option = func(*Options)
 
 // WithEndpoint sets the endpoint URL, e.g. http://127.0.0.1:9324.
 func WithEndpoint(u string) Option { return func(o *Options) { o.Endpoint = u } }

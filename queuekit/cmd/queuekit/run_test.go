@@ -124,7 +124,7 @@ func TestRunJSONAndStatus(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &st); err != nil {
 		t.Fatal(err)
 	}
-	if st.State != "DONE" || st.Statuses[lease.Success] != 12 || st.Ended != 12 || len(st.DeadLetters) != 0 {
+	if st.State != "DONE" || st.Statuses[queuekit.StatusSuccess] != 12 || st.Ended != 12 || len(st.DeadLetters) != 0 {
 		t.Fatalf("status %+v: want DONE with 12 SUCCESS", st)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/nightqueue/workshop/queuekit/lease"
+	"github.com/nightqueue/workshop/queuekit"
 )
 
 func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -42,7 +42,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		*date, st.State, st.Ended, st.Jobs, st.Retries, st.ClaimsWon, st.ClaimsLost)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "execution_status\tjobs")
-	for _, s := range lease.States {
+	for _, s := range queuekit.Status("").Values() {
 		fmt.Fprintf(tw, "%s\t%d\n", s, st.Statuses[s])
 	}
 	if err := tw.Flush(); err != nil {

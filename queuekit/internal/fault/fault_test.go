@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/lease"
 )
 
@@ -22,7 +23,7 @@ func TestFailJobsFailsOnlyTheListedJobs(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "job B attempt") || !strings.Contains(err.Error(), "injected failure") {
 			t.Errorf("B attempt %d: %v, want an injected failure naming it", attempt, err)
 		}
-		if lease.IsFatal(err) {
+		if queuekit.IsFatal(err) {
 			t.Errorf("B attempt %d: fatal, want retriable", attempt)
 		}
 	}

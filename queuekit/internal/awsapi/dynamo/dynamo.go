@@ -16,6 +16,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
@@ -278,4 +279,19 @@ func SameKeys(t *types.TableDescription, want []types.KeySchemaElement) bool {
 		}
 	}
 	return true
+}
+
+// UpdateItem sends one UpdateItem of expr (its update, and its condition
+// if it has one) on the item at key, under Call. optFns set what the caller
+// wants back on the input (ReturnValues, ReturnConsumedCapacity,
+// ReturnValuesOnConditionCheckFailure), as the SDK's own optFns do on the
+// client.
+func (t *Table) UpdateItem(ctx context.Context, key map[string]types.AttributeValue, expr expression.Expression, optFns ...func(*dynamodb.UpdateItemInput)) (*dynamodb.UpdateItemOutput, error) {
+	in := &dynamodb.UpdateItemInput{TableName: aws.String(t.name), Key: key,
+		ConditionExpression: expr.Condition(), UpdateExpression: expr.Update(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()}
+	for _, fn := range optFns {
+		fn(in)
+	}
+	return Call(ctx, t, func(ctx context.Context) (*dynamodb.UpdateItemOutput, error) { return t.client.UpdateItem(ctx, in) })
 }

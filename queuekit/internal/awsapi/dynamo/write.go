@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/nightqueue/workshop/queuekit/internal/wait"
 )
 
 // BatchSize is the most items one BatchWriteItem request may carry.
@@ -109,8 +111,8 @@ func (t *Table) writeBatch(ctx context.Context, b []types.WriteRequest, report f
 			return fmt.Errorf("%d items still unprocessed after %d attempts; DynamoDB is throttling: retry later, or lower the number of writers", len(left), attempt)
 		}
 		pending = left
-		if err := Sleep(ctx, Backoff(attempt, t.opts.BaseBackoff, t.opts.MaxBackoff)); err != nil {
-			return fmt.Errorf("waiting to resend %d unprocessed items: %w", len(left), err)
+		if wait.Sleep(ctx, Backoff(attempt, t.opts.BaseBackoff, t.opts.MaxBackoff)) != nil {
+			return fmt.Errorf("waiting to resend %d unprocessed items: %w", len(left), context.Cause(ctx))
 		}
 	}
 }
@@ -133,18 +135,6 @@ func Backoff(attempt int, base, maxWait time.Duration) time.Duration {
 		d = maxWait
 	}
 	return rand.N(d + 1) // jitter only: no need for a seeded source
-}
-
-// Sleep waits d or until ctx ends, whose cause it then returns.
-func Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
 }
 
 // QueryPages runs in with the SDK's Query paginator, every page under
