@@ -22,9 +22,6 @@ type call struct {
 	r    *http.Request
 	w    http.ResponseWriter
 	body []byte
-	// bodyHeld: the transport may still read body (the target answered
-	// before reading it all), so its buffer is not recycled.
-	bodyHeld bool
 }
 
 // charge is units taken from one index's limits and one of its partitions

@@ -15,7 +15,6 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -93,6 +92,8 @@ func New(target string, opts ...Option) (*Layer, error) {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConnsPerHost = 256
 		t.DisableCompression = true // pass Accept-Encoding as the client sent it (none added)
+		// Most requests and answers in one system call each.
+		t.WriteBufferSize, t.ReadBufferSize = 64<<10, 64<<10
 		o.Transport = t
 	}
 	l := &Layer{opts: o, target: u, targetURL: u.String(), tables: map[string]*table{}, txHeld: map[string]int{}, oneHeld: map[string]int{}}
@@ -178,25 +179,29 @@ func (l *Layer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		l.proxy.ServeHTTP(w, r)
 		return
 	}
-	buf := getBuf()
-	if n := r.ContentLength; n > 0 && n <= maxBody {
-		buf.Grow(int(n))
-	}
-	_, err := buf.ReadFrom(io.LimitReader(r.Body, maxBody))
-	_ = r.Body.Close()
+	body, err := readBody(r)
 	if err != nil {
 		closeConnection(w, r, err)
 		return
 	}
-	c := &call{l: l, op: op, req: &request{}, r: r, w: w, body: buf.Bytes()}
-	if json.Unmarshal(c.body, c.req) != nil {
-		c.reply(c.forward(c.body)) // DynamoDB Local answers the malformed request
-	} else {
-		c.serve()
+	c := &call{l: l, op: op, req: &request{}, r: r, w: w, body: body}
+	if json.Unmarshal(body, c.req) != nil {
+		c.reply(c.forward(body)) // DynamoDB Local answers the malformed request
+		return
 	}
-	if !c.bodyHeld {
-		putBuf(buf)
+	c.serve()
+}
+
+// readBody reads a request's body (at most maxBody bytes), in one
+// allocation when the request says its length.
+func readBody(r *http.Request) ([]byte, error) {
+	defer r.Body.Close()
+	if n := r.ContentLength; n >= 0 && n <= maxBody {
+		b := make([]byte, n)
+		_, err := io.ReadFull(r.Body, b)
+		return b, err
 	}
+	return io.ReadAll(io.LimitReader(r.Body, maxBody))
 }
 
 var metered = map[string]bool{
@@ -223,8 +228,12 @@ func (c *call) forward(body []byte) *recorder {
 	if _, ok := out.Header["User-Agent"]; !ok {
 		out.Header["User-Agent"] = []string{""} // no Go default added
 	}
-	sent := &sentBody{Reader: bytes.NewReader(body)}
-	out.Body, out.ContentLength = sent, int64(len(body))
+	// A body the transport knows to be in memory goes out in the same
+	// write as the headers (one system call; see net/http's
+	// isKnownInMemoryReader). The transport may still hold it after the
+	// answer (when the target answers before reading it all), so it is
+	// never a recycled buffer.
+	out.Body, out.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 	resp, err := c.l.opts.Transport.RoundTrip(out)
 	if err != nil {
 		rec.dropped = true // nothing answers behind the layer (see closeConnection)
@@ -238,22 +247,10 @@ func (c *call) forward(body []byte) *recorder {
 		rec.dropped = true // the answer broke off: so does the client's
 		return rec
 	}
-	if !sent.closed.Load() {
-		c.bodyHeld = true // the transport may still read it: not recycled
-	}
 	removeHopHeaders(resp.Header)
 	rec.h, rec.status = resp.Header, resp.StatusCode
 	return rec
 }
-
-// sentBody is a request body that says whether the transport closed it
-// (done with it).
-type sentBody struct {
-	*bytes.Reader
-	closed atomic.Bool
-}
-
-func (b *sentBody) Close() error { b.closed.Store(true); return nil }
 
 // hopHeaders are the hop-by-hop headers a proxy does not pass on (RFC 9110,
 // section 7.6.1; the list net/http/httputil.ReverseProxy removes).
