@@ -765,7 +765,6 @@ type recorder struct {
 	dropped bool // nothing answered: the client's connection is closed
 }
 
-
 // batch serves BatchWriteItem and BatchGetItem: items are admitted one by
 // one; the throttled ones come back as UnprocessedItems (UnprocessedKeys),
 // and when none is admitted the call fails with the throttling exception,
