@@ -11,12 +11,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/format"
+	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
 	"github.com/nightqueue/workshop/queuekit/lease"
 	"github.com/nightqueue/workshop/queuekit/limits"
 	"github.com/nightqueue/workshop/queuekit/sim"
@@ -197,35 +197,8 @@ func ThrottleRetryer() aws.Retryer {
 		o.MaxAttempts = ThrottleAttempts
 		o.MaxBackoff = 2 * time.Second
 		o.RateLimiter = ratelimit.None
-		o.Retryables = append(slices.Clone(o.Retryables), retry.IsErrorRetryableFunc(func(err error) aws.Ternary {
-			if throttledTransaction(err) {
-				return aws.TrueTernary
-			}
-			return aws.UnknownTernary
-		}))
+		o.Retryables = append(slices.Clone(o.Retryables), dynamo.RetryThrottledTransactions)
 	})
-}
-
-// throttledTransaction reports a TransactionCanceledException whose
-// reasons are all None, ThrottlingError or TransactionConflict (another
-// transaction held an item: AWS's transactions page says to retry with
-// backoff), at least one of the latter two.
-func throttledTransaction(err error) bool {
-	var tc *types.TransactionCanceledException
-	if !errors.As(err, &tc) {
-		return false
-	}
-	throttled := false
-	for _, r := range tc.CancellationReasons {
-		switch aws.ToString(r.Code) {
-		case "None", "":
-		case "ThrottlingError", "TransactionConflict":
-			throttled = true
-		default:
-			return false
-		}
-	}
-	return throttled
 }
 
 // PoolCeilingRows is a result as table rows (metric, value), every

@@ -17,15 +17,32 @@ import (
 // throughput, side by side in one run: rounds alternate (direct, layer,
 // layer, direct, ...), each round 8 goroutines doing a mix of PutItem,
 // GetItem, UpdateItem and Query on 64 keys for a fixed number of calls,
-// through one SDK client each way. It prints both throughputs and the
-// median ratio of adjacent pairs; nothing is throttled (S = 1, far below
-// 1,000 units a second per key).
+// through one SDK client each way, after one warm-up round each way that
+// is not counted. The layer is the `queuekit limits` process users run
+// (-limits-inprocess: inside the benchmark's process, for -cpuprofile). It
+// prints both throughputs, the median ratio of adjacent pairs, and the CPU
+// time per call of each process in each arm (the client, the layer and
+// DynamoDB Local, from getrusage and /proc): CPU time does not depend on
+// what else the machine runs, and on a machine whose cores these processes
+// keep busy, throughput is cores / CPU per call, so the CPU ratio bounds
+// the overhead on a quiet machine. Nothing is throttled (S = 1, far below
+// 1,000 units a second per key; the clients do not retry, so a throttle
+// would fail the benchmark).
 func BenchmarkOverhead(b *testing.B) {
 	const rounds, calls, workers = benchRounds, 400, 8
-	f := newFixture(b, WithClock(time.Now))
-	name := f.table(onDemand())
+	side := newBenchSide(b)
+	name := side.table
 	ctx := context.Background()
+	var cpuDirect, cpuLayer cpuTimes
 	round := func(db *dynamodb.Client, r int) float64 {
+		before := side.cpu()
+		defer func() {
+			if db == side.direct {
+				cpuDirect = cpuDirect.add(side.cpu().sub(before))
+			} else {
+				cpuLayer = cpuLayer.add(side.cpu().sub(before))
+			}
+		}()
 		var wg sync.WaitGroup
 		start := time.Now()
 		errs := make(chan error, workers)
@@ -62,6 +79,9 @@ func BenchmarkOverhead(b *testing.B) {
 		}
 		return float64(calls) / time.Since(start).Seconds()
 	}
+	round(side.direct, -1) // warm-up: connections, the JVM's JIT; not counted
+	round(side.layer, -1)
+	cpuDirect, cpuLayer = cpuTimes{}, cpuTimes{}
 	for range b.N {
 		// Pairs, each run back to back in alternating order (ABBA...), so
 		// that the machine's load, shared with other work, hits both arms
@@ -70,9 +90,9 @@ func BenchmarkOverhead(b *testing.B) {
 		for r := range rounds {
 			var d, l float64
 			if r%2 == 0 {
-				d, l = round(f.direct, r), round(f.db, r)
+				d, l = round(side.direct, r), round(side.layer, r)
 			} else {
-				l, d = round(f.db, r), round(f.direct, r)
+				l, d = round(side.layer, r), round(side.direct, r)
 			}
 			direct, layer, ratios = append(direct, d), append(layer, l), append(ratios, l/d)
 		}
@@ -83,11 +103,29 @@ func BenchmarkOverhead(b *testing.B) {
 		b.ReportMetric(d, "direct-calls/s")
 		b.ReportMetric(l, "layer-calls/s")
 		b.ReportMetric(q, "layer/direct")
-		fmt.Printf("limits layer overhead: %d interleaved pairs of %d calls (8 goroutines; PutItem, GetItem, UpdateItem, Query): DynamoDB Local direct median %.0f calls/s (range %.0f-%.0f), through the layer median %.0f calls/s (range %.0f-%.0f); median pair ratio layer/direct %.3f (pairs %.3f-%.3f, quartiles %.3f-%.3f): overhead %.1f %%\n",
-			rounds, calls, d, direct[0], direct[rounds-1], l, layer[0], layer[rounds-1], q, ratios[0], ratios[rounds-1], ratios[rounds/4], ratios[3*rounds/4], 100*(1-q))
+		where := "the `queuekit limits` process"
+		if side.inProcess != nil {
+			where = "in the benchmark's process"
+		}
+		fmt.Printf("limits layer overhead (layer %s): %d interleaved pairs of %d calls after a warm-up round each way (8 goroutines; PutItem, GetItem, UpdateItem, Query): DynamoDB Local direct median %.0f calls/s (range %.0f-%.0f), through the layer median %.0f calls/s (range %.0f-%.0f); median pair ratio layer/direct %.3f (pairs %.3f-%.3f, quartiles %.3f-%.3f): overhead %.1f %%\n",
+			where, rounds, calls, d, direct[0], direct[rounds-1], l, layer[0], layer[rounds-1], q, ratios[0], ratios[rounds-1], ratios[rounds/4], ratios[3*rounds/4], 100*(1-q))
+		n := rounds * calls
+		td := perCall(cpuDirect.self+cpuDirect.local, n)
+		tl := perCall(cpuLayer.self+cpuLayer.layer+cpuLayer.local, n)
+		if side.localPID == 0 {
+			fmt.Printf("limits layer CPU per call: layer %.0f µs, client %.0f µs directly and %.0f µs through the layer (DynamoDB Local's process not found: no CPU ratio)\n",
+				perCall(cpuLayer.layer, n), perCall(cpuDirect.self, n), perCall(cpuLayer.self, n))
+		} else {
+			fmt.Printf("limits layer CPU per call (user+system, %d calls each way): directly client %.0f µs + DynamoDB Local %.0f µs = %.0f µs; through the layer client %.0f µs + layer %.0f µs + DynamoDB Local %.0f µs = %.0f µs; CPU ratio direct/layer %.3f (overhead bound on a machine these processes saturate: %.1f %%)\n",
+				n, perCall(cpuDirect.self, n), perCall(cpuDirect.local, n), td, perCall(cpuLayer.self, n), perCall(cpuLayer.layer, n), perCall(cpuLayer.local, n), tl, td/tl, 100*(1-td/tl))
+			b.ReportMetric(td/tl, "cpu-direct/layer")
+		}
+		b.ReportMetric(perCall(cpuLayer.layer, n), "layer-cpu-µs/call")
 	}
-	if tot := Totals(f.s.Stats(), name, ""); tot.ThrottledTotal() != 0 {
-		b.Fatalf("the layer throttled %v: the benchmark measures overhead, not limits", tot.Throttled)
+	if side.inProcess != nil {
+		if tot := Totals(side.inProcess.s.Stats(), name, ""); tot.ThrottledTotal() != 0 {
+			b.Fatalf("the layer throttled %v: the benchmark measures overhead, not limits", tot.Throttled)
+		}
 	}
 }
 
@@ -100,11 +138,13 @@ const benchRounds = 24 // even, so both orders run equally often
 // every call), and time each call. Load that changes from one millisecond
 // to the next hits both arms alike, so the ratio of the median latencies
 // (direct / layer: a closed loop's throughput ratio) is steadier than
-// rounds' throughputs on a busy machine.
+// rounds' throughputs on a busy machine. The layer is the same `queuekit
+// limits` process as in BenchmarkOverhead; it also prints the layer's CPU
+// time per call through it.
 func BenchmarkOverheadPerCall(b *testing.B) {
 	const calls, workers = 600, 8
-	f := newFixture(b, WithClock(time.Now))
-	name := f.table(onDemand())
+	side := newBenchSide(b)
+	name := side.table
 	ctx := context.Background()
 	do := func(db *dynamodb.Client, w, i int) (time.Duration, error) {
 		pk, sk := fmt.Sprintf("k%d", (w*31+i)%64), fmt.Sprintf("s%d", i%4)
@@ -124,7 +164,18 @@ func BenchmarkOverheadPerCall(b *testing.B) {
 		}
 		return time.Since(start), err
 	}
+	for w := range workers { // warm-up, not counted
+		for i := range 8 {
+			if _, err := do(side.direct, w, i); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := do(side.layer, w, i); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 	for range b.N {
+		before := side.cpu()
 		var mu sync.Mutex
 		var direct, layer []float64
 		var wg sync.WaitGroup
@@ -134,7 +185,7 @@ func BenchmarkOverheadPerCall(b *testing.B) {
 			go func() {
 				defer wg.Done()
 				for i := range calls {
-					order := []*dynamodb.Client{f.direct, f.db}
+					order := []*dynamodb.Client{side.direct, side.layer}
 					if (i+w)%2 == 1 {
 						order[0], order[1] = order[1], order[0]
 					}
@@ -143,7 +194,7 @@ func BenchmarkOverheadPerCall(b *testing.B) {
 						mu.Lock()
 						if err != nil {
 							failed = err
-						} else if db == f.direct {
+						} else if db == side.direct {
 							direct = append(direct, d.Seconds())
 						} else {
 							layer = append(layer, d.Seconds())
@@ -161,7 +212,8 @@ func BenchmarkOverheadPerCall(b *testing.B) {
 		slices.Sort(layer)
 		md, ml := direct[len(direct)/2], layer[len(layer)/2]
 		b.ReportMetric(md/ml, "layer/direct")
-		fmt.Printf("limits layer overhead, per call: %d calls each way, alternating (8 goroutines; PutItem, GetItem, UpdateItem, Query): median latency DynamoDB Local direct %.2f ms, through the layer %.2f ms (+%.2f ms); throughput ratio layer/direct %.3f, overhead %.1f %%\n",
-			len(direct), 1000*md, 1000*ml, 1000*(ml-md), md/ml, 100*(1-md/ml))
+		used := side.cpu().sub(before)
+		fmt.Printf("limits layer overhead, per call: %d calls each way, alternating (8 goroutines; PutItem, GetItem, UpdateItem, Query): median latency DynamoDB Local direct %.2f ms, through the layer %.2f ms (+%.2f ms); throughput ratio layer/direct %.3f, overhead %.1f %%; layer CPU %.0f µs per call through it\n",
+			len(direct), 1000*md, 1000*ml, 1000*(ml-md), md/ml, 100*(1-md/ml), perCall(used.layer, len(layer)))
 	}
 }

@@ -123,7 +123,7 @@ func (c *call) items() ([]*itemOp, bool) {
 	l, req := c.l, c.req
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	mk := func(kind, tname string, key, item map[string]json.RawMessage, factor float64, cons bool) *itemOp {
+	mk := func(kind, tname string, key, item wireItem, factor float64, cons bool) *itemOp {
 		t := l.tables[tname]
 		if t == nil {
 			return nil
@@ -162,8 +162,8 @@ func (c *call) items() ([]*itemOp, bool) {
 	case "BatchWriteItem":
 		for _, name := range slices.Sorted(maps.Keys(req.RequestItems)) {
 			var entries []struct {
-				PutRequest    *struct{ Item map[string]json.RawMessage }
-				DeleteRequest *struct{ Key map[string]json.RawMessage }
+				PutRequest    *struct{ Item wireItem }
+				DeleteRequest *struct{ Key wireItem }
 			}
 			var raws []json.RawMessage
 			if json.Unmarshal(req.RequestItems[name], &entries) != nil || json.Unmarshal(req.RequestItems[name], &raws) != nil {
@@ -186,7 +186,7 @@ func (c *call) items() ([]*itemOp, bool) {
 	case "BatchGetItem":
 		for _, name := range slices.Sorted(maps.Keys(req.RequestItems)) {
 			var g struct {
-				Keys           []map[string]json.RawMessage
+				Keys           []wireItem
 				ConsistentRead bool
 			}
 			var raw struct{ Keys []json.RawMessage }
@@ -273,7 +273,7 @@ func (l *Layer) fetch(ctx context.Context, auth, tname string, t *table, key Ite
 	if status != http.StatusOK {
 		return nil, errors.New(string(body))
 	}
-	var out struct{ Item map[string]json.RawMessage }
+	var out struct{ Item wireItem }
 	if err := json.Unmarshal(body, &out); err != nil {
 		return nil, err
 	}
@@ -517,7 +517,7 @@ func (c *call) single(ctx context.Context, auth string, op *itemOp) {
 	case op.kind == "delete":
 		newImg = nil
 	case op.kind == "update" && newAttrs != nil:
-		var m map[string]json.RawMessage
+		var m wireItem
 		if json.Unmarshal(newAttrs, &m) == nil {
 			if it, err := decodeItem(m); err == nil {
 				newImg = it
@@ -558,25 +558,20 @@ func (c *call) single(ctx context.Context, auth string, op *itemOp) {
 // and form either way; the property test checks it). It returns the
 // answer and the new image's JSON (nil when the answer was an error).
 func (c *call) forwardAllNew() (*recorder, json.RawMessage) {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(c.body, &top) != nil {
-		return c.forward(c.body), nil
-	}
-	top["ReturnValues"] = json.RawMessage(`"ALL_NEW"`)
-	body, err := json.Marshal(top)
-	if err != nil {
+	body := c.withAllNew()
+	if body == nil {
 		return c.forward(c.body), nil
 	}
 	rec := c.forward(body)
-	if rec.status != http.StatusOK {
+	if rec.status != http.StatusOK || rec.dropped {
 		return rec, nil
 	}
 	out := rec.buf.Bytes()
-	var resp map[string]json.RawMessage
-	if json.Unmarshal(out, &resp) != nil || resp["Attributes"] == nil {
+	var resp struct{ Attributes json.RawMessage }
+	if json.Unmarshal(out, &resp) != nil || resp.Attributes == nil {
 		return rec, nil
 	}
-	attrs := resp["Attributes"]
+	attrs := resp.Attributes
 	member := append([]byte(`"Attributes":`), attrs...)
 	i := bytes.Index(out, member)
 	if i < 0 {
@@ -589,9 +584,8 @@ func (c *call) forwardAllNew() (*recorder, json.RawMessage) {
 	case i > 0 && out[i-1] == ',':
 		i--
 	}
-	cut := append(append([]byte{}, out[:i]...), out[j:]...)
-	rec.buf.Reset()
-	rec.buf.Write(cut)
+	cut := append(out[:i], out[j:]...) // in place in the buffer: j > i
+	rec.buf.Truncate(len(cut))
 	rec.h.Set("Content-Length", strconv.Itoa(len(cut)))
 	if rec.h.Get("X-Amz-Crc32") != "" {
 		rec.h.Set("X-Amz-Crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE(cut)), 10))
@@ -599,11 +593,44 @@ func (c *call) forwardAllNew() (*recorder, json.RawMessage) {
 	return rec, attrs
 }
 
+// withAllNew is the request's body with ReturnValues ALL_NEW: the member
+// inserted first when the request has none, or the whole body rewritten
+// (members sorted) when it names ReturnValues; nil when it is not a JSON
+// object.
+func (c *call) withAllNew() []byte {
+	if !bytes.Contains(c.body, []byte(`"ReturnValues"`)) {
+		b := bytes.TrimLeft(c.body, " \t\r\n")
+		if len(b) < 2 || b[0] != '{' {
+			return nil
+		}
+		rest := bytes.TrimLeft(b[1:], " \t\r\n")
+		if len(rest) == 0 {
+			return nil
+		}
+		out := make([]byte, 0, len(c.body)+32)
+		out = append(out, `{"ReturnValues":"ALL_NEW"`...)
+		if rest[0] != '}' {
+			out = append(out, ',')
+		}
+		return append(out, rest...)
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(c.body, &top) != nil {
+		return nil
+	}
+	top["ReturnValues"] = json.RawMessage(`"ALL_NEW"`)
+	body, err := json.Marshal(top)
+	if err != nil {
+		return nil
+	}
+	return body
+}
+
 // updatedImage is the item after an update: from the answer when it
 // returned ALL_NEW, else read back (one GetItem, not metered).
 func (c *call) updatedImage(ctx context.Context, auth string, op *itemOp, resp []byte) (Item, bool) {
 	if c.req.ReturnValues == "ALL_NEW" {
-		var out struct{ Attributes map[string]json.RawMessage }
+		var out struct{ Attributes wireItem }
 		if json.Unmarshal(resp, &out) == nil {
 			if it, err := decodeItem(out.Attributes); err == nil && it != nil {
 				return it, true
@@ -632,21 +659,40 @@ func (c *call) get(op *itemOp) {
 	defer l.mu.Unlock()
 	var actual []charge
 	if status == http.StatusOK {
-		var out struct{ Item map[string]json.RawMessage }
-		_ = json.Unmarshal(resp, &out)
-		img, err := decodeItem(out.Item)
-		n := size(img)
 		projected := c.req.ProjectionExpression != "" || len(c.req.AttributesToGet) > 0
-		if projected && op.known {
+		var n int
+		switch {
+		case projected && op.known:
 			n = size(op.old) // a projection still reads the whole item
-		}
-		if err == nil && !projected {
-			op.t.images[op.key] = img
+		case op.known && len(resp) <= readUnitBytes && (op.old != nil) == bytes.Contains(resp, []byte(`"Item":`)):
+			// The item is the one the layer knows (there is one in the
+			// answer as there is in the layer's image, or neither), and
+			// smaller than the answer, which is smaller than 4 KB: one
+			// read unit whatever its size, without decoding the answer.
+			n = 0
+		default:
+			var out struct{ Item wireItem }
+			_ = json.Unmarshal(resp, &out)
+			img, err := decodeItem(out.Item)
+			n = size(img)
+			if projected && op.known {
+				n = size(op.old)
+			}
+			if err == nil && !projected {
+				op.t.images[op.key] = img
+			}
 		}
 		actual = []charge{readCharge(op.t, op.keyItem, n, op.cons, 1)}
 	}
 	l.settle(est, actual, l.opts.Now())
 }
+
+// readUnitBytes is what one read unit reads (4 KB). An item's size by
+// DynamoDB's rules (catalog.ItemSize) is never more than its JSON (every
+// name and value is at least as long in JSON), so an answer of at most
+// readUnitBytes holds items worth one read unit (half when eventually
+// consistent) whatever they are.
+const readUnitBytes = 4096
 
 // query serves Query and Scan: charged on the size of the items returned
 // (rounded up to 4 KB once per call); a Query on its key's partition, a
@@ -681,9 +727,15 @@ func (c *call) query() {
 	defer l.mu.Unlock()
 	var actual []charge
 	if status == http.StatusOK {
-		var out struct{ Items []map[string]json.RawMessage }
-		_ = json.Unmarshal(resp, &out)
 		projected := req.ProjectionExpression != "" || len(req.AttributesToGet) > 0 || req.Select == "COUNT"
+		var out struct{ Items []wireItem }
+		if projected || !t.complete || len(resp) > readUnitBytes {
+			// Sizes to add up, or images to learn. Otherwise the items,
+			// each no bigger than its JSON, add up to less than the
+			// answer, which is under 4 KB: one read unit, whatever they
+			// are, without decoding the answer.
+			_ = json.Unmarshal(resp, &out)
+		}
 		n := 0
 		for _, raw := range out.Items {
 			it, err := decodeItem(raw)
@@ -705,21 +757,12 @@ func (c *call) query() {
 	l.settle(est, actual, l.opts.Now())
 }
 
-// recorder keeps a response the layer rewrites before the client sees it.
+// recorder keeps the target's answer until the layer has counted it.
 type recorder struct {
 	h       http.Header
 	status  int
-	buf     bytes.Buffer
+	buf     *bytes.Buffer
 	dropped bool // nothing answered: the client's connection is closed
-}
-
-func (r *recorder) Header() http.Header { return r.h }
-func (r *recorder) WriteHeader(s int)   { r.status = s }
-func (r *recorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	return r.buf.Write(b)
 }
 
 // batch serves BatchWriteItem and BatchGetItem: items are admitted one by
@@ -768,7 +811,7 @@ func (c *call) batch(ops []*itemOp) {
 	if status == http.StatusOK {
 		if c.op == "BatchGetItem" {
 			var out struct {
-				Responses map[string][]map[string]json.RawMessage
+				Responses map[string][]wireItem
 			}
 			_ = json.Unmarshal(resp, &out)
 			found := map[string]Item{}
@@ -944,10 +987,10 @@ func (c *call) transact(ctx context.Context, auth string, ops []*itemOp) {
 			imgs[i], known[i] = img, err == nil
 		}
 	}
-	var got []map[string]json.RawMessage
+	var got []wireItem
 	if !write && status == http.StatusOK {
 		var out struct {
-			Responses []struct{ Item map[string]json.RawMessage }
+			Responses []struct{ Item wireItem }
 		}
 		_ = json.Unmarshal(resp, &out)
 		for _, r := range out.Responses {

@@ -2,6 +2,7 @@ package limits
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"maps"
@@ -17,31 +18,35 @@ import (
 type Item = map[string]types.AttributeValue
 
 // wireValue is one attribute value in DynamoDB's JSON protocol
-// ({"S": "x"}, {"N": "1"}, {"B": "base64"}, ...); encoding/json decodes the
-// base64 of B and BS itself.
+// ({"S": "x"}, {"N": "1"}, {"B": "base64"}, ...), nested values included,
+// so that one json.Unmarshal of a request or an answer decodes its items;
+// encoding/json decodes the base64 of B and BS itself.
 type wireValue struct {
-	S    *string                    `json:"S"`
-	N    *string                    `json:"N"`
-	B    []byte                     `json:"B"`
-	BOOL *bool                      `json:"BOOL"`
-	NULL *bool                      `json:"NULL"`
-	SS   []string                   `json:"SS"`
-	NS   []string                   `json:"NS"`
-	BS   [][]byte                   `json:"BS"`
-	L    []json.RawMessage          `json:"L"`
-	M    map[string]json.RawMessage `json:"M"`
+	S    *string              `json:"S"`
+	N    *string              `json:"N"`
+	B    []byte               `json:"B"`
+	BOOL *bool                `json:"BOOL"`
+	NULL *bool                `json:"NULL"`
+	SS   []string             `json:"SS"`
+	NS   []string             `json:"NS"`
+	BS   [][]byte             `json:"BS"`
+	L    []wireValue          `json:"L"`
+	M    map[string]wireValue `json:"M"`
 }
+
+// wireItem is one item in DynamoDB's JSON protocol.
+type wireItem = map[string]wireValue
 
 // decodeItem turns an item in DynamoDB JSON into SDK attribute values, so
 // that catalog.ItemSize (the project's one implementation of DynamoDB's
 // item-size rules) can size it.
-func decodeItem(raw map[string]json.RawMessage) (Item, error) {
+func decodeItem(raw wireItem) (Item, error) {
 	if raw == nil {
 		return nil, nil
 	}
 	out := make(Item, len(raw))
 	for k, v := range raw {
-		av, err := decodeValue(v)
+		av, err := v.value()
 		if err != nil {
 			return nil, fmt.Errorf("attribute %q: %w", k, err)
 		}
@@ -50,11 +55,7 @@ func decodeItem(raw map[string]json.RawMessage) (Item, error) {
 	return out, nil
 }
 
-func decodeValue(raw json.RawMessage) (types.AttributeValue, error) {
-	var w wireValue
-	if err := json.Unmarshal(raw, &w); err != nil {
-		return nil, err
-	}
+func (w *wireValue) value() (types.AttributeValue, error) {
 	switch {
 	case w.S != nil:
 		return &types.AttributeValueMemberS{Value: *w.S}, nil
@@ -74,8 +75,8 @@ func decodeValue(raw json.RawMessage) (types.AttributeValue, error) {
 		return &types.AttributeValueMemberBS{Value: w.BS}, nil
 	case w.L != nil:
 		l := make([]types.AttributeValue, len(w.L))
-		for i, e := range w.L {
-			av, err := decodeValue(e)
+		for i := range w.L {
+			av, err := w.L[i].value()
 			if err != nil {
 				return nil, err
 			}
@@ -89,7 +90,7 @@ func decodeValue(raw json.RawMessage) (types.AttributeValue, error) {
 		}
 		return &types.AttributeValueMemberM{Value: m}, nil
 	}
-	return nil, fmt.Errorf("no known type in %s", string(raw))
+	return nil, errors.New("no known type (S, N, B, BOOL, NULL, SS, NS, BS, L or M)")
 }
 
 // size is the item's size by DynamoDB's rules (catalog.ItemSize); 0 for

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"net/textproto"
 	"net/url"
 	"strings"
 	"sync"
@@ -61,10 +62,11 @@ func (e *ConfigError) Error() string {
 // Layer is the limits layer: an http.Handler that forwards DynamoDB
 // requests to a target (DynamoDB Local) and throttles as AWS would.
 type Layer struct {
-	opts   Options
-	target *url.URL
-	proxy  *httputil.ReverseProxy
-	client *http.Client
+	opts      Options
+	target    *url.URL
+	targetURL string
+	proxy     *httputil.ReverseProxy
+	client    *http.Client
 
 	mu      sync.Mutex
 	tables  map[string]*table
@@ -91,9 +93,11 @@ func New(target string, opts ...Option) (*Layer, error) {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConnsPerHost = 256
 		t.DisableCompression = true // pass Accept-Encoding as the client sent it (none added)
+		// Most requests and answers in one system call each.
+		t.WriteBufferSize, t.ReadBufferSize = 64<<10, 64<<10
 		o.Transport = t
 	}
-	l := &Layer{opts: o, target: u, tables: map[string]*table{}, txHeld: map[string]int{}, oneHeld: map[string]int{}}
+	l := &Layer{opts: o, target: u, targetURL: u.String(), tables: map[string]*table{}, txHeld: map[string]int{}, oneHeld: map[string]int{}}
 	l.client = &http.Client{Transport: o.Transport}
 	l.proxy = &httputil.ReverseProxy{
 		Rewrite:   func(r *httputil.ProxyRequest) { r.SetURL(u); r.Out.Host = r.In.Host },
@@ -111,10 +115,6 @@ func New(target string, opts ...Option) (*Layer, error) {
 // ("DynamoDB Local at <the layer> is unreachable (connection reset): start
 // DynamoDB Local ...") is what it says when nothing answers.
 func closeConnection(w http.ResponseWriter, _ *http.Request, _ error) {
-	if rec, ok := w.(*recorder); ok {
-		rec.dropped = true
-		return
-	}
 	if hj, ok := w.(http.Hijacker); ok {
 		if c, _, err := hj.Hijack(); err == nil {
 			if tc, ok := c.(*net.TCPConn); ok {
@@ -180,20 +180,29 @@ func (l *Layer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		l.proxy.ServeHTTP(w, r)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
-	_ = r.Body.Close()
+	body, err := readBody(r)
 	if err != nil {
 		closeConnection(w, r, err)
 		return
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	var req request
-	if json.Unmarshal(body, &req) != nil {
-		l.proxy.ServeHTTP(w, r) // DynamoDB Local answers the malformed request
+	c := &call{l: l, op: op, req: &request{}, r: r, w: w, body: body}
+	if json.Unmarshal(body, c.req) != nil {
+		c.reply(c.forward(body)) // DynamoDB Local answers the malformed request
 		return
 	}
-	c := &call{l: l, op: op, req: &req, r: r, w: w, body: body}
 	c.serve()
+}
+
+// readBody reads a request's body (at most maxBody bytes), in one
+// allocation when the request says its length.
+func readBody(r *http.Request) ([]byte, error) {
+	defer r.Body.Close()
+	if n := r.ContentLength; n >= 0 && n <= maxBody {
+		b := make([]byte, n)
+		_, err := io.ReadFull(r.Body, b)
+		return b, err
+	}
+	return io.ReadAll(io.LimitReader(r.Body, maxBody))
 }
 
 var metered = map[string]bool{
@@ -203,28 +212,89 @@ var metered = map[string]bool{
 	"TransactWriteItems": true, "TransactGetItems": true,
 }
 
-// forward sends the request (body as given) to the target and keeps the
-// answer, which reply passes on unchanged: the layer counts a request's
-// units before its answer reaches the client.
+// forward sends the request (body as given, headers as the client sent
+// them but for hop-by-hop ones, as a reverse proxy does) to the target and
+// keeps the answer, which reply passes on unchanged: the layer counts a
+// request's units before its answer reaches the client.
 func (c *call) forward(body []byte) *recorder {
-	c.r.Body = io.NopCloser(bytes.NewReader(body))
-	c.r.ContentLength = int64(len(body))
-	rec := &recorder{h: http.Header{}}
-	c.l.proxy.ServeHTTP(rec, c.r)
-	if rec.status == 0 {
-		rec.status = http.StatusBadGateway
+	rec := &recorder{h: http.Header{}, buf: getBuf()}
+	out, err := http.NewRequestWithContext(c.r.Context(), http.MethodPost, c.l.targetURL, nil)
+	if err != nil {
+		rec.dropped = true
+		return rec
 	}
+	out.Host = c.r.Host
+	out.Header = c.r.Header.Clone()
+	removeHopHeaders(out.Header)
+	if _, ok := out.Header["User-Agent"]; !ok {
+		out.Header["User-Agent"] = []string{""} // no Go default added
+	}
+	// A body the transport knows to be in memory goes out in the same
+	// write as the headers (one system call; see net/http's
+	// isKnownInMemoryReader). The transport may still hold it after the
+	// answer (when the target answers before reading it all), so it is
+	// never a recycled buffer.
+	out.Body, out.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	resp, err := c.l.opts.Transport.RoundTrip(out)
+	if err != nil {
+		rec.dropped = true // nothing answers behind the layer (see closeConnection)
+		return rec
+	}
+	defer resp.Body.Close()
+	if n := resp.ContentLength; n > 0 && n <= maxBody {
+		rec.buf.Grow(int(n))
+	}
+	if _, err := rec.buf.ReadFrom(resp.Body); err != nil {
+		rec.dropped = true // the answer broke off: so does the client's
+		return rec
+	}
+	removeHopHeaders(resp.Header)
+	rec.h, rec.status = resp.Header, resp.StatusCode
 	return rec
 }
 
-// reply passes a kept answer to the client, byte for byte.
+// hopHeaders are the hop-by-hop headers a proxy does not pass on (RFC 9110,
+// section 7.6.1; the list net/http/httputil.ReverseProxy removes).
+var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
+	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+
+func removeHopHeaders(h http.Header) {
+	for _, f := range h["Connection"] {
+		for sf := range strings.SplitSeq(f, ",") {
+			if sf = textproto.TrimString(sf); sf != "" {
+				h.Del(sf)
+			}
+		}
+	}
+	for _, f := range hopHeaders {
+		h.Del(f)
+	}
+}
+
+// bufs recycles the buffers of request bodies and kept answers.
+var bufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func getBuf() *bytes.Buffer { return bufs.Get().(*bytes.Buffer) }
+
+func putBuf(b *bytes.Buffer) {
+	if b == nil || b.Cap() > 1<<20 {
+		return // a big answer's buffer goes to the garbage collector
+	}
+	b.Reset()
+	bufs.Put(b)
+}
+
+// reply passes a kept answer to the client, byte for byte, and recycles
+// its buffer.
 func (c *call) reply(rec *recorder) {
+	defer putBuf(rec.buf)
 	if rec.dropped {
 		closeConnection(c.w, c.r, nil)
 		return
 	}
+	h := c.w.Header()
 	for k, v := range rec.h {
-		c.w.Header()[k] = v
+		h[k] = v
 	}
 	c.w.WriteHeader(rec.status)
 	_, _ = c.w.Write(rec.buf.Bytes())

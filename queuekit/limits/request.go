@@ -11,12 +11,12 @@ import (
 type request struct {
 	TableName                 string
 	IndexName                 string
-	Key                       map[string]json.RawMessage
-	Item                      map[string]json.RawMessage
+	Key                       wireItem
+	Item                      wireItem
 	ConsistentRead            bool
 	KeyConditionExpression    string
 	ExpressionAttributeNames  map[string]string
-	ExpressionAttributeValues map[string]json.RawMessage
+	ExpressionAttributeValues map[string]wireValue
 	ReturnValues              string
 	ProjectionExpression      string
 	AttributesToGet           []string
@@ -41,8 +41,8 @@ type request struct {
 type transactItem struct {
 	Get, Put, Update, Delete, ConditionCheck *struct {
 		TableName string
-		Key       map[string]json.RawMessage
-		Item      map[string]json.RawMessage
+		Key       wireItem
+		Item      wireItem
 	}
 }
 
@@ -91,11 +91,11 @@ func (r *request) queryKey(pk string) string {
 		if name != pk {
 			continue
 		}
-		raw, ok := r.ExpressionAttributeValues[m[2]]
+		w, ok := r.ExpressionAttributeValues[m[2]]
 		if !ok {
 			return ""
 		}
-		av, err := decodeValue(raw)
+		av, err := w.value()
 		if err != nil {
 			return ""
 		}

@@ -196,8 +196,8 @@ func (req *request) tableNames() []string {
 	for _, ti := range req.TransactItems {
 		for _, a := range []*struct {
 			TableName string
-			Key       map[string]json.RawMessage
-			Item      map[string]json.RawMessage
+			Key       wireItem
+			Item      wireItem
 		}{ti.Get, ti.Put, ti.Update, ti.Delete, ti.ConditionCheck} {
 			if a != nil && a.TableName != "" {
 				names = append(names, a.TableName)
