@@ -233,7 +233,7 @@ func TestUpdatesThatMoveAGSIEntryThrottleOnTheIndex(t *testing.T) {
 	}
 	update := func(i int, expr string, names map[string]string) error {
 		_, err := f.db.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(name),
-			Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: fmt.Sprintf("job%d", i)}, "sk": &types.AttributeValueMemberS{Value: "s"}},
+			Key:              map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: fmt.Sprintf("job%d", i)}, "sk": &types.AttributeValueMemberS{Value: "s"}},
 			UpdateExpression: aws.String(expr), ExpressionAttributeNames: names,
 			ExpressionAttributeValues: map[string]types.AttributeValue{":v": &types.AttributeValueMemberS{Value: "x"}}})
 		return err
