@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nightqueue/workshop/queuekit"
@@ -110,4 +111,29 @@ func PeakStartChart(runs []PeakStartRun, offered, scale float64, set ...chart.Se
 	title := fmt.Sprintf("Write units landed a second, AWS units, at an offered %s (limits and load divided by S = %s)", format.Num(offered), format.Num(scale))
 	set = append([]chart.Setting{chart.Target(offered)}, set...)
 	return chart.Lines(title, "second of the run", "write units a second (AWS units)", series, set...)
+}
+
+// PeakStartSummary says what each table of a PeakStart served, from its
+// values: the median of its seconds after the first (its partitions start
+// with one second of capacity, which the first second spends), in AWS
+// units, with its throttles by reason.
+func PeakStartSummary(runs []PeakStartRun, offered, scale float64) string {
+	s := fmt.Sprintf("Offered %s write units a second (AWS units; the layer's limits and the load divided by S = %s).", format.Num(offered), format.Num(scale))
+	for _, r := range runs {
+		name := "A new on-demand table"
+		if r.Warm > 0 {
+			name = "A table warmed to " + format.Int(r.Warm)
+		}
+		ys := slices.Clone(r.PerSecond)
+		if len(ys) > 2 {
+			ys = ys[1 : len(ys)-1] // the first second spends the starting capacity; the last is partial
+		}
+		slices.Sort(ys)
+		med := 0.0
+		if len(ys) > 0 {
+			med = ys[len(ys)/2]
+		}
+		s += fmt.Sprintf(" %s (%d partitions in the layer) landed a median %s a second; throttled: %s.", name, r.Partitions, format.Num(med), ReasonList(r.Throttled))
+	}
+	return s
 }
