@@ -293,28 +293,31 @@ func unitsSeconds(samples []limits.Sample, table, index string) []float64 {
 }
 
 // FleetSweepSummary says in one paragraph what a sweep measured, from its
-// values: the first and the last run's throughput against the index's
-// limit, whether the last two runs are level (within 15 %) or not, and the
-// throttles of the first and last run by reason.
+// values: the first and the last run against the index's partitions,
+// whether the index's write units a second of the last two runs are level
+// (within 15 %) or not, and the throttles of the first and last run by
+// reason. The index's median write units a second are the layer's own
+// measure; jobs a second include each run's start and its last job.
 func FleetSweepSummary(runs []FleetShardRun, scale float64) string {
 	if len(runs) < 2 {
 		return "✗ a sweep needs two shard counts or more"
 	}
 	first, prev, last := runs[0], runs[len(runs)-2], runs[len(runs)-1]
 	per := format.Num(first.IndexLimit / float64(max(first.IndexPartitions, 1)))
-	s := fmt.Sprintf("At S = %s one index partition takes %s write units a second. %d shard: %s jobs a second, the index at %s write units a second "+
-		"(median) on %d partition; throttled: %s. %d shards: %s jobs a second, %s write units a second on %d of the %d partitions; throttled: %s. ",
-		format.Num(scale), per, first.Shards, format.Num(first.Report.JobsPerSecond), format.Num(first.IndexWritesPerSecond), first.PartitionsWritten,
-		ReasonList(first.Throttled), last.Shards, format.Num(last.Report.JobsPerSecond), format.Num(last.IndexWritesPerSecond),
-		last.PartitionsWritten, last.IndexPartitions, ReasonList(last.Throttled))
-	ratio := last.Report.JobsPerSecond / prev.Report.JobsPerSecond
+	s := fmt.Sprintf("At S = %s one index partition takes %s write units a second. %d shard: the index took a median %s write units a second "+
+		"on %d partition (%s jobs a second); throttled: %s. %d shards: %s write units a second on %d of the %d partitions (%s jobs a second); throttled: %s. ",
+		format.Num(scale), per, first.Shards, format.Num(first.IndexWritesPerSecond), first.PartitionsWritten, format.Num(first.Report.JobsPerSecond),
+		ReasonList(first.Throttled), last.Shards, format.Num(last.IndexWritesPerSecond), last.PartitionsWritten, last.IndexPartitions,
+		format.Num(last.Report.JobsPerSecond), ReasonList(last.Throttled))
+	ratio := last.IndexWritesPerSecond / prev.IndexWritesPerSecond
 	switch {
 	case first.ThrottledTotal() == 0:
 		s += "One shard was not throttled: the fleet on this machine did not reach one partition's limit, so this sweep measured the machine, not the layer (a busy machine: rerun it when it is quieter)."
 	case ratio < 1.15 && ratio > 1/1.15:
-		s += fmt.Sprintf("From %d to %d shards the throughput stayed level (×%s): past the partitions the table has, more shards add nothing.", prev.Shards, last.Shards, format.Sig(ratio, 2))
+		s += fmt.Sprintf("From %d to %d shards the index's write units a second stayed level (×%s): once every partition the index has takes writes, more shards add nothing.",
+			prev.Shards, last.Shards, format.Sig(ratio, 2))
 	default:
-		s += fmt.Sprintf("From %d to %d shards the throughput changed by ×%s: not level in this run.", prev.Shards, last.Shards, format.Sig(ratio, 2))
+		s += fmt.Sprintf("From %d to %d shards the index's write units a second changed by ×%s: not level in this run.", prev.Shards, last.Shards, format.Sig(ratio, 2))
 	}
 	return s
 }
