@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
+	"math"
 	"time"
 
 	"github.com/nightqueue/workshop/queuekit"
@@ -34,6 +34,9 @@ type PeakStartRun struct {
 	// units (the layer's count times S).
 	PerSecond []float64
 	Throttled map[string]int
+	// Elapsed is how long the load ran, in seconds (at least Seconds: a
+	// busy machine sends late).
+	Elapsed float64
 }
 
 // RunPeakStart offers p's load to one fresh table per warm throughput, one
@@ -68,8 +71,12 @@ func RunPeakStart(ctx context.Context, s *limits.Server, p PeakStart, progress f
 		for j := range per {
 			per[j] *= s.Scale()
 		}
+		elapsed := p.Seconds
+		if res.Throughput > 0 {
+			elapsed = float64(res.Landed) / res.Throughput
+		}
 		out = append(out, PeakStartRun{Warm: w, Partitions: lim.Partitions, Result: res, PerSecond: per,
-			Throttled: limits.Totals(stats, table, "").Throttled})
+			Throttled: limits.Totals(stats, table, "").Throttled, Elapsed: elapsed})
 		if progress != nil {
 			progress(queuekit.Progress{Done: i + 1, Total: len(p.Warm), Note: fmt.Sprintf("warm %d", w)})
 		}
@@ -108,32 +115,34 @@ func PeakStartChart(runs []PeakStartRun, offered, scale float64, set ...chart.Se
 		copy(y, r.PerSecond)
 		series = append(series, chart.Series{Name: name, X: xs, Y: y})
 	}
-	title := fmt.Sprintf("Write units landed a second, AWS units, at an offered %s (limits and load divided by S = %s)", format.Num(offered), format.Num(scale))
+	title := fmt.Sprintf("Write units landed a second, AWS units, at an offered %s (limits and load divided by S = %s)", format.Int(int64(math.Round(offered))), format.Num(scale))
 	set = append([]chart.Setting{chart.Target(offered)}, set...)
 	return chart.Lines(title, "second of the run", "write units a second (AWS units)", series, set...)
 }
 
 // PeakStartSummary says what each table of a PeakStart served, from its
-// values: the median of its seconds after the first (its partitions start
-// with one second of capacity, which the first second spends), in AWS
-// units, with its throttles by reason.
+// values: the mean of its full seconds (the first, which spends the one
+// second of capacity its partitions start with, and the last, partial, are
+// left out), in AWS units, the rate the load generator really sent, and
+// its throttles by reason.
 func PeakStartSummary(runs []PeakStartRun, offered, scale float64) string {
-	s := fmt.Sprintf("Offered %s write units a second (AWS units; the layer's limits and the load divided by S = %s).", format.Num(offered), format.Num(scale))
+	s := fmt.Sprintf("Offered %s write units a second (AWS units; the layer's limits and the load divided by S = %s).", format.Int(int64(math.Round(offered))), format.Num(scale))
 	for _, r := range runs {
 		name := "A new on-demand table"
 		if r.Warm > 0 {
 			name = "A table warmed to " + format.Int(r.Warm)
 		}
-		ys := slices.Clone(r.PerSecond)
+		ys := r.PerSecond
 		if len(ys) > 2 {
-			ys = ys[1 : len(ys)-1] // the first second spends the starting capacity; the last is partial
+			ys = ys[1 : len(ys)-1]
 		}
-		slices.Sort(ys)
-		med := 0.0
-		if len(ys) > 0 {
-			med = ys[len(ys)/2]
+		mean := 0.0
+		for _, y := range ys {
+			mean += y / float64(len(ys))
 		}
-		s += fmt.Sprintf(" %s (%d partitions in the layer) landed a median %s a second; throttled: %s.", name, r.Partitions, format.Num(med), ReasonList(r.Throttled))
+		sent := float64(r.Result.Landed+r.Result.Failed) * scale / r.Elapsed
+		s += fmt.Sprintf(" %s (%d partitions in the layer) landed %s a second on average over its full seconds, of %s sent a second; throttled: %s.",
+			name, r.Partitions, format.Int(int64(math.Round(mean))), format.Int(int64(math.Round(sent))), ReasonList(r.Throttled))
 	}
 	return s
 }
