@@ -54,6 +54,9 @@ type Config struct {
 	Rounds int
 	// PollAll adds the fleet with every worker polling every shard.
 	PollAll bool
+	// Ceiling is how long each fleet run measures the write ceiling
+	// (default: the fleet's own, 3 s).
+	Ceiling time.Duration
 	// Progress, when set, is called after every run: runs done (Done) of
 	// all (Total), and a Note with the run's figure ("round 1: fleet, 4
 	// workers x 4 slots: 350 jobs/s").
@@ -154,7 +157,7 @@ func Compare(ctx context.Context, cat *catalog.Catalog, cfg Config) ([]Row, erro
 					if err != nil {
 						return nil, err
 					}
-					rep, err := f.Run(ctx, fleet.RunConfig{Bin: cfg.Bin, Jobs: cfg.FleetJobs, Workers: w, Slots: cfg.Slots, Shards: cfg.Shards})
+					rep, err := f.Run(ctx, fleet.RunConfig{Bin: cfg.Bin, Jobs: cfg.FleetJobs, Workers: w, Slots: cfg.Slots, Shards: cfg.Shards, Ceiling: cfg.Ceiling})
 					if err != nil {
 						return nil, err
 					}

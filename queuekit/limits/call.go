@@ -48,6 +48,8 @@ type itemOp struct {
 	raw     json.RawMessage
 	table   string
 	cons    bool
+	// updates names the attributes an UpdateItem's expression names.
+	updates map[string]bool
 }
 
 func (c *call) serve() {
@@ -152,7 +154,11 @@ func (c *call) items() ([]*itemOp, bool) {
 	case "PutItem":
 		return ops, add(mk("put", req.TableName, nil, req.Item, 1, false))
 	case "UpdateItem":
-		return ops, add(mk("update", req.TableName, req.Key, nil, 1, false))
+		op := mk("update", req.TableName, req.Key, nil, 1, false)
+		if op != nil {
+			op.updates = req.updatedNames()
+		}
+		return ops, add(op)
 	case "DeleteItem":
 		return ops, add(mk("delete", req.TableName, req.Key, nil, 1, false))
 	case "GetItem":
@@ -326,7 +332,10 @@ func readCharge(t *table, key Item, n int, consistent bool, factor float64) char
 
 // estimate is what the layer charges before the answer: exact for puts,
 // deletes and reads of known items; an update is estimated as rewriting
-// the item as it is (its change is charged when the answer comes).
+// the item as it is (its change is charged when the answer comes), plus,
+// for an UpdateItem whose expression names an attribute of the item's
+// entry in a GSI, a write of that entry on its partition: AWS writes the
+// index for such an update, so a dry index partition throttles it.
 func (op *itemOp) estimate() []charge {
 	switch op.kind {
 	case "put":
@@ -336,7 +345,16 @@ func (op *itemOp) estimate() []charge {
 		if cur == nil {
 			cur = op.keyItem
 		}
-		return writeCharges(op.t, op.keyItem, op.old, cur, op.factor)
+		chs := writeCharges(op.t, op.keyItem, op.old, cur, op.factor)
+		for _, name := range slices.Sorted(maps.Keys(op.t.gsis)) {
+			ix := op.t.gsis[name]
+			e := entry(op.old, ix, op.t)
+			if e == nil || !namesAny(op.updates, e) {
+				continue
+			}
+			chs = append(chs, charge{op.t, ix, ix.partition(scalar(e[ix.pk])), false, WriteUnits(size(e))})
+		}
+		return chs
 	case "delete":
 		return writeCharges(op.t, op.keyItem, op.old, nil, op.factor)
 	case "check":
@@ -344,6 +362,16 @@ func (op *itemOp) estimate() []charge {
 		return []charge{{op.t, b, b.partition(scalar(op.keyItem[b.pk])), false, WriteUnits(size(op.old)) * op.factor}}
 	}
 	return []charge{readCharge(op.t, op.keyItem, size(op.old), op.cons, op.factor)}
+}
+
+// namesAny reports whether names holds an attribute of e.
+func namesAny(names map[string]bool, e Item) bool {
+	for a := range e {
+		if names[a] {
+			return true
+		}
+	}
+	return false
 }
 
 // buckets calls f with every bucket a charge draws from, the reason it

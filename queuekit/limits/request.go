@@ -15,6 +15,7 @@ type request struct {
 	Item                      wireItem
 	ConsistentRead            bool
 	KeyConditionExpression    string
+	UpdateExpression          string
 	ExpressionAttributeNames  map[string]string
 	ExpressionAttributeValues map[string]wireValue
 	ReturnValues              string
@@ -102,4 +103,22 @@ func (r *request) queryKey(pk string) string {
 		return scalar(av)
 	}
 	return ""
+}
+
+var attrToken = regexp.MustCompile(`#?[A-Za-z0-9_\-]+`)
+
+// updatedNames lists the attribute names an UpdateExpression names (#names
+// resolved), or nil when there is none.
+func (r *request) updatedNames() map[string]bool {
+	if r.UpdateExpression == "" {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, w := range attrToken.FindAllString(r.UpdateExpression, -1) {
+		if strings.HasPrefix(w, "#") {
+			w = r.ExpressionAttributeNames[w]
+		}
+		out[w] = true
+	}
+	return out
 }

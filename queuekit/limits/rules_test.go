@@ -212,6 +212,48 @@ func TestHotGSIKeyPushesBackOnTableWrites(t *testing.T) {
 	}
 }
 
+// An UpdateItem that changes an item's GSI entry writes the index
+// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.Writes),
+// so a dry index partition throttles it as it throttles a put; an update
+// that names no attribute of the entry does not write the index and is
+// not throttled by it. At S = 20 the key "DUE" serves 50 index units a
+// second: 40 puts leave 10, so of 20 updates removing the key 10 pass (one
+// index delete each) and 10 are throttled on the index; updates of an
+// attribute the KEYS_ONLY entry lacks all pass.
+func TestUpdatesThatMoveAGSIEntryThrottleOnTheIndex(t *testing.T) {
+	f := newFixture(t, WithScale(20))
+	in := onDemand()
+	in.AttributeDefinitions = []types.AttributeDefinition{{AttributeName: aws.String("status"), AttributeType: types.ScalarAttributeTypeS}}
+	in.GlobalSecondaryIndexes = []types.GlobalSecondaryIndex{{IndexName: aws.String("by_status"),
+		KeySchema:  []types.KeySchemaElement{{AttributeName: aws.String("status"), KeyType: types.KeyTypeHash}},
+		Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly}}}
+	name := f.table(in)
+	if o := f.puts(name, 40, func(i int) (string, string) { return fmt.Sprintf("job%d", i), "s" }, "status", "DUE"); o.ok != 40 {
+		t.Fatalf("40 puts: %v", o)
+	}
+	update := func(i int, expr string, names map[string]string) error {
+		_, err := f.db.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(name),
+			Key:              map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: fmt.Sprintf("job%d", i)}, "sk": &types.AttributeValueMemberS{Value: "s"}},
+			UpdateExpression: aws.String(expr), ExpressionAttributeNames: names,
+			ExpressionAttributeValues: map[string]types.AttributeValue{":v": &types.AttributeValueMemberS{Value: "x"}}})
+		return err
+	}
+	other := &outcome{}
+	for i := range 5 {
+		other.add(update(i, "SET note = :v", nil))
+	}
+	if other.ok != 5 {
+		t.Fatalf("updates naming no index attribute: %v, want 5 ok", other)
+	}
+	moved := &outcome{}
+	for i := range 20 {
+		moved.add(update(i, "SET note = :v REMOVE #s", map[string]string{"#s": "status"}))
+	}
+	if moved.ok != 10 || moved.reasons["IndexWriteKeyRangeThroughputExceeded"] != 10 {
+		t.Fatalf("20 updates removing the GSI key with 10 index units left: %v, want 10 ok and 10 IndexWriteKeyRangeThroughputExceeded", moved)
+	}
+}
+
 // Reads: 3,000 read units a second per partition; a strongly consistent
 // read of up to 4 KB is one unit, an eventually consistent one half
 // (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html).

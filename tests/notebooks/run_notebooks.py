@@ -167,12 +167,16 @@ EXPECTATIONS["05"]["contains"] += [
     "At S = 50 the night's one key takes 20 write units a second.",
     "`TableWriteKeyRangeThroughputExceeded`:",
 ]
-# 10's shard-count section on the limits layer (issue 24): S and the new
-# table's write limit divided by S, on the fleet's index write pattern.
+# 10's shard-count section on the limits layer (issue 24): the real fleet at
+# S = 50 (a partition's 1,000 write units divided by S), and seed 003's peak
+# on a new on-demand table (4,000 write units: 4 partitions) and on one
+# warmed to the 40,000 quota (40 partitions).
 EXPECTATIONS.setdefault("10", {}).setdefault("contains", [])
 EXPECTATIONS["10"]["contains"] += [
-    "of the partitions a new table starts with (4,000 ÷ 1,000 = 4)",
-    "writes landed/s (S = 100)",
+    "At S = 50 one index partition takes 20 write units a second.",
+    "jobs/s (S = 50)",
+    "A new on-demand table (4 partitions in the layer)",
+    "A table warmed to 40,000 (40 partitions in the layer)",
 ]
 
 # A chart cell's HTML must hold an element ECharts draws into and the init call.
