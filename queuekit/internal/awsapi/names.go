@@ -79,7 +79,8 @@ func Prefixed(prefix, name string) string {
 // namesMiddleware puts every table and queue name of a request under
 // prefix and takes it off the names in the reply, so the code above sees
 // the names it chose while the service sees only the participant's own:
-// request fields TableName, QueueName, QueueNamePrefix,
+// request fields TableName, QueueName, QueueNamePrefix (set to the prefix
+// when absent, so ListQueues lists only the participant's queues),
 // ExclusiveStartTableName and the keys of RequestItems, at any depth
 // (TransactItems too); reply fields TableName and LastEvaluatedTableName,
 // the list TableNames (names without the prefix are dropped: another
@@ -137,11 +138,16 @@ func walk(v reflect.Value, str func(field string, s *string) error, mp func(fiel
 			}
 			switch {
 			case f.Type == reflect.TypeFor[*string]():
+				// A nil field is passed as ""; it stays nil unless str sets it.
+				var s string
 				if !fv.IsNil() {
-					s := *fv.Interface().(*string)
-					if err := str(f.Name, &s); err != nil {
-						return err
-					}
+					s = *fv.Interface().(*string)
+				}
+				was := s
+				if err := str(f.Name, &s); err != nil {
+					return err
+				}
+				if s != was {
 					fv.Set(reflect.ValueOf(&s))
 				}
 			case f.Type.Kind() == reflect.Map && f.Type.Key().Kind() == reflect.String:
@@ -183,11 +189,14 @@ func renameRequest(v reflect.Value, prefix string) error {
 		return nil
 	}
 	return walk(v, func(field string, s *string) error {
-		switch field {
-		case "TableName", "ExclusiveStartTableName":
+		switch {
+		case *s == "" && field != "QueueNamePrefix":
+			// absent: nothing to rename (ListQueues without a prefix gets
+			// the participant's, below, so it lists only their queues)
+		case field == "TableName", field == "ExclusiveStartTableName":
 			*s = Prefixed(prefix, *s)
 			return check(*s, maxTableName, "table")
-		case "QueueName", "QueueNamePrefix":
+		case field == "QueueName", field == "QueueNamePrefix":
 			*s = Prefixed(prefix, *s)
 			return check(*s, maxQueueName, "queue")
 		}
@@ -216,7 +225,7 @@ func renameReply(v reflect.Value, prefix string) {
 		return k, true
 	}
 	_ = walk(v, func(field string, s *string) error {
-		if field == "TableName" || field == "LastEvaluatedTableName" {
+		if *s != "" && (field == "TableName" || field == "LastEvaluatedTableName") {
 			*s, _ = strip(*s)
 		}
 		return nil

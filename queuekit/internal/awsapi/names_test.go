@@ -82,9 +82,9 @@ type participant struct {
 // a companion table; queue: a work queue with its dead-letter queue under
 // fanout's name) for two participants on one DynamoDB Local and one
 // ElasticMQ, each under the prefix deploy/room/values.yaml gives a pod
-// ("{pod_name}_"). Read back raw, every table and queue carries its
-// participant's prefix, the two sets are disjoint, each participant's
-// ListTables sees only its own, and deploy/room/participant-policy.json
+// ("{pod_name}_"). Each participant's ListTables and ListQueues show only
+// its own. Read back raw, every table and queue carries its participant's
+// prefix, the two sets are disjoint, and deploy/room/participant-policy.json
 // allows each name (its ARN as the server reports it) to its participant's
 // pod and refuses it to the other's.
 func TestNamePrefixKeepsParticipantsApart(t *testing.T) {
@@ -144,6 +144,13 @@ func TestNamePrefixKeepsParticipantsApart(t *testing.T) {
 		t.Cleanup(func() { _ = q.Delete(context.Background(), pair.Work); _ = q.Delete(context.Background(), pair.Dead) })
 		if _, err := q.Open(ctx, fanout.QueueName("n"+run)); err != nil {
 			t.Fatalf("%s: open its own queue by name: %v", p.pod, err)
+		}
+		lq, err := q.SQS().ListQueues(ctx, &sqs.ListQueuesInput{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(lq.QueueUrls) != 2 || slices.ContainsFunc(lq.QueueUrls, func(u string) bool { return !strings.Contains(u, "/"+p.pod+"_") }) {
+			t.Errorf("%s: ListQueues through the prefix = %v, want only its own two queues", p.pod, lq.QueueUrls)
 		}
 	}
 
