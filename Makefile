@@ -24,7 +24,7 @@ NOTEBOOK_ARGS ?=
 # Shell scripts this repository lints.
 SHELL_SCRIPTS := scripts/setup.sh scripts/workshop.sh scripts/env.sh scripts/with-servers.sh scripts/dynamodb-local.sh .ci/run \
 	scripts/elasticmq.sh scripts/local-server.sh scripts/servers.sh scripts/progress.sh scripts/limits.sh \
-	scripts/test-stages.sh tests/lib/check.sh tests/security/loopback.sh \
+	scripts/test-stages.sh tests/lib/check.sh tests/lib/dockerd.sh tests/security/loopback.sh \
 	tests/runtime/shared-servers.sh tests/runtime/signals.sh tests/runtime/home.sh scripts/workspace.sh \
 	tests/runtime/kernel-processes.sh tests/runtime/lint-shell.sh \
 	scripts/lab-entrypoint.sh tests/compose/run.sh tests/compose/standins.sh tests/compose/compose-plugin.sh \

@@ -153,11 +153,12 @@ func TestRoomValues(t *testing.T) {
 			}
 		}
 		Singleuser struct {
-			Cmd     string
-			UID     int `yaml:"uid"`
-			Memory  struct{ Limit string }
-			CPU     struct{ Limit float64 } `yaml:"cpu"`
-			Storage struct {
+			Cmd      string
+			UID      int               `yaml:"uid"`
+			ExtraEnv map[string]string `yaml:"extraEnv"`
+			Memory   struct{ Limit string }
+			CPU      struct{ Limit float64 } `yaml:"cpu"`
+			Storage  struct {
 				HomeMountPath string `yaml:"homeMountPath"`
 			}
 			NetworkPolicy struct {
@@ -203,6 +204,20 @@ func TestRoomValues(t *testing.T) {
 	}
 	if v.Singleuser.UID != 1000 || v.Singleuser.Memory.Limit == "" || v.Singleuser.CPU.Limit <= 0 {
 		t.Errorf("singleuser uid %d, memory limit %q, cpu limit %v: want uid 1000 and both limits set", v.Singleuser.UID, v.Singleuser.Memory.Limit, v.Singleuser.CPU.Limit)
+	}
+	// KubeSpawner expands {pod_name} in its environment (KubeSpawner.get_env
+	// expands the admin's environment with _expand_user_properties, which
+	// knows pod_name); the policy's prefix is that pod name and "_", the tag
+	// EKS Pod Identity sets (kubernetes-pod-name).
+	if got, want := v.Singleuser.ExtraEnv["QUEUEKIT_NAME_PREFIX"], "{pod_name}_"; got != want {
+		t.Errorf("singleuser.extraEnv.QUEUEKIT_NAME_PREFIX = %q, want %q: the prefix participant-policy.json allows", got, want)
+	}
+	pol, err := os.ReadFile(filepath.Join(dir, "deploy", "room", "participant-policy.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(pol), "${aws:PrincipalTag/kubernetes-pod-name}_*") {
+		t.Errorf("participant-policy.json does not scope names by ${aws:PrincipalTag/kubernetes-pod-name}_, the prefix values.yaml sets")
 	}
 	np := v.Singleuser.NetworkPolicy
 	if !np.Enabled || np.EgressAllowRules.CloudMetadataServer || np.EgressAllowRules.PrivateIPs {

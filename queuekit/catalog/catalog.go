@@ -185,6 +185,10 @@ func New(ctx context.Context, opts ...Option) (*Catalog, error) {
 			o.Writers, o.MaxAttempts, o.CallTimeout, o.WaitTimeout)}
 	}
 	conn, err := awsapi.Load(ctx, awsapi.DynamoDB, awsapi.Endpoint{URL: o.Endpoint, Region: o.Region, Profile: o.Profile})
+	var badPrefix *awsapi.NamePrefixError
+	if errors.As(err, &badPrefix) {
+		return nil, &OptionError{badPrefix.Error()}
+	}
 	if errors.Is(err, awsapi.ErrNotURL) {
 		ep := o.Endpoint
 		if ep == "" {

@@ -78,6 +78,10 @@ func New(ctx context.Context, opts ...Option) (*Client, error) {
 		fn(&o)
 	}
 	conn, err := awsapi.Load(ctx, awsapi.SQS, awsapi.Endpoint{URL: o.Endpoint, Region: o.Region})
+	var badPrefix *awsapi.NamePrefixError
+	if errors.As(err, &badPrefix) {
+		return nil, err
+	}
 	if errors.Is(err, awsapi.ErrNotURL) {
 		ep := o.Endpoint
 		if ep == "" {

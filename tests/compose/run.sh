@@ -38,6 +38,8 @@ PROGRESS_PREFIX=compose
 source "$ROOT/scripts/progress.sh"
 # shellcheck source=tests/lib/check.sh
 source "$ROOT/tests/lib/check.sh"
+# shellcheck source=tests/lib/dockerd.sh
+source "$ROOT/tests/lib/dockerd.sh"
 CHECK_NAME=compose
 say() { printf 'compose: %s\n' "$*" >&2; }
 die() { say "$*"; exit "${2:-1}"; }
@@ -55,7 +57,7 @@ unset JUPYTER_TOKEN COMPOSE_FILE COMPOSE_PROJECT_NAME
 command -v apt-get >/dev/null || die "needs Debian/Ubuntu (apt-get) to install docker.io" 2
 mkdir -p "$LOGS" "$RUN"
 
-dockerd_pid="" plugin_pid="" up=0 extra_ws=""
+plugin_pid="" up=0 extra_ws=""
 timings=()
 t_phase=$SECONDS
 phase_done() { timings+=("$1 $((SECONDS - t_phase)) s"); t_phase=$SECONDS; }
@@ -65,7 +67,7 @@ dc() { docker compose -p "$PROJECT" "$@"; }
 cleanup() {
   local status=$?
   trap '' INT TERM HUP
-  if ((up)) && [[ -n "$dockerd_pid" ]]; then
+  if ((up)) && dockerd_running; then
     dc down -v --remove-orphans >/dev/null 2>&1 || true
     dc -f docker-compose.yml -f "$LOGS/owner.override.yml" down -v >/dev/null 2>&1 || true
   fi
@@ -73,16 +75,7 @@ cleanup() {
   if [[ -n "$plugin_pid" ]] && kill -0 "$plugin_pid" 2>/dev/null; then
     kill "$plugin_pid" 2>/dev/null || true
   fi
-  if [[ -n "$dockerd_pid" ]] && kill -0 "$dockerd_pid" 2>/dev/null; then
-    say "stopping dockerd (pid $dockerd_pid)"
-    kill -TERM "$dockerd_pid" 2>/dev/null || true
-    local i
-    for ((i = 0; i < 100; i++)); do
-      kill -0 "$dockerd_pid" 2>/dev/null || break
-      sleep 0.2
-    done
-    kill -KILL "$dockerd_pid" 2>/dev/null || true
-  fi
+  dockerd_stop
   exit "$status"
 }
 trap cleanup EXIT
@@ -92,18 +85,7 @@ trap 'exit 129' HUP
 
 # ---- 1. engine
 step "1/4 Docker engine (Debian docker.io), debootstrap"
-missing=()
-for p in docker.io debootstrap; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  say "apt-get install ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  alive "apt-get update" apt-get update -qq
-  alive "installing ${missing[*]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >"$LOGS/apt.log" 2>&1 ||
-    { tail -n 20 "$LOGS/apt.log" >&2; die "apt-get install ${missing[*]} failed (log: $LOGS/apt.log)"; }
-fi
-command -v docker >/dev/null || die "no docker CLI after installing docker.io"
+dockerd_packages "$LOGS"
 
 # The compose plugin takes minutes on a cold cache: build it while the engine
 # starts and the stand-ins build.
@@ -115,25 +97,7 @@ rm -f "$LOGS/compose-plugin.status"
 } &
 plugin_pid=$!
 
-# One data root, one daemon: refuse to start next to a dockerd that uses ours.
-for d in /proc/[0-9]*; do
-  [[ "$(cat "$d/comm" 2>/dev/null)" == dockerd ]] || continue
-  root_of="$(tr '\0' '\n' <"$d/cmdline" 2>/dev/null | sed -n 's/^--data-root=//p; /^--data-root$/{n;p}' || true)"
-  root_of="${root_of%%$'\n'*}"
-  if [[ "$(realpath -m "${root_of:-/var/lib/docker}")" == "$(realpath -m "$DATA_ROOT")" ]]; then
-    die "a dockerd (pid ${d#/proc/}) already uses $DATA_ROOT; stop it, or set COMPOSE_TEST_DATA_ROOT to another directory"
-  fi
-done
-say "starting dockerd (socket $RUN/docker.sock, data root $DATA_ROOT; log $LOGS/dockerd.log)"
-dockerd --host "$DOCKER_HOST" --pidfile "$RUN/dockerd.pid" --exec-root "$RUN/exec" \
-  --data-root "$DATA_ROOT" >"$LOGS/dockerd.log" 2>&1 &
-dockerd_pid=$!
-for ((i = 0; i < 150; i++)); do
-  docker info >/dev/null 2>&1 && break
-  kill -0 "$dockerd_pid" 2>/dev/null || { tail -n 20 "$LOGS/dockerd.log" >&2; die "dockerd exited (log above)"; }
-  sleep 0.2
-done
-docker info >/dev/null 2>&1 || die "dockerd did not answer on $DOCKER_HOST within 30 s (log: $LOGS/dockerd.log)"
+dockerd_start "$RUN" "$DATA_ROOT" "$LOGS" COMPOSE_TEST_DATA_ROOT
 say "dockerd $(docker version -f '{{.Server.Version}}') (API $(docker version -f '{{.Server.APIVersion}}')), storage $(docker info -f '{{.Driver}}'), docker CLI $(docker version -f '{{.Client.Version}}')"
 phase_done "engine"
 

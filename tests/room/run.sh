@@ -27,6 +27,8 @@ cd "$ROOT"
 PROGRESS_PREFIX=room-test
 # shellcheck source=scripts/progress.sh
 source "$ROOT/scripts/progress.sh"
+# shellcheck source=tests/lib/dockerd.sh
+source "$ROOT/tests/lib/dockerd.sh"
 say() { printf 'room-test: %s\n' "$*" >&2; }
 die() { say "$*"; exit "${2:-1}"; }
 
@@ -42,25 +44,17 @@ command -v apt-get >/dev/null || die "needs Debian/Ubuntu (apt-get) to install d
 mkdir -p "$LOGS" "$RUN"
 : >"$LOGS/room.log"
 
-dockerd_pid=""
 cleanup() {
   local status=$?
   trap '' INT TERM HUP
-  if [[ -n "$dockerd_pid" ]] && kill -0 "$dockerd_pid" 2>/dev/null; then
+  if dockerd_running; then
     local left
     left="$(docker ps -aq --filter "name=^nightqueue-room-" 2>/dev/null || true)"
     # shellcheck disable=SC2086
     [[ -z "$left" ]] || docker rm -f $left >/dev/null 2>&1 || true
     for v in alice bob carol; do docker volume rm -f "nightqueue-room-$v" >/dev/null 2>&1 || true; done
     docker network rm nightqueue-room-test >/dev/null 2>&1 || true
-    say "stopping dockerd (pid $dockerd_pid)"
-    kill -TERM "$dockerd_pid" 2>/dev/null || true
-    local i
-    for ((i = 0; i < 100; i++)); do
-      kill -0 "$dockerd_pid" 2>/dev/null || break
-      sleep 0.2
-    done
-    kill -KILL "$dockerd_pid" 2>/dev/null || true
+    dockerd_stop
   fi
   exit "$status"
 }
@@ -70,33 +64,8 @@ trap 'exit 143' TERM
 trap 'exit 129' HUP
 
 step "1/3 Docker engine (Debian docker.io), debootstrap"
-missing=()
-for p in docker.io debootstrap; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  export DEBIAN_FRONTEND=noninteractive
-  alive "apt-get update" apt-get update -qq
-  alive "installing ${missing[*]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >"$LOGS/apt.log" 2>&1 ||
-    { tail -n 20 "$LOGS/apt.log" >&2; die "apt-get install ${missing[*]} failed (log: $LOGS/apt.log)"; }
-fi
-for d in /proc/[0-9]*; do
-  [[ "$(cat "$d/comm" 2>/dev/null)" == dockerd ]] || continue
-  root_of="$(tr '\0' '\n' <"$d/cmdline" 2>/dev/null | sed -n 's/^--data-root=//p; /^--data-root$/{n;p}' || true)"
-  root_of="${root_of%%$'\n'*}"
-  if [[ "$(realpath -m "${root_of:-/var/lib/docker}")" == "$(realpath -m "$DATA_ROOT")" ]]; then
-    die "a dockerd (pid ${d#/proc/}) already uses $DATA_ROOT; stop it, or set ROOM_TEST_DATA_ROOT to another directory"
-  fi
-done
-dockerd --host "$DOCKER_HOST" --pidfile "$RUN/dockerd.pid" --exec-root "$RUN/exec" \
-  --data-root "$DATA_ROOT" >"$LOGS/dockerd.log" 2>&1 &
-dockerd_pid=$!
-for ((i = 0; i < 150; i++)); do
-  docker info >/dev/null 2>&1 && break
-  kill -0 "$dockerd_pid" 2>/dev/null || { tail -n 20 "$LOGS/dockerd.log" >&2; die "dockerd exited (log above)"; }
-  sleep 0.2
-done
-docker info >/dev/null 2>&1 || die "dockerd did not answer on $DOCKER_HOST within 30 s (log: $LOGS/dockerd.log)"
+dockerd_packages "$LOGS"
+dockerd_start "$RUN" "$DATA_ROOT" "$LOGS" ROOM_TEST_DATA_ROOT
 say "dockerd $(docker version -f '{{.Server.Version}}'), data root $DATA_ROOT, cgroups v$(docker info -f '{{.CgroupVersion}}')"
 # Leftovers of an interrupted run.
 left="$(docker ps -aq --filter "name=^nightqueue-room-" || true)"

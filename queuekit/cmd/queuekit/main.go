@@ -49,6 +49,7 @@ import (
 	"syscall"
 
 	"github.com/nightqueue/workshop/queuekit"
+	"github.com/nightqueue/workshop/queuekit/internal/awsapi"
 	"github.com/nightqueue/workshop/queuekit/lease"
 )
 
@@ -255,12 +256,15 @@ func exitCode(err error) int {
 		ue    usageError
 		busy  *lease.BusyError
 		limit *lease.LimitError
+		names *awsapi.NamePrefixError
 	)
 	// A night another run holds and a pool beyond DynamoDB's limits are
 	// refused before anything is written, and the person fixes them by
 	// changing the command (wait, or fewer workers): exit 2, as issue 15's
 	// contract says, even though the server had to be asked.
-	if errors.As(err, &ue) || errors.As(err, &busy) || errors.As(err, &limit) {
+	// A malformed QUEUEKIT_NAME_PREFIX, or a name too long under it, is
+	// found before the request that would carry it is sent.
+	if errors.As(err, &ue) || errors.As(err, &busy) || errors.As(err, &limit) || errors.As(err, &names) {
 		return 2
 	}
 	return 1

@@ -234,6 +234,9 @@ type Conn struct {
 	Config  aws.Config
 	URL     string // as configured; "" means the AWS default endpoint
 	Local   bool   // whether URL is a local endpoint
+	// Prefix is QUEUEKIT_NAME_PREFIX (NamePrefixEnv), checked; every
+	// client built from Config puts its table and queue names under it.
+	Prefix string
 }
 
 // Load resolves the endpoint of service s and loads its configuration: for
@@ -241,9 +244,14 @@ type Conn struct {
 // LocalRegion) that reads no shared files; for any other the standard
 // chain with the region and profile given. An endpoint that is not a URL
 // gives an error wrapping ErrNotURL; a chain that cannot be loaded, the
-// SDK's error, for the caller to word.
+// SDK's error, for the caller to word. A malformed QUEUEKIT_NAME_PREFIX
+// gives a *NamePrefixError before anything else is read.
 func Load(ctx context.Context, s Service, e Endpoint) (*Conn, error) {
-	c := &Conn{Service: s, URL: e.URL}
+	prefix, err := NamePrefix()
+	if err != nil {
+		return nil, err
+	}
+	c := &Conn{Service: s, URL: e.URL, Prefix: prefix}
 	if c.URL == "" {
 		c.URL = os.Getenv(s.Env)
 	}
@@ -261,6 +269,7 @@ func Load(ctx context.Context, s Service, e Endpoint) (*Conn, error) {
 		}
 		// The local servers accept any credentials; these never leave a local endpoint.
 		c.Config = aws.Config{Region: region, Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}
+		addNames(&c.Config, prefix)
 		return c, nil
 	}
 	var load []func(*config.LoadOptions) error
@@ -275,6 +284,7 @@ func Load(ctx context.Context, s Service, e Endpoint) (*Conn, error) {
 		return nil, err
 	}
 	c.Config = cfg
+	addNames(&c.Config, prefix)
 	return c, nil
 }
 
