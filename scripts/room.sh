@@ -141,9 +141,13 @@ if command -v go >/dev/null; then
   alive "go build queuekit (the room board)" go build -o "$ROOM_QUEUEKIT" ./queuekit/cmd/queuekit ||
     die "go build ./queuekit/cmd/queuekit failed (above): the room board needs it"
 else
-  docker run --rm --entrypoint bash "$LAB_IMAGE" -c 'go build -o /tmp/queuekit ./queuekit/cmd/queuekit && cat /tmp/queuekit' \
-    >"$ROOM_QUEUEKIT.new" 2>"$ROOM_STATE/build.log" && chmod +x "$ROOM_QUEUEKIT.new" && mv "$ROOM_QUEUEKIT.new" "$ROOM_QUEUEKIT" ||
-    { tail -n 5 "$ROOM_STATE/build.log" >&2; die "building queuekit in $LAB_IMAGE failed (above): install Go 1.26+ or rebuild the lab image"; }
+  if ! docker run --rm --entrypoint bash "$LAB_IMAGE" -c 'go build -o /tmp/queuekit ./queuekit/cmd/queuekit && cat /tmp/queuekit' \
+    >"$ROOM_QUEUEKIT.new" 2>"$ROOM_STATE/build.log"; then
+    tail -n 5 "$ROOM_STATE/build.log" >&2
+    die "building queuekit in $LAB_IMAGE failed (above): install Go 1.26+ or rebuild the lab image"
+  fi
+  chmod +x "$ROOM_QUEUEKIT.new"
+  mv "$ROOM_QUEUEKIT.new" "$ROOM_QUEUEKIT"
 fi
 ROOM_ECHARTS="$ROOT/notebooks/assets/echarts.min.js"
 if [[ ! -s "$ROOM_ECHARTS" ]]; then
