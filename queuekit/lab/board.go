@@ -58,7 +58,7 @@ func reportToBoard(ok bool, name string) {
 	if st, err := os.Stat(marker); err == nil && time.Since(st.ModTime()) < boardPause {
 		return
 	}
-	err := postReport(base, token, boardReport{Notebook: filepath.Base(os.Getenv(SessionEnv)), Check: name, OK: ok})
+	err := postReport(base, token, boardReport{Notebook: notebookName(os.Getenv(SessionEnv)), Check: name, OK: ok})
 	if err == nil {
 		_ = os.Remove(marker)
 		return
@@ -71,10 +71,18 @@ func reportToBoard(ok bool, name string) {
 	}
 }
 
-func postReport(base, token string, r boardReport) error {
-	if r.Notebook == "." || r.Notebook == string(filepath.Separator) {
-		r.Notebook = ""
+// notebookName is the notebook's file name from JPY_SESSION_NAME: Jupyter
+// Server sets it to the kernel's directory joined with the session's name,
+// which JupyterLab sets to the notebook's file name. A session with no name
+// (a bare directory) or a console has none.
+func notebookName(session string) string {
+	if !strings.HasSuffix(session, ".ipynb") {
+		return ""
 	}
+	return filepath.Base(session)
+}
+
+func postReport(base, token string, r boardReport) error {
 	body, err := json.Marshal(r)
 	if err != nil {
 		return err

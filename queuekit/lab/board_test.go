@@ -70,6 +70,19 @@ func TestSelfChecksReportToTheRoomBoard(t *testing.T) {
 	}
 }
 
+func TestNotebookNameFromTheSession(t *testing.T) {
+	for in, want := range map[string]string{
+		"/home/workshop/workshop/workspace/07-fan-out-with-sqs.ipynb": "07-fan-out-with-sqs.ipynb",
+		"03-queueing-parameters.ipynb":                                "03-queueing-parameters.ipynb",
+		"/home/workshop/workshop/workspace/":                          "", // a session with no name
+		"":                                                            "", "console-1": "",
+	} {
+		if got := notebookName(in); got != want {
+			t.Errorf("notebookName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestOutsideARoomSelfChecksReportNothing(t *testing.T) {
 	rec := &boardRecorder{status: http.StatusNoContent}
 	srv := httptest.NewServer(rec)

@@ -184,7 +184,9 @@ def run_cells(name, tok, cells, timeout=600, path="00-welcome.ipynb", stdout=Non
     (ok, seconds per cell, error text). Appends what the cells print to the
     list stdout when one is given."""
     r = requests.post(f"{BASE}/user/{name}/api/sessions", headers=auth(tok), timeout=60,
-                      json={"path": path, "type": "notebook", "name": "", "kernel": {"name": "gonb"}})
+                      # name: the file's name, as JupyterLab sends it; Jupyter Server
+                      # sets the kernel's JPY_SESSION_NAME from it (the room board reads it)
+                      json={"path": path, "type": "notebook", "name": os.path.basename(path), "kernel": {"name": "gonb"}})
     r.raise_for_status()
     sess = r.json()
     kid = sess["kernel"]["id"]
