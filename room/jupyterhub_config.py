@@ -11,6 +11,9 @@ with it; every value comes from the environment room.sh sets).
   Docker network with inter-container traffic off, memory and CPU limits set
   by the engine, work in a named volume per participant
 - jupyterhub-idle-culler stops servers idle for ROOM_IDLE_TIMEOUT seconds
+- the room board (queuekit board, a managed service on the room network's
+  gateway, ROOM_BOARD_PORT): participants' self-checks report to it with their
+  server's own hub token; the instructor opens /services/board/ (hub OAuth)
 """
 
 import os
@@ -77,6 +80,10 @@ c.DockerSpawner.extra_host_config = {
     "init": True,
 }
 c.DockerSpawner.extra_create_kwargs = {"user": "1000:1000"}
+# The self-checks (queuekit/lab) report to the board at this URL with the
+# server's JUPYTERHUB_API_TOKEN; without it they report nothing.
+board_url = f"http://{env['ROOM_HUB_IP']}:{int(env['ROOM_BOARD_PORT'])}"
+c.DockerSpawner.environment = {"QUEUEKIT_BOARD_URL": board_url + "/services/board/"}
 c.DockerSpawner.cmd = ["/home/workshop/workshop/scripts/room-server.sh"]
 c.DockerSpawner.http_timeout = 300
 c.DockerSpawner.start_timeout = 300
@@ -89,12 +96,29 @@ c.JupyterHub.services = [
         "command": [sys.executable, "-m", "jupyterhub_idle_culler", f"--timeout={idle}", "--cull-every=60"],
         # room.sh finds what the hub started by this working directory
         "cwd": state,
-    }
+    },
+    {
+        # the room board: history in ROOM_STATE/board.jsonl; the proxy routes
+        # /services/board/ to it; admins only (it checks with the hub)
+        "name": "board",
+        "url": board_url,
+        "command": [env["ROOM_QUEUEKIT"], "board", "--state", state,
+                    "--notebooks", os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "notebooks"),
+                    "--echarts", env.get("ROOM_ECHARTS", "")],
+        "cwd": state,
+        "oauth_no_confirm": True,
+    },
 ]
 c.JupyterHub.load_roles = [
     {
         "name": "idle-culler",
         "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],
         "services": ["idle-culler"],
-    }
+    },
+    {
+        # to list the room's participants (rows for those not yet reporting)
+        "name": "board",
+        "scopes": ["list:users", "read:users"],
+        "services": ["board"],
+    },
 ]

@@ -25,6 +25,8 @@
 #   ROOM_MEM_LIMIT [2G] ROOM_CPU_LIMIT [1] ROOM_PIDS_LIMIT [1024]  per participant
 #   ROOM_IDLE_TIMEOUT [3600]   seconds before an idle server is stopped (work kept)
 #   ROOM_PROXY_API_PORT [ROOM_PORT+1] ROOM_HUB_PORT [ROOM_PORT+2]  internal ports
+#   ROOM_BOARD_PORT [ROOM_PORT+3]  the room board (queuekit board, a hub service),
+#                              on the room network's gateway like the hub
 #   ROOM_STATE [<repo>/.room]  the hub's database, cookie secret, codes, claims
 #   ROOM_SIGNAL_STATUS [128+signal]  exit status after a stop by INT, TERM or HUP
 #                              (make room sets 0: a stop is not a failure)
@@ -41,11 +43,12 @@ say() { printf 'room: %s\n' "$*" >&2; }
 die() { say "$*"; exit "${2:-1}"; }
 
 ROOM_PORT="${ROOM_PORT:-8900}"
-if ! [[ "$ROOM_PORT" =~ ^[0-9]+$ ]] || ((ROOM_PORT < 1 || ROOM_PORT > 65533)); then
+if ! [[ "$ROOM_PORT" =~ ^[0-9]+$ ]] || ((ROOM_PORT < 1 || ROOM_PORT > 65532)); then
   die "ROOM_PORT=$ROOM_PORT is not a port number: set ROOM_PORT to a free port such as 8900" 2
 fi
 ROOM_PROXY_API_PORT="${ROOM_PROXY_API_PORT:-$((ROOM_PORT + 1))}"
 ROOM_HUB_PORT="${ROOM_HUB_PORT:-$((ROOM_PORT + 2))}"
+ROOM_BOARD_PORT="${ROOM_BOARD_PORT:-$((ROOM_PORT + 3))}"
 ROOM_BIND_IP="${ROOM_BIND_IP:-0.0.0.0}"
 ROOM_STATE="${ROOM_STATE:-$ROOT/.room}"
 ROOM_NETWORK="${ROOM_NETWORK:-nightqueue-room}"
@@ -54,7 +57,7 @@ LAB_IMAGE="${ROOM_LAB_IMAGE:-nightqueue-workshop-lab:local}"
 VENV="$ROOT/.cache/room/venv"
 CHP_DIR="$ROOT/.cache/room/chp"
 CHP_VERSION=5.3.0
-export ROOM_PORT ROOM_PROXY_API_PORT ROOM_HUB_PORT ROOM_BIND_IP ROOM_STATE ROOM_NETWORK ROOM_IMAGE
+export ROOM_PORT ROOM_PROXY_API_PORT ROOM_HUB_PORT ROOM_BOARD_PORT ROOM_BIND_IP ROOM_STATE ROOM_NETWORK ROOM_IMAGE
 
 if [[ -n "${ROOM_TLS_CERT:-}${ROOM_TLS_KEY:-}" ]]; then
   [[ -r "${ROOM_TLS_CERT:-}" && -r "${ROOM_TLS_KEY:-}" ]] ||
@@ -74,9 +77,9 @@ command -v docker >/dev/null ||
   die "no docker command: install Docker (Debian/Ubuntu: apt-get install docker.io), start it, then run make room again"
 docker info >/dev/null 2>&1 ||
   die "no Docker engine answers at ${DOCKER_HOST:-the default socket}: start it (systemctl start docker, or dockerd as root), then run make room again"
-for p in "$ROOM_PORT" "$ROOM_PROXY_API_PORT" "$ROOM_HUB_PORT"; do
+for p in "$ROOM_PORT" "$ROOM_PROXY_API_PORT" "$ROOM_HUB_PORT" "$ROOM_BOARD_PORT"; do
   if [[ -n "$(ss -ltnH "sport = :$p" 2>/dev/null)" ]]; then
-    die "port $p is in use (another room or program): set ROOM_PORT to a free port (the room also uses the next two), e.g. ROOM_PORT=$((ROOM_PORT + 10)) make room"
+    die "port $p is in use (another room or program): set ROOM_PORT to a free port (the room also uses the next three), e.g. ROOM_PORT=$((ROOM_PORT + 10)) make room"
   fi
 done
 
@@ -129,6 +132,30 @@ if [[ "${ROOM_SKIP_BUILD:-}" != 1 ]]; then
   rm -rf "$ctx"
 fi
 docker image inspect "$ROOM_IMAGE" >/dev/null 2>&1 || die "no image $ROOM_IMAGE: run make room without ROOM_SKIP_BUILD"
+# The room board (queuekit board, run by the hub as a service): built from
+# this checkout with the host's Go, or in the lab image when there is none;
+# its page draws with the offline echarts.min.js of setup.sh or of the image.
+ROOM_QUEUEKIT="$ROOT/.cache/room/bin/queuekit"
+mkdir -p "$ROOT/.cache/room/bin"
+if command -v go >/dev/null; then
+  alive "go build queuekit (the room board)" go build -o "$ROOM_QUEUEKIT" ./queuekit/cmd/queuekit ||
+    die "go build ./queuekit/cmd/queuekit failed (above): the room board needs it"
+else
+  if ! docker run --rm --entrypoint bash "$LAB_IMAGE" -c 'go build -o /tmp/queuekit ./queuekit/cmd/queuekit && cat /tmp/queuekit' \
+    >"$ROOM_QUEUEKIT.new" 2>"$ROOM_STATE/build.log"; then
+    tail -n 5 "$ROOM_STATE/build.log" >&2
+    die "building queuekit in $LAB_IMAGE failed (above): install Go 1.26+ or rebuild the lab image"
+  fi
+  chmod +x "$ROOM_QUEUEKIT.new"
+  mv "$ROOM_QUEUEKIT.new" "$ROOM_QUEUEKIT"
+fi
+ROOM_ECHARTS="$ROOT/notebooks/assets/echarts.min.js"
+if [[ ! -s "$ROOM_ECHARTS" ]]; then
+  ROOM_ECHARTS="$ROOT/.cache/room/echarts.min.js"
+  [[ -s "$ROOM_ECHARTS" ]] || docker run --rm --entrypoint cat "$LAB_IMAGE" notebooks/assets/echarts.min.js >"$ROOM_ECHARTS" 2>/dev/null ||
+    say "no echarts.min.js (scripts/setup.sh makes it): the board shows its tables without the chart"
+fi
+export ROOM_QUEUEKIT ROOM_ECHARTS
 
 # ---- 4. network
 step "3/4 the room network $ROOM_NETWORK (internal, no traffic between participants)"
@@ -224,6 +251,7 @@ cat >&2 <<EOF
   (first sign-in claims the name and shows a personal code for coming back)
 
   Instructor: name instructor, code $ROOM_ADMIN_CODE  -> $scheme://${host_ip:-127.0.0.1}:$ROOM_PORT/hub/admin
+  Room board (instructor only):  $scheme://${host_ip:-127.0.0.1}:$ROOM_PORT/services/board/
 EOF
 if [[ "$scheme" == http ]]; then
   cat >&2 <<EOF

@@ -33,6 +33,7 @@ func report(ok bool, name, detail, hint string) bool {
 		}
 	}
 	fmt.Fprintln(os.Stdout, b.String())
+	reportToBoard(ok, name)
 	return ok
 }
 

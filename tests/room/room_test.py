@@ -12,6 +12,7 @@ Ctrl-C would. Prints one line per check and "room: N passed, M failed".
 
 import asyncio
 import glob
+import html
 import json
 import threading
 import os
@@ -85,7 +86,7 @@ def docker(*args, check_rc=True, timeout=120):
     return r
 
 
-PORT = free_block()
+PORT = free_block(4)  # proxy, proxy API, hub, board
 STATE = tempfile.mkdtemp(prefix="room-test-state-")
 NETWORK = "nightqueue-room-test"
 ENV = dict(os.environ)
@@ -178,11 +179,14 @@ def wait_ready(admin, name, timeout=600):
 
 
 # ---- notebooks through the kernel websocket behind the proxy
-def run_cells(name, tok, cells, timeout=600, path="00-welcome.ipynb"):
+def run_cells(name, tok, cells, timeout=600, path="00-welcome.ipynb", stdout=None):
     """Runs code cells in a new gonb kernel session of NAME's server; returns
-    (ok, seconds per cell, error text)."""
+    (ok, seconds per cell, error text). Appends what the cells print to the
+    list stdout when one is given."""
     r = requests.post(f"{BASE}/user/{name}/api/sessions", headers=auth(tok), timeout=60,
-                      json={"path": path, "type": "notebook", "name": "", "kernel": {"name": "gonb"}})
+                      # name: the file's name, as JupyterLab sends it; Jupyter Server
+                      # sets the kernel's JPY_SESSION_NAME from it (the room board reads it)
+                      json={"path": path, "type": "notebook", "name": os.path.basename(path), "kernel": {"name": "gonb"}})
     r.raise_for_status()
     sess = r.json()
     kid = sess["kernel"]["id"]
@@ -212,6 +216,8 @@ def run_cells(name, tok, cells, timeout=600, path="00-welcome.ipynb"):
                         continue
                     if m["msg_type"] == "error":
                         err = m["content"].get("ename", "") + ": " + m["content"].get("evalue", "")
+                    if m["msg_type"] == "stream" and m["content"].get("name") == "stdout" and stdout is not None:
+                        stdout.append(m["content"].get("text", ""))
                     if m["msg_type"] == "execute_reply" and m.get("channel") == "shell":
                         times.append(time.time() - t0)
                         if m["content"]["status"] != "ok":
@@ -232,6 +238,95 @@ def notebook_cells(name, tok, path):
     r.raise_for_status()
     cells = r.json()["content"]["cells"]
     return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in cells if c["cell_type"] == "code"]
+
+
+PASS_MARK, NOT_YET_MARK = "✓ pass: ", "✗ not yet: "  # queuekit/lab/check.go
+
+
+def board_cells(view):
+    """The board's API view as {(participant, notebook, check): status}."""
+    return {(p["name"], c["notebook"], c["check"]): c["status"] for p in view["participants"] for c in p["checks"]}
+
+
+def is_line_of(line, mark, check_name):
+    return line.startswith(mark + check_name) and line[len(mark + check_name):][:2] in ("", " (", ": ")
+
+
+def printed_status(lines, check_name):
+    """What the kernel printed last for a self-check: pass, fail or not run."""
+    status = "not run"
+    for line in "".join(lines).splitlines():
+        for mark, st in ((PASS_MARK, "pass"), (NOT_YET_MARK, "fail")):
+            if is_line_of(line, mark, check_name):
+                status = st
+    return status
+
+
+def board_checks(people, admin, inst, A, B):
+    """The room board: what the kernels printed is what it shows, cell by
+    cell (API and page); nobody reports as someone else or without a token;
+    participants get 403. Returns the board's cells for the restart check."""
+    r = requests.get(f"{BASE}/services/board/api/board", headers=auth(admin), timeout=60)
+    check(r.status_code == 200, "the instructor's token reads the room board's API", r.status_code)
+    view = r.json()
+    cells = board_cells(view)
+    rows = {p["name"]: p for p in view["participants"]}
+    printed_total = {"pass": 0, "fail": 0}
+    for name, p in people.items():
+        nb = p["notebook"]
+        mine = {c: st for (u, n, c), st in cells.items() if u == name and n == nb}
+        lines = "".join(p["printed"]).splitlines()
+        n_printed = sum(1 for l in lines if l.startswith((PASS_MARK, NOT_YET_MARK)))
+        # every check line the kernel printed is a check the board lists
+        stray = [l for l in lines if l.startswith((PASS_MARK, NOT_YET_MARK))
+                 and not any(is_line_of(l, m, c) for c in mine for m in (PASS_MARK, NOT_YET_MARK))]
+        want = {c: printed_status(p["printed"], c) for c in mine}
+        for st in want.values():
+            if st in printed_total:
+                printed_total[st] += 1
+        others = {k for k in cells if k[0] == name and k[1] != nb}
+        check(mine and mine == want and n_printed > 0 and not stray and not others and rows[name]["notebook"] == nb,
+              f"board, {name} in {nb}: {sum(1 for s in mine.values() if s == 'pass')} passed, {sum(1 for s in mine.values() if s == 'fail')} failed, "
+              f"{sum(1 for s in mine.values() if s == 'not run')} not run: exactly what her/his kernel printed ({n_printed} check lines)",
+              {"board": mine, "printed": want, "stray": stray})
+    # carol's notebook 03 still holds its placeholder answer (c := 0): the
+    # self-check "smallest c with ρ < 0.5" fails, on purpose
+    check(cells.get(("carol", "03-queueing-parameters.ipynb", "smallest c with ρ < 0.5")) == "fail",
+          "board: carol's deliberately wrong answer shows as failed")
+    check(printed_total["pass"] > 0 and printed_total["fail"] > 0, f"the room has both passes and failures ({printed_total})")
+    # the page, as the instructor's browser opens it (the hub's OAuth), cell by cell
+    r = inst.s.get(f"{BASE}/services/board/", timeout=60)
+    page_cells = {(html.unescape(u), html.unescape(n), html.unescape(c)): st for u, n, c, st in
+                  re.findall(r'data-user="([^"]*)" data-notebook="([^"]*)" data-check="([^"]*)" data-status="([^"]*)"', r.text)}
+    check(r.status_code == 200 and page_cells == cells and 'class="queuekit-chart"' in r.text,
+          f"the instructor's browser opens the board page: the same {len(page_cells)} cells as the API, and the progress chart",
+          f"{r.status_code} {r.url}")
+    r = inst.s.get(f"{BASE}/services/board/assets/echarts.min.js", timeout=60)
+    check(r.status_code == 200 and len(r.content) > 100_000, f"the board serves the chart's echarts.min.js ({len(r.content)} bytes)")
+    # participants get 403: browser (the hub's OAuth or the board) and token
+    r = A["browser"].s.get(f"{BASE}/services/board/", timeout=60)
+    check(r.status_code == 403 and "data-status" not in r.text, f"alice's browser opening the board gets 403 (HTTP {r.status_code})")
+    r = requests.get(f"{BASE}/services/board/api/board", headers=auth(A["token"]), timeout=60)
+    check(r.status_code == 403, f"alice's token reading the board's API gets 403 (HTTP {r.status_code})")
+    # reporting as someone else, or with no token: from alice's own server
+    gw = docker("network", "inspect", "-f", "{{range .IPAM.Config}}{{.Gateway}}{{end}}", NETWORK).stdout.strip()
+    board = f"http://{gw}:{PORT + 3}/services/board/api/progress"
+    post = ("curl -s -m 10 -o /dev/null -w '%{{http_code}}' -X POST -H 'Content-Type: application/json' {auth} "
+            "-d '{body}' " + board)
+    as_bob = json.dumps({"notebook": "01-schema-design.ipynb", "check": "both are attributes of the items", "ok": True, "user": "bob"})
+    plain = json.dumps({"notebook": "01-schema-design.ipynb", "check": "both are attributes of the items", "ok": True})
+    for desc, authh, body, want in [
+        ("as bob with her server's token", '-H "Authorization: token $JUPYTERHUB_API_TOKEN"', as_bob, "403"),
+        ("with no token", "", plain, "401"),
+        ("with a made-up token", "-H 'Authorization: token 0123456789abcdef0123456789abcdef'", plain, "403"),
+    ]:
+        r = in_container("alice", post.format(auth=authh, body=body))
+        check(r.stdout.strip() == want, f"alice's server posting progress {desc} is refused (HTTP {r.stdout.strip()})")
+    r = requests.post(f"{BASE}/services/board/api/progress", headers=auth(A["token"]), json=json.loads(as_bob), timeout=30)
+    check(r.status_code == 403, f"alice's API token posting progress as bob through the proxy is refused (HTTP {r.status_code})")
+    r = requests.get(f"{BASE}/services/board/api/board", headers=auth(admin), timeout=60)
+    check(r.status_code == 200 and board_cells(r.json()) == cells, "after the refused posts the board is unchanged (bob's row is bob's)")
+    return cells, len(view["history"])
 
 
 def container(name):
@@ -422,8 +517,11 @@ def main():
                              ("carol", "03-queueing-parameters.ipynb", "03 (queueing parameters)")):
         p = people[name]
         cells = notebook_cells(name, p["token"], path)
-        good, times, err = run_cells(name, p["token"], cells, timeout=900, path=path)
+        p["printed"], p["notebook"] = [], path
+        good, times, err = run_cells(name, p["token"], cells, timeout=900, path=path, stdout=p["printed"])
         check(good, f"{name}: notebook {what} runs too ({len(times)}/{len(cells)} cells, {sum(times):.1f} s)", err)
+
+    board_before_restart = board_checks(people, admin, inst, A, B)
 
     # ---- isolation: through the hub
     marker = "b-secret-" + uuid.uuid4().hex[:8]
@@ -530,9 +628,9 @@ def main():
         addr = local.rsplit(":", 1)[0].strip("[]")
         if addr not in ("127.0.0.1", "::1"):
             beyond.append((local, re.findall(r'"([^"]+)"', users)))
-    want = {f"0.0.0.0:{PORT}", f"*:{PORT}", f"{gw}:{PORT + 2}"}
+    want = {f"0.0.0.0:{PORT}", f"*:{PORT}", f"{gw}:{PORT + 2}", f"{gw}:{PORT + 3}"}
     check(beyond and all(l in want for l, _ in beyond) and any(l.endswith(f":{PORT}") for l, _ in beyond),
-          f"beyond loopback the room listens only on :{PORT} (proxy) and {gw}:{PORT + 2} (hub, room network only)", beyond)
+          f"beyond loopback the room listens only on :{PORT} (proxy) and {gw}:{PORT + 2}, {gw}:{PORT + 3} (hub, board: room network only)", beyond)
     check("docker-proxy" not in out, "no container port is published on the host (no docker-proxy)")
     for name in ("alice", "bob"):
         r = docker("exec", container(name), "cat", "/proc/net/tcp", "/proc/net/tcp6")
@@ -648,6 +746,11 @@ def main():
     check(r.status_code == 200 and r.url.endswith("/user/alice/lab"), "alice's browser session survives the hub restart (no new sign-in)", f"{r.status_code} {r.url}")
     r = A["browser"].s.get(f"{BASE}/user/alice/api/contents/work.txt", timeout=60)
     check(r.status_code == 200 and amark in r.text, "and reads her work", r.status_code)
+    r = requests.get(f"{BASE}/services/board/api/board", headers=auth(admin), timeout=60)
+    after_restart = board_cells(r.json()) if r.status_code == 200 else {}
+    points = len(r.json().get("history", [])) if r.status_code == 200 else 0
+    check(r.status_code == 200 and after_restart == board_before_restart[0] and points == board_before_restart[1],
+          f"the board comes back after the hub restart with its history ({len(after_restart)} cells, {points} points)", r.status_code)
 
     # ---- Ctrl-C
     pg = os.getpgid(proc.pid)
@@ -662,7 +765,7 @@ def main():
     running = docker("ps", "-q", "--filter", "name=^nightqueue-room-").stdout.split()
     check(not running, "Ctrl-C leaves no participant container running", running)
     lis = subprocess.run(["ss", "-ltnH"], capture_output=True, text=True).stdout
-    check(not any(re.search(rf":{p}\s", l + " ") for l in lis.splitlines() for p in (PORT, PORT + 1, PORT + 2)), "nothing listens on the room's ports after Ctrl-C")
+    check(not any(re.search(rf":{p}\s", l + " ") for l in lis.splitlines() for p in (PORT, PORT + 1, PORT + 2, PORT + 3)), "nothing listens on the room's ports after Ctrl-C")
     r = docker("run", "--rm", "--entrypoint", "cat", "-v", "nightqueue-room-alice:/w", ENV.get("ROOM_IMAGE", "nightqueue-room:local"), "/w/work.txt", check_rc=False)
     check(r.stdout.strip() == amark, "alice's work is on disk in her volume after Ctrl-C", r.stderr.strip()[:200])
 
