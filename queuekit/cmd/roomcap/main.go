@@ -47,15 +47,16 @@ type participant struct {
 }
 
 type step struct {
-	N               int           `json:"n"`
-	Kind            string        `json:"kind"`
-	Notebooks       []string      `json:"notebooks"`
-	LoadStart       []float64     `json:"load_start"`
-	LoadEnd         []float64     `json:"load_end"`
-	Seconds         float64       `json:"seconds"`
-	Cores           int           `json:"cores"`
-	BackgroundCores float64       `json:"background_cores"`
-	Participants    []participant `json:"participants"`
+	N               int               `json:"n"`
+	Kind            string            `json:"kind"`
+	Notebooks       []string          `json:"notebooks"`
+	LoadStart       []float64         `json:"load_start"`
+	LoadEnd         []float64         `json:"load_end"`
+	Seconds         float64           `json:"seconds"`
+	Cores           int               `json:"cores"`
+	BackgroundCores float64           `json:"background_cores"`
+	SpawnFailed     map[string]string `json:"spawn_failed"`
+	Participants    []participant     `json:"participants"`
 }
 
 type measurement struct {
@@ -240,12 +241,19 @@ func report(w io.Writer, m measurement, tol float64, sizes []int, think float64)
 				errs = append(errs, fmt.Sprintf("N=%d %s: %s", s.N, p.Name, e))
 			}
 		}
+		for nm, e := range s.SpawnFailed {
+			errs = append(errs, fmt.Sprintf("N=%d %s: server did not start %s", s.N, nm, e))
+		}
+		n := len(s.Participants) // the servers that started
+		if n == 0 {
+			continue
+		}
 		ceff := math.Max(0.1, float64(s.Cores)-s.BackgroundCores)
-		r, err := roomcap.Room(base.Cells, s.N, ceff, capCores, 0)
+		r, err := roomcap.Room(base.Cells, n, ceff, capCores, 0)
 		if err != nil {
 			return false, err
 		}
-		rs, err := roomcap.Room([]roomcap.Cell{{Wall: base.SpawnSeconds, CPU: base.SpawnCPU}}, s.N, ceff, capCores, 0)
+		rs, err := roomcap.Room([]roomcap.Cell{{Wall: base.SpawnSeconds, CPU: base.SpawnCPU}}, n, ceff, capCores, 0)
 		if err != nil {
 			return false, err
 		}
@@ -256,7 +264,7 @@ func report(w io.Writer, m measurement, tol float64, sizes []int, think float64)
 			mark, ok = "**outside**", false
 		}
 		fmt.Fprintf(w, "| %d | %.0f s / %.0f s | %.1f s | %.1f s | %.1f s | %.2f (%s ±%.0f %%) | %s | %.2f of %d | %s → %s |\n",
-			s.N, spawnMax, rs.End, roomcap.Quantile(0.5, lat), meas, pred, ratio, mark, tol*100, gb(mem), ceff, s.Cores, loads(s.LoadStart), loads(s.LoadEnd))
+			n, spawnMax, rs.End, roomcap.Quantile(0.5, lat), meas, pred, ratio, mark, tol*100, gb(mem), ceff, s.Cores, loads(s.LoadStart), loads(s.LoadEnd))
 	}
 	if len(errs) > 0 {
 		sort.Strings(errs)
