@@ -21,7 +21,7 @@ the hub's login form, and then, for each N in ROOM_CAPACITY_NS (default
 Every N runs ROOM_CAPACITY_SWEEP (default session one, 00-04); N = 1 is one
 participant's demand for it. Then one more participant, alone, runs the
 notebooks of ROOM_CAPACITY_SOLO (default all) the sweep did not: those of
-session one, then in a new server those of session two (05-10). The host's CPU use outside the participants' containers (other
+session two (05-10), then in a new server those of session one. The host's CPU use outside the participants' containers (other
 programs, the hub, this driver) is taken from /proc/stat during each step, and
 the load average at its start and end.
 
@@ -474,7 +474,7 @@ def main():
     # through the notebooks of ROOM_CAPACITY_SOLO the sweep did not run.
     plan = [(n, SWEEP, "sweep") for n in NS]
     rest = [nb for nb in SOLO if nb not in SWEEP]
-    for session in (SESSION_ONE, SESSION_TWO):
+    for session in (SESSION_TWO, SESSION_ONE):  # session two first: a bounded run (ROOM_CAPACITY_MAX_MINUTES) gets some of each
         part = [nb for nb in rest if nb[:-len(".ipynb")] in session]
         if part:
             plan.append((1, part, "solo"))
