@@ -2,11 +2,12 @@
 // model: the cells participants run are the jobs, the host's cores are the
 // servers.
 //
-// A participant's container runs one cell at a time. Measured alone, a cell
-// took Wall seconds and its container used CPU seconds of processor time. The
-// model splits it into a part that needs no core (Wall − CPU/r₁, where r₁ is
-// what a lone participant gets: its container's CPU limit, or every core if
-// that is less) and CPU seconds of work. Work is served by processor sharing,
+// A participant's container runs one cell at a time. Alone on a host with a
+// core free for it, a cell takes Wall seconds and its container uses CPU
+// seconds of processor time. The model splits it into a part that needs no
+// core (Wall − CPU/Cap, Cap being the container's CPU limit) and CPU seconds
+// of work. Cells measured on a busy host waited for a core too: Alone takes
+// that wait out, given the cores the host's other work left free. Work is served by processor sharing,
 // as the kernel's scheduler does: with k participants in their CPU part, each
 // gets min(Cap, Cores/k) cores. Alone, a participant's cells take exactly
 // their measured Wall again; with others they stretch by the share of cores
@@ -84,10 +85,13 @@ func Simulate(cfg Config) (Result, error) {
 	if !(cfg.Cap >= 0) || math.IsInf(cfg.Cap, 0) {
 		return Result{}, fmt.Errorf("roomcap: cap = %v: want a number of cores >= 0 (0: no limit)", cfg.Cap)
 	}
-	capCores := cfg.Cap
-	if capCores == 0 || capCores > cfg.Cores {
-		capCores = cfg.Cores
+	// r1: what a participant gets alone on a host with cores to spare (its
+	// cap); capCores: what it gets here.
+	r1 := cfg.Cap
+	if r1 == 0 {
+		r1 = cfg.Cores
 	}
+	capCores := math.Min(r1, cfg.Cores)
 	events := 0
 	for i, p := range cfg.Participants {
 		if !(p.Start >= 0) || !(p.Think >= 0) || math.IsInf(p.Start, 0) || math.IsInf(p.Think, 0) {
@@ -137,7 +141,7 @@ func Simulate(cfg Config) (Result, error) {
 		}
 		c := cells[s.cell]
 		s.began = t
-		s.phase, s.left = idle, math.Max(0, c.Wall-c.CPU/capCores)
+		s.phase, s.left = idle, math.Max(0, c.Wall-c.CPU/r1)
 		return true
 	}
 	const eps = 1e-9
@@ -214,6 +218,23 @@ func Simulate(cfg Config) (Result, error) {
 			}
 		}
 	}
+}
+
+// Alone returns cells as they would run alone with a core free (the
+// container's cap, capCores > 0) when they were measured alone on a host whose
+// other work left only soloCores free: the part that needs no core is the
+// measured Wall − CPU/min(capCores, soloCores), and the work then runs at
+// capCores. With soloCores >= capCores the cells come back unchanged.
+func Alone(cells []Cell, soloCores, capCores float64) ([]Cell, error) {
+	if !(soloCores > 0) || !(capCores > 0) || math.IsInf(soloCores, 0) || math.IsInf(capCores, 0) {
+		return nil, fmt.Errorf("roomcap: solo cores %v, cap %v: want positive numbers", soloCores, capCores)
+	}
+	got := math.Min(capCores, soloCores)
+	out := slices.Clone(cells)
+	for i := range out {
+		out[i].Wall = math.Max(0, out[i].Wall-out[i].CPU/got) + out[i].CPU/capCores
+	}
+	return out, nil
 }
 
 // Room simulates n participants who all start at time 0 and run the same

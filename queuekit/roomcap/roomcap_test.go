@@ -88,9 +88,11 @@ func TestClosedRoomByHand(t *testing.T) {
 		{"3 on 2 cores", cpuCell, 3, 2, 1, 0, []float64{1.5}},
 		// two participants on four cores, capped at one each: no stretch
 		{"cap", cpuCell, 2, 4, 1, 0, []float64{1}},
-		// no cap, one participant on four cores: its CPU second was measured
+		// no cap, one participant on four cores: its CPU seconds were measured
 		// at four cores, so alone it still takes its wall of 1 s
 		{"no cap alone", []Cell{{Wall: 1, CPU: 4}}, 1, 4, 0, 0, []float64{1}},
+		// cap 1 on half a core: 1 s of work takes 2 s, the 2 s without a core stay
+		{"half a core", []Cell{{Wall: 3, CPU: 1}}, 1, 0.5, 1, 0, []float64{4}},
 		// wall 5 with 1 CPU second: 4 s need no core (in parallel), then two
 		// seconds of work on one core: both end at 6
 		{"no-core part", []Cell{{Wall: 5, CPU: 1}}, 2, 1, 1, 0, []float64{6}},
@@ -188,5 +190,28 @@ func TestOfferedLoadAndQuantile(t *testing.T) {
 	}
 	if xs[0] != 100 {
 		t.Error("Quantile sorted its argument")
+	}
+}
+
+// Measured alone on a host that left a quarter of a core free: 10 s of wall
+// with 2 CPU seconds is 10 − 2/0.25 = 2 s without a core, so with a core free
+// it takes 2 + 2 = 4 s; simulated back on 0.25 cores it takes its 10 s again.
+func TestAlone(t *testing.T) {
+	got, err := Alone([]Cell{{Wall: 10, CPU: 2}, {Wall: 1, CPU: 1}}, 0.25, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "wall with a core free", got[0].Wall, 4, 1e-12)
+	// 1 s of wall cannot hold 1 CPU second at a quarter core: no part without a core
+	near(t, "a cell that was all work", got[1].Wall, 1, 1e-12)
+	r, err := Room(got[:1], 1, 0.25, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "back on 0.25 cores", r.Latency[0][0], 10, 1e-9)
+	same, _ := Alone([]Cell{{Wall: 10, CPU: 2}}, 2, 1)
+	near(t, "host with cores to spare", same[0].Wall, 10, 1e-12)
+	if _, err := Alone(nil, 0, 1); err == nil {
+		t.Error("Alone with 0 solo cores: no error")
 	}
 }
