@@ -44,7 +44,7 @@ RACE_LEASE_TESTS := TestLostRepliesPerWriteKind|TestSkewBoundTakeNight|TestModel
 TEST_STAGES := test-go test-deploy test-notebooks test-browser test-security test-runtime
 
 .PHONY: help workshop setup cli-doc dynamodb sqs lint lint-shell test test-go test-deploy test-notebooks check-notebooks test-browser \
-	test-security test-runtime test-compose room test-room readme-shot notebooks browser security browser-deps bench bench-dynamodb bench-fleet bench-limits bench-sqs clean \
+	test-security test-runtime test-compose room test-room room-capacity readme-shot notebooks browser security browser-deps bench bench-dynamodb bench-fleet bench-limits bench-sqs clean \
 	reset-notebooks
 
 help: ## list the targets
@@ -133,6 +133,13 @@ room: ## the workshop room: JupyterHub on ROOM_PORT (8900), a container per part
 
 test-room: ## as root on Debian (CI: .ci/run after test-compose): the room for real, own dockerd, 3 participants, isolation attacks, restart, stop
 	tests/room/run.sh
+
+# The room's capacity (docs/room.md "How big a host"): measured through the
+# real room, then the model (queuekit/roomcap) fed what this run measured.
+# ROOM_CAPACITY_NS, _SOLO, _SWEEP choose the steps (tests/room/capacity.py).
+room-capacity: ## as root on Debian: one participant's demand and N = 1 2 4 6 at once through the real room (own dockerd), the queueing model checked against it, the host for 30 and 60 (prints the table, writes docs/room.md)
+	ROOM_TEST_SCRIPT=tests/room/capacity.py tests/room/run.sh
+	go run ./queuekit/cmd/roomcap -in tests/artifacts/room/capacity.json -docs docs/room.md
 
 test-compose: ## as root on Debian (CI: .ci/run after make test): docker compose up --build for real, own dockerd, stand-in images, every check, down -v
 	tests/compose/run.sh

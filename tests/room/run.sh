@@ -20,6 +20,8 @@
 # Environment:
 #   ROOM_TEST_RUN        dockerd's socket, pid file and exec root (default /run/nightqueue-room-test)
 #   ROOM_TEST_DATA_ROOT  dockerd's data root (default /var/lib/docker, as the compose stage)
+#   ROOM_TEST_SCRIPT     what runs in step 3 with the hub's venv (default
+#                        tests/room/room_test.py; make room-capacity: tests/room/capacity.py)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -87,4 +89,4 @@ if [[ "$(cat "$VENV/.room-key" 2>/dev/null)" != "$want" ]]; then
   alive "pip install -r room/requirements.txt" "$VENV/bin/pip" install -q -r room/requirements.txt
   echo "$want" >"$VENV/.room-key"
 fi
-"$VENV/bin/python" tests/room/room_test.py
+"$VENV/bin/python" "${ROOM_TEST_SCRIPT:-tests/room/room_test.py}"

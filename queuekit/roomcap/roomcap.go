@@ -1,0 +1,338 @@
+// Package roomcap sizes the workshop room with the workshop's own queueing
+// model: the cells participants run are the jobs, the host's cores are the
+// servers.
+//
+// A participant's container runs one cell at a time. Alone on a host with a
+// core free for it, a cell takes Wall seconds and its container uses CPU
+// seconds of processor time. The model splits it into a part that needs no
+// core (Wall − CPU/Cap, Cap being the container's CPU limit) and CPU seconds
+// of work. Cells measured on a busy host waited for a core too: Alone takes
+// that wait out, given the cores the host's other work left free. Work is served by processor sharing,
+// as the kernel's scheduler does: with k participants in their CPU part, each
+// gets min(Cap, Cores/k) cores. Alone, a participant's cells take exactly
+// their measured Wall again; with others they stretch by the share of cores
+// they get.
+//
+// With Poisson arrivals of single-cell participants, exponential work and
+// Cap = 1 this is the M/M/c queue (the number of cells in the system is the
+// same birth-death chain as under first come first served), so the mean time
+// in system is Erlang C's 1/μ + C(c,a)/(cμ − λ); with one core and any work
+// distribution it is M/G/1 processor sharing, E[T] = E[S]/(1 − ρ). The tests
+// check the simulation against both. A room in session is closed instead: N
+// participants each run the notebooks' cells in order, pressing Run again as
+// soon as a cell ends (Think 0) or after a pause.
+package roomcap
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/stat"
+)
+
+// Cell is one code cell as measured alone in a participant's container.
+type Cell struct {
+	Notebook string  `json:"notebook"`
+	Index    int     `json:"index"`    // the cell's position in the notebook
+	Wall     float64 `json:"wall"`     // seconds from execute_request sent to execute_reply
+	CPU      float64 `json:"cpu"`      // CPU seconds the container used meanwhile
+	MemPeak  int64   `json:"mem_peak"` // the container's peak memory meanwhile, bytes
+}
+
+// Participant is one participant's script: from Start (seconds), its Cells in
+// order, Think seconds between the end of a cell and the next.
+type Participant struct {
+	Start float64
+	Cells []Cell
+	Think float64
+}
+
+// Config is one simulated room.
+type Config struct {
+	Cores        float64 // cores the participants share (> 0; may be fractional: what other work leaves)
+	Cap          float64 // most cores one participant may use (its container's CPU limit); 0: no limit
+	Participants []Participant
+}
+
+// Result holds each participant's cell latencies, in seconds, in the order
+// of its cells, and when the last cell ended.
+type Result struct {
+	Latency [][]float64
+	End     float64
+}
+
+// All returns every latency of the run in one slice.
+func (r Result) All() []float64 {
+	var out []float64
+	for _, l := range r.Latency {
+		out = append(out, l...)
+	}
+	return out
+}
+
+// maxEvents bounds a run: every cell is at most four events (start, end of
+// its no-core part, end of its work, end of its think time).
+const maxEvents = 50_000_000
+
+// Simulate runs the room to its end. Bad parameters are an error, never NaN.
+func Simulate(cfg Config) (Result, error) {
+	if !(cfg.Cores > 0) || math.IsInf(cfg.Cores, 0) {
+		return Result{}, fmt.Errorf("roomcap: cores = %v: want a positive number", cfg.Cores)
+	}
+	if !(cfg.Cap >= 0) || math.IsInf(cfg.Cap, 0) {
+		return Result{}, fmt.Errorf("roomcap: cap = %v: want a number of cores >= 0 (0: no limit)", cfg.Cap)
+	}
+	// r1: what a participant gets alone on a host with cores to spare (its
+	// cap); capCores: what it gets here.
+	r1 := cfg.Cap
+	if r1 == 0 {
+		r1 = cfg.Cores
+	}
+	capCores := math.Min(r1, cfg.Cores)
+	events := 0
+	for i, p := range cfg.Participants {
+		if !(p.Start >= 0) || !(p.Think >= 0) || math.IsInf(p.Start, 0) || math.IsInf(p.Think, 0) {
+			return Result{}, fmt.Errorf("roomcap: participant %d: start %v, think %v: want finite seconds >= 0", i, p.Start, p.Think)
+		}
+		for j, c := range p.Cells {
+			if !(c.Wall >= 0) || !(c.CPU >= 0) || math.IsInf(c.Wall, 0) || math.IsInf(c.CPU, 0) {
+				return Result{}, fmt.Errorf("roomcap: participant %d, cell %d (%s #%d): wall %v, cpu %v: want finite seconds >= 0",
+					i, j, c.Notebook, c.Index, c.Wall, c.CPU)
+			}
+		}
+		events += 4 * len(p.Cells)
+	}
+	if events > maxEvents {
+		return Result{}, fmt.Errorf("roomcap: %d cells in all: more than this model runs (%d)", events/4, maxEvents/4)
+	}
+
+	const (
+		idle    = iota // no-core part of a cell
+		working        // CPU part of a cell
+		thinking
+	)
+	type state struct {
+		id    int // index in cfg.Participants
+		phase int
+		cell  int
+		left  float64 // seconds (idle, thinking) or CPU seconds (working)
+		began float64 // when the current cell was sent
+	}
+	n := len(cfg.Participants)
+	res := Result{Latency: make([][]float64, n)}
+	order := make([]int, n) // participants by start time
+	for i := range order {
+		order[i] = i
+		res.Latency[i] = make([]float64, 0, len(cfg.Participants[i].Cells))
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Compare(cfg.Participants[a].Start, cfg.Participants[b].Start)
+	})
+	var active []*state // participants started and not done
+	next := 0           // the next of order to start
+	// begin starts the current cell of s at t; false when s has no cell left.
+	begin := func(s *state, t float64) bool {
+		cells := cfg.Participants[s.id].Cells
+		if s.cell >= len(cells) {
+			return false
+		}
+		c := cells[s.cell]
+		s.began = t
+		s.phase, s.left = idle, math.Max(0, c.Wall-c.CPU/r1)
+		return true
+	}
+	const eps = 1e-9
+	t := 0.0
+	for {
+		for next < n && cfg.Participants[order[next]].Start <= t+eps {
+			s := &state{id: order[next]}
+			next++
+			if begin(s, t) {
+				active = append(active, s)
+			}
+		}
+		// settle every zero-length step at time t
+		for changed := true; changed; {
+			changed = false
+			kept := active[:0]
+			for _, s := range active {
+				live := true
+				if s.left <= eps {
+					changed = true
+					p := &cfg.Participants[s.id]
+					switch s.phase {
+					case idle:
+						s.phase, s.left = working, p.Cells[s.cell].CPU
+					case working:
+						res.Latency[s.id] = append(res.Latency[s.id], t-s.began)
+						res.End = math.Max(res.End, t)
+						s.cell++
+						if s.cell < len(p.Cells) && p.Think > 0 {
+							s.phase, s.left = thinking, p.Think
+						} else {
+							live = begin(s, t)
+						}
+					case thinking:
+						live = begin(s, t)
+					}
+				}
+				if live {
+					kept = append(kept, s)
+				}
+			}
+			active = kept
+		}
+		k := 0
+		for _, s := range active {
+			if s.phase == working {
+				k++
+			}
+		}
+		rate := 0.0
+		if k > 0 {
+			rate = math.Min(capCores, cfg.Cores/float64(k))
+		}
+		dt := math.Inf(1)
+		if next < n {
+			dt = cfg.Participants[order[next]].Start - t
+		}
+		for _, s := range active {
+			if s.phase == working {
+				dt = math.Min(dt, s.left/rate)
+			} else {
+				dt = math.Min(dt, s.left)
+			}
+		}
+		if math.IsInf(dt, 1) {
+			return res, nil
+		}
+		t += dt
+		for _, s := range active {
+			if s.phase == working {
+				s.left -= rate * dt
+			} else {
+				s.left -= dt
+			}
+		}
+	}
+}
+
+// Alone returns cells as they would run alone with a core free (the
+// container's cap, capCores > 0) when they were measured alone on a host whose
+// other work left only soloCores free: the part that needs no core is the
+// measured Wall − CPU/min(capCores, soloCores), and the work then runs at
+// capCores. With soloCores >= capCores the cells come back unchanged.
+func Alone(cells []Cell, soloCores, capCores float64) ([]Cell, error) {
+	if !(soloCores > 0) || !(capCores > 0) || math.IsInf(soloCores, 0) || math.IsInf(capCores, 0) {
+		return nil, fmt.Errorf("roomcap: solo cores %v, cap %v: want positive numbers", soloCores, capCores)
+	}
+	got := math.Min(capCores, soloCores)
+	out := slices.Clone(cells)
+	for i := range out {
+		out[i].Wall = math.Max(0, out[i].Wall-out[i].CPU/got) + out[i].CPU/capCores
+	}
+	return out, nil
+}
+
+// Room simulates n participants who all start at time 0 and run the same
+// cells, Think seconds apart: the room pressing Run together.
+func Room(cells []Cell, n int, cores, capCores, think float64) (Result, error) {
+	if n < 1 {
+		return Result{}, fmt.Errorf("roomcap: %d participants: want at least 1", n)
+	}
+	ps := make([]Participant, n)
+	for i := range ps {
+		ps[i] = Participant{Cells: cells, Think: think}
+	}
+	return Simulate(Config{Cores: cores, Cap: capCores, Participants: ps})
+}
+
+// Quantile is the empirical q-quantile (gonum's stat.Quantile, Empirical) of
+// xs, which it does not change; 0 for no values.
+func Quantile(q float64, xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return stat.Quantile(q, stat.Empirical, s, nil)
+}
+
+// ErrNoCores reports that no number of cores meets the target: even a core
+// for every participant leaves the p95 above it.
+var ErrNoCores = errors.New("no number of cores meets the target")
+
+// CoresFor returns the fewest whole cores for which n participants running
+// cells together (Room with think) have a p95 cell latency of at most limit
+// seconds, and that p95. Past n·Cap cores nobody waits, so the search stops
+// there (with no Cap, at n·the busiest cell's demand).
+func CoresFor(cells []Cell, n int, capCores, think, limit float64) (int, float64, error) {
+	if !(limit > 0) {
+		return 0, 0, fmt.Errorf("roomcap: limit %v: want seconds > 0", limit)
+	}
+	top := n
+	if capCores > 0 {
+		top = int(math.Ceil(float64(n) * capCores))
+	}
+	p95 := func(c int) (float64, error) {
+		r, err := Room(cells, n, float64(c), capCores, think)
+		if err != nil {
+			return 0, err
+		}
+		return Quantile(0.95, r.All()), nil
+	}
+	best, err := p95(top)
+	if err != nil {
+		return 0, 0, err
+	}
+	if best > limit {
+		return 0, best, fmt.Errorf("roomcap: %d participants, %d cores: p95 %.1f s > %.1f s: %w", n, top, best, limit, ErrNoCores)
+	}
+	lo, hi := 0, top // p95(lo) > limit (0 cores: never), p95(hi) <= limit
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		v, err := p95(mid)
+		if err != nil {
+			return 0, 0, err
+		}
+		if v <= limit {
+			hi, best = mid, v
+		} else {
+			lo = mid
+		}
+	}
+	return hi, best, nil
+}
+
+// Demand sums cells: their wall and CPU seconds and the highest memory peak.
+type Demand struct {
+	Cells   int
+	Wall    float64
+	CPU     float64
+	MemPeak int64
+}
+
+// Sum returns the demand of cells.
+func Sum(cells []Cell) Demand {
+	d := Demand{Cells: len(cells)}
+	for _, c := range cells {
+		d.Wall += c.Wall
+		d.CPU += c.CPU
+		d.MemPeak = max(d.MemPeak, c.MemPeak)
+	}
+	return d
+}
+
+// OfferedLoad is the cores n participants keep busy on average when nobody
+// waits, in Erlangs: n · CPU / (Wall + think between cells).
+func OfferedLoad(cells []Cell, n int, think float64) float64 {
+	d := Sum(cells)
+	span := d.Wall + think*float64(max(0, d.Cells-1))
+	if span <= 0 {
+		return 0
+	}
+	return float64(n) * d.CPU / span
+}
