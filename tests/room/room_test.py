@@ -249,7 +249,13 @@ def board_cells(view):
 
 
 def is_line_of(line, mark, check_name):
-    return line.startswith(mark + check_name) and line[len(mark + check_name):][:2] in ("", " (", ": ")
+    """Whether line is the self-check line of check_name, in the forms
+    queuekit/lab/check.go's report prints: "✓ pass: name", "... (detail)",
+    "✗ not yet: name", "...: detail", "... . Hint: hint"."""
+    if not line.startswith(mark + check_name):
+        return False
+    rest = line[len(mark + check_name):]
+    return rest == "" or rest.startswith((" (", ": ", ". Hint: "))
 
 
 def printed_status(lines, check_name):
