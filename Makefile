@@ -138,6 +138,7 @@ test-room: ## as root on Debian (CI: .ci/run after test-compose): the room for r
 # real room, then the model (queuekit/roomcap) fed what this run measured.
 # ROOM_CAPACITY_NS, _SOLO, _SWEEP choose the steps (tests/room/capacity.py).
 room-capacity: ## as root on Debian: one participant's demand and N = 1 2 4 6 at once through the real room (own dockerd), the queueing model checked against it, the host for 30 and 60 (prints the table, writes docs/room.md)
+	python3 tests/room/test_freecores.py
 	ROOM_TEST_SCRIPT=tests/room/capacity.py tests/room/run.sh
 	go run ./queuekit/cmd/roomcap -in tests/artifacts/room/capacity.json -docs docs/room.md
 

@@ -15,7 +15,10 @@ the hub's login form, and then, for each N in ROOM_CAPACITY_NS (default
      the latency (execute_request sent to execute_reply received), the CPU
      seconds the participant's container used meanwhile (its cgroup's CPU
      counter read before and after) and its peak memory (the cgroup's memory
-     use, sampled every 0.25 s; the container's whole peak from the cgroup)
+     use, sampled every 0.25 s; the container's whole peak from the cgroup),
+     and the cores the host's other work left free meanwhile (free_cores: the
+     host's busy CPU time from /proc/stat minus all the step's participants'
+     containers' CPU time, read before and after the cell; freecores.py)
   3. stops the N servers (their containers are removed) before the next N
 
 Every N runs ROOM_CAPACITY_SWEEP (default session one, 00-04); N = 1 is one
@@ -45,6 +48,9 @@ import uuid
 
 import requests
 from tornado import httpclient, websocket
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import freecores  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 ART = os.path.join(ROOT, "tests", "artifacts", "room")
@@ -273,9 +279,21 @@ class Sampler(threading.Thread):
 def host_cpu():
     """(busy, total) jiffies of the whole host from /proc/stat."""
     with open("/proc/stat") as f:
-        v = [int(x) for x in f.readline().split()[1:]]
-    idle = v[3] + v[4]
-    return sum(v[:8]) - idle, sum(v[:8])
+        return freecores.busy_jiffies(f.readline())
+
+
+HZ = os.sysconf("SC_CLK_TCK")
+
+
+def room_snapshot(cgs):
+    """(now, the host's busy CPU seconds, the CPU seconds of the containers CGS), read together; None if a cgroup is gone."""
+    try:
+        return time.time(), host_cpu()[0] / HZ, sum(cg.cpu_seconds() for cg in cgs)
+    except (OSError, RuntimeError, ValueError):
+        return None
+
+
+NCPU = os.cpu_count()
 
 
 def loadavg():
@@ -294,8 +312,10 @@ def notebook_cells(name, tok, path):
     return out
 
 
-def run_notebook(name, tok, path, cg, sampler, timeout=1800):
-    """Every code cell of PATH in a new gonb kernel of NAME's server: a record per cell."""
+def run_notebook(name, tok, path, cg, sampler, room_cgs, timeout=1800):
+    """Every code cell of PATH in a new gonb kernel of NAME's server: a record per cell.
+    ROOM_CGS are the cgroups of every participant of the step (NAME's too): the
+    CPU the host spent on anything else during a cell is its other work."""
     cells = notebook_cells(name, tok, path)
     r = requests.post(f"{BASE}/user/{name}/api/sessions", headers=auth(tok), timeout=120,
                       json={"path": path, "type": "notebook", "name": "", "kernel": {"name": "gonb"}})
@@ -317,6 +337,7 @@ def run_notebook(name, tok, path, cg, sampler, timeout=1800):
                        "content": {"code": src, "silent": False, "store_history": True, "user_expressions": {},
                                    "allow_stdin": False, "stop_on_error": True}}
                 sampler.mark()
+                r0 = room_snapshot(room_cgs)
                 c0, t0 = cg.cpu_seconds(), time.time()
                 await conn.write_message(json.dumps(msg))
                 err = ""
@@ -331,8 +352,16 @@ def run_notebook(name, tok, path, cg, sampler, timeout=1800):
                         err = m["content"].get("ename", "") + ": " + m["content"].get("evalue", "")
                     if m["msg_type"] == "execute_reply" and m.get("channel") == "shell":
                         t1, c1 = time.time(), cg.cpu_seconds()
-                        recs.append({"notebook": path[:-len(".ipynb")], "index": idx, "start": t0, "wall": t1 - t0, "cpu": c1 - c0,
-                                     "mem_peak": sampler.mark()})
+                        r1 = room_snapshot(room_cgs)
+                        rec = {"notebook": path[:-len(".ipynb")], "index": idx, "start": t0, "wall": t1 - t0, "cpu": c1 - c0,
+                               "mem_peak": sampler.mark()}
+                        if r0 and r1:
+                            # the step's fields, over this cell (the reads just before and after it)
+                            rec.update(host_busy_cpu=r1[1] - r0[1], room_cpu=r1[2] - r0[2])
+                            free = freecores.free_cores(NCPU, r1[0] - r0[0], r1[1] - r0[1], r1[2] - r0[2])
+                            if free is not None:
+                                rec["free_cores"] = free
+                        recs.append(rec)
                         if m["content"]["status"] != "ok":
                             return err or m["content"].get("evalue", "error")
                         break
@@ -407,6 +436,7 @@ def step(admin, n, notebooks):
                         "spawn_seconds": spawn[name], "spawn_cpu": cg.cpu_seconds(), "spawn_mem_peak": cg.memory_peak()}
     say(f"N={n}: {n} servers up (spawn {min(spawn.values()):.0f}-{max(spawn.values()):.0f} s); running {', '.join(notebooks)}")
     results = {}
+    room_cgs = [p["cg"] for p in people.values()]
     cpu0 = {nm: p["cg"].cpu_seconds() for nm, p in people.items()}
     h0, t0 = host_cpu(), time.time()
 
@@ -418,7 +448,7 @@ def step(admin, n, notebooks):
                 if past_limit():
                     errors.append(f"{nb}: not run, past ROOM_CAPACITY_MAX_MINUTES={MAX_MINUTES:g}")
                     continue
-                recs, err, count = run_notebook(name, p["token"], nb, p["cg"], p["sampler"])
+                recs, err, count = run_notebook(name, p["token"], nb, p["cg"], p["sampler"], room_cgs)
                 cells.extend(recs)
                 counts[nb[:-len(".ipynb")]] = count
                 if err:
@@ -434,9 +464,8 @@ def step(admin, n, notebooks):
         t.join()
     h1, t1 = host_cpu(), time.time()
     room_cpu = sum(p["cg"].cpu_seconds() - cpu0[nm] for nm, p in people.items())
-    hz = os.sysconf("SC_CLK_TCK")
-    ncpu = os.cpu_count()
-    host_busy = (h1[0] - h0[0]) / hz
+    ncpu = NCPU
+    host_busy = (h1[0] - h0[0]) / HZ
     out = {"n": n, "notebooks": [nb[:-len(".ipynb")] for nb in notebooks], "load_start": load0, "load_end": loadavg(),
            "seconds": t1 - t0, "cores": ncpu, "host_busy_cpu": host_busy, "room_cpu": room_cpu,
            # cores the host used for anything but the participants' containers, on average over the step
