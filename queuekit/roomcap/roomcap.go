@@ -7,11 +7,21 @@
 // seconds of processor time. The model splits it into a part that needs no
 // core (Wall − CPU/Cap, Cap being the container's CPU limit) and CPU seconds
 // of work. Cells measured on a busy host waited for a core too: Alone takes
-// that wait out, given the cores the host's other work left free. Work is served by processor sharing,
-// as the kernel's scheduler does: with k participants in their CPU part, each
-// gets min(Cap, Cores/k) cores. Alone, a participant's cells take exactly
-// their measured Wall again; with others they stretch by the share of cores
-// they get.
+// that wait out with the cores the host's other work left free during each
+// cell (Cell.FreeCores, measured per cell), not with an average over many
+// cells, so a cell that got more cores than the average is not replayed
+// slower. Work is served by processor sharing, as the kernel's scheduler
+// does: with k participants in their CPU part, each gets min(Cap, Cores/k)
+// cores. Alone, a participant's cells replayed each with its own free cores
+// (Solo) take exactly their measured Wall again; with others they stretch by
+// the share of cores they get.
+//
+// Several participants at once (Room) share one number of cores, the cores
+// the host's other work left free over the whole step, not each cell's own:
+// a cell's free cores describe the host only at the time that cell ran as
+// measured, and in a replay among others it runs at other times, beside
+// other cells, so the host's value over the step is the one that still
+// applies.
 //
 // With Poisson arrivals of single-cell participants, exponential work and
 // Cap = 1 this is the M/M/c queue (the number of cells in the system is the
@@ -40,7 +50,15 @@ type Cell struct {
 	Wall     float64 `json:"wall"`     // seconds from execute_request sent to execute_reply
 	CPU      float64 `json:"cpu"`      // CPU seconds the container used meanwhile
 	MemPeak  int64   `json:"mem_peak"` // the container's peak memory meanwhile, bytes
+	// FreeCores are the cores the host's other work (anything but the
+	// participants' containers) left free while the cell ran, measured from
+	// /proc/stat and the containers' cgroups; nil when not measured (a
+	// capacity.json from before it was), > 0 when set.
+	FreeCores *float64 `json:"free_cores,omitempty"`
 }
+
+// Cores returns a pointer to v, for Cell.FreeCores.
+func Cores(v float64) *float64 { return &v }
 
 // Participant is one participant's script: from Start (seconds), its Cells in
 // order, Think seconds between the end of a cell and the next.
@@ -55,6 +73,12 @@ type Config struct {
 	Cores        float64 // cores the participants share (> 0; may be fractional: what other work leaves)
 	Cap          float64 // most cores one participant may use (its container's CPU limit); 0: no limit
 	Participants []Participant
+	// CellCores serves each cell's work with at most the cores measured free
+	// during it (Cell.FreeCores, required), as well as at most Cores: one
+	// participant's cells replayed at the times they were measured. Only with
+	// one participant: cells of several at once run at other times than
+	// measured, and share Cores.
+	CellCores bool
 }
 
 // Result holds each participant's cell latencies, in seconds, in the order
@@ -104,6 +128,19 @@ func Simulate(cfg Config) (Result, error) {
 			}
 		}
 		events += 4 * len(p.Cells)
+	}
+	if cfg.CellCores {
+		if len(cfg.Participants) != 1 {
+			return Result{}, fmt.Errorf("roomcap: %d participants with each cell's own free cores: that replays one participant alone; several share Cores", len(cfg.Participants))
+		}
+		for j, c := range cfg.Participants[0].Cells {
+			if err := checkFree(c); err != nil {
+				return Result{}, fmt.Errorf("roomcap: cell %d: %w", j, err)
+			}
+			if c.FreeCores == nil {
+				return Result{}, fmt.Errorf("roomcap: cell %d (%s #%d): no free cores of its own to replay it with", j, c.Notebook, c.Index)
+			}
+		}
 	}
 	if events > maxEvents {
 		return Result{}, fmt.Errorf("roomcap: %d cells in all: more than this model runs (%d)", events/4, maxEvents/4)
@@ -195,6 +232,10 @@ func Simulate(cfg Config) (Result, error) {
 		if k > 0 {
 			rate = math.Min(capCores, cfg.Cores/float64(k))
 		}
+		if cfg.CellCores && k == 1 { // one participant, checked above
+			s := active[0]
+			rate = math.Min(rate, *cfg.Participants[s.id].Cells[s.cell].FreeCores)
+		}
 		dt := math.Inf(1)
 		if next < n {
 			dt = cfg.Participants[order[next]].Start - t
@@ -221,20 +262,59 @@ func Simulate(cfg Config) (Result, error) {
 }
 
 // Alone returns cells as they would run alone with a core free (the
-// container's cap, capCores > 0) when they were measured alone on a host whose
-// other work left only soloCores free: the part that needs no core is the
-// measured Wall − CPU/min(capCores, soloCores), and the work then runs at
-// capCores. With soloCores >= capCores the cells come back unchanged.
-func Alone(cells []Cell, soloCores, capCores float64) ([]Cell, error) {
-	if !(soloCores > 0) || !(capCores > 0) || math.IsInf(soloCores, 0) || math.IsInf(capCores, 0) {
-		return nil, fmt.Errorf("roomcap: solo cores %v, cap %v: want positive numbers", soloCores, capCores)
+// container's cap, capCores > 0) when they were measured alone on a busy host.
+// A cell got g = min(capCores, its FreeCores) cores while it ran, so the part
+// that needs no core is its measured Wall − CPU/g, and the work then runs at
+// capCores. A cell without FreeCores of its own (nil) gets stepCores, the
+// host's free cores over the whole step, instead. A cell whose CPU seconds
+// show it got more than g cores (CPU/Wall > g: the host counters undercount
+// over a short cell) is taken as having got CPU/Wall: all of it was work.
+// Each returned cell carries in FreeCores the value used, so Solo replays it.
+// With g >= capCores the cells come back unchanged. Bad numbers are an
+// error, never NaN.
+func Alone(cells []Cell, stepCores, capCores float64) ([]Cell, error) {
+	if !(stepCores > 0) || !(capCores > 0) || math.IsInf(stepCores, 0) || math.IsInf(capCores, 0) {
+		return nil, fmt.Errorf("roomcap: step's free cores %v, cap %v: want positive numbers", stepCores, capCores)
 	}
-	got := math.Min(capCores, soloCores)
 	out := slices.Clone(cells)
 	for i := range out {
-		out[i].Wall = math.Max(0, out[i].Wall-out[i].CPU/got) + out[i].CPU/capCores
+		c := &out[i]
+		if !(c.Wall >= 0) || !(c.CPU >= 0) || math.IsInf(c.Wall, 0) || math.IsInf(c.CPU, 0) {
+			return nil, fmt.Errorf("roomcap: cell %d (%s #%d): wall %v, cpu %v: want finite seconds >= 0", i, c.Notebook, c.Index, c.Wall, c.CPU)
+		}
+		if err := checkFree(*c); err != nil {
+			return nil, fmt.Errorf("roomcap: cell %d: %w", i, err)
+		}
+		free := stepCores
+		if c.FreeCores != nil {
+			free = *c.FreeCores
+		}
+		if c.Wall > 0 {
+			free = math.Max(free, c.CPU/c.Wall)
+		}
+		got := math.Min(capCores, free)
+		c.Wall = math.Max(0, c.Wall-c.CPU/got) + c.CPU/capCores
+		c.FreeCores = Cores(free)
 	}
 	return out, nil
+}
+
+// checkFree: a cell's FreeCores, when set, is a finite number > 0.
+func checkFree(c Cell) error {
+	if c.FreeCores == nil {
+		return nil
+	}
+	if v := *c.FreeCores; !(v > 0) || math.IsInf(v, 0) {
+		return fmt.Errorf("%s #%d: free cores %v: want a positive number of cores (or none: the step's value)", c.Notebook, c.Index, v)
+	}
+	return nil
+}
+
+// Solo replays one participant's cells alone (from Alone, at capCores), each
+// cell's work served with the cores measured free during it, at most cores
+// (the host's): the measured cells come back.
+func Solo(cells []Cell, cores, capCores float64) (Result, error) {
+	return Simulate(Config{Cores: cores, Cap: capCores, CellCores: true, Participants: []Participant{{Cells: cells}}})
 }
 
 // Room simulates n participants who all start at time 0 and run the same

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -213,5 +214,124 @@ func TestAlone(t *testing.T) {
 	near(t, "host with cores to spare", same[0].Wall, 10, 1e-12)
 	if _, err := Alone(nil, 0, 1); err == nil {
 		t.Error("Alone with 0 solo cores: no error")
+	}
+}
+
+// One participant measured alone on a 4-core host, container cap 1 core; the
+// host's other work left 0.5 cores free on average over the step, and each
+// cell's own free cores were measured (g below is min(cap, free)). By hand,
+// no-core part = Wall − CPU/g, then alone with a core free: + CPU/1.
+//
+//	cell  wall  cpu  free       g     no-core        with a core free
+//	A     10    2    0.25       0.25  10 − 8 = 2     2 + 2 = 4
+//	B      3    2    1.5        1     3 − 2 = 1      1 + 2 = 3 (got more than the average)
+//	C      5    1    0.5        0.5   5 − 2 = 3      3 + 1 = 4
+//	D      2    1    0.25→0.5   0.5   2 − 2 = 0      0 + 1 = 1 (1 CPU s in 2 s: it had 0.5, not 0.25)
+//	E      4    1    none→0.5   0.5   4 − 2 = 2      2 + 1 = 3 (the step's value)
+//	F      0.5  0    0.25       0.25  0.5 − 0 = 0.5  0.5
+//
+// Replayed alone, each with its own g: no-core + CPU/g is the measured wall
+// again, 10, 3, 5, 2, 4, 0.5. B replayed instead on the step's 0.5 cores (the
+// old way) would take 1 + 2/0.5 = 5 s, not its measured 3 s.
+func TestAloneAndSoloGiveBackTheMeasuredCells(t *testing.T) {
+	measured := []Cell{
+		{Notebook: "A", Wall: 10, CPU: 2, FreeCores: Cores(0.25)},
+		{Notebook: "B", Wall: 3, CPU: 2, FreeCores: Cores(1.5)},
+		{Notebook: "C", Wall: 5, CPU: 1, FreeCores: Cores(0.5)},
+		{Notebook: "D", Wall: 2, CPU: 1, FreeCores: Cores(0.25)},
+		{Notebook: "E", Wall: 4, CPU: 1},
+		{Notebook: "F", Wall: 0.5, CPU: 0, FreeCores: Cores(0.25)},
+	}
+	quiet, err := Alone(measured, 0.5, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantQuiet := []float64{4, 3, 4, 1, 3, 0.5}
+	wantFree := []float64{0.25, 1.5, 0.5, 0.5, 0.5, 0.25}
+	for i, c := range quiet {
+		near(t, c.Notebook+" with a core free", c.Wall, wantQuiet[i], 1e-12)
+		if c.FreeCores == nil {
+			t.Fatalf("%s: no free cores after Alone", c.Notebook)
+		}
+		near(t, c.Notebook+" free cores used", *c.FreeCores, wantFree[i], 1e-12)
+	}
+	if measured[3].FreeCores == nil || *measured[3].FreeCores != 0.25 || measured[4].FreeCores != nil {
+		t.Error("Alone changed its input's free cores")
+	}
+	r, err := Solo(quiet, 4, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Latency) != 1 || len(r.Latency[0]) != len(measured) {
+		t.Fatalf("latencies %v, want one participant's %d", r.Latency, len(measured))
+	}
+	for i, l := range r.Latency[0] {
+		near(t, measured[i].Notebook+" replayed alone", l, measured[i].Wall, 1e-9)
+	}
+	near(t, "end", r.End, 10+3+5+2+4+0.5, 1e-9)
+	old, err := Room(quiet[1:2], 1, 0.5, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "B on the step's average", old.Latency[0][0], 5, 1e-9)
+}
+
+func TestFreeCoresBadInput(t *testing.T) {
+	cell := func(free *float64) []Cell {
+		return []Cell{{Notebook: "00", Index: 3, Wall: 2, CPU: 1, FreeCores: free}}
+	}
+	for _, tt := range []struct {
+		name      string
+		cells     []Cell
+		step, cap float64
+		want      string
+	}{
+		{"zero free cores", cell(Cores(0)), 1, 1, "free cores 0"},
+		{"negative free cores", cell(Cores(-1)), 1, 1, "free cores -1"},
+		{"NaN free cores", cell(Cores(math.NaN())), 1, 1, "free cores NaN"},
+		{"infinite free cores", cell(Cores(math.Inf(1))), 1, 1, "free cores +Inf"},
+		{"no step value", cell(nil), 0, 1, "step's free cores 0"},
+		{"negative step value", cell(Cores(1)), -2, 1, "step's free cores -2"},
+		{"zero cap", cell(Cores(1)), 1, 0, "cap 0"},
+		{"negative wall", []Cell{{Wall: -1, CPU: 1}}, 1, 1, "wall -1"},
+		{"NaN cpu", []Cell{{Wall: 1, CPU: math.NaN()}}, 1, 1, "cpu NaN"},
+	} {
+		got, err := Alone(tt.cells, tt.step, tt.cap)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Alone, %s: %v, %v; want an error with %q", tt.name, got, err, tt.want)
+		}
+	}
+	// Solo needs each cell's own free cores, one participant, and good ones.
+	if _, err := Solo(cell(nil), 4, 1); err == nil || !strings.Contains(err.Error(), "no free cores of its own") {
+		t.Errorf("Solo without free cores: %v", err)
+	}
+	if _, err := Solo(cell(Cores(0)), 4, 1); err == nil || !strings.Contains(err.Error(), "free cores 0") {
+		t.Errorf("Solo with 0 free cores: %v", err)
+	}
+	two := []Participant{{Cells: cell(Cores(1))}, {Cells: cell(Cores(1))}}
+	if _, err := Simulate(Config{Cores: 4, Cap: 1, CellCores: true, Participants: two}); err == nil || !strings.Contains(err.Error(), "2 participants") {
+		t.Errorf("CellCores with two participants: %v", err)
+	}
+	// Cells with no wall and no CPU, or CPU in no wall: numbers, not NaN.
+	q, err := Alone([]Cell{{Wall: 0, CPU: 0}, {Wall: 0, CPU: 1}, {Wall: 1, CPU: 0, FreeCores: Cores(1e-9)}}, 0.5, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range q {
+		if math.IsNaN(c.Wall) || math.IsInf(c.Wall, 0) || math.IsNaN(*c.FreeCores) {
+			t.Errorf("cell %d: wall %v, free %v", i, c.Wall, *c.FreeCores)
+		}
+	}
+	near(t, "no wall, no CPU", q[0].Wall, 0, 0)
+	near(t, "CPU in no wall: all work", q[1].Wall, 1, 1e-12)
+	near(t, "no CPU", q[2].Wall, 1, 1e-12)
+	r, err := Solo(q, 4, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range r.All() {
+		if math.IsNaN(l) || math.IsInf(l, 0) {
+			t.Errorf("latency %v", l)
+		}
 	}
 }

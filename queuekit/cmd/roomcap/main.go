@@ -7,8 +7,12 @@
 //
 // The model (queuekit/roomcap) is fed the demand measured in the same run, and
 // the cores it serves each step with are the host's minus those its other
-// work used during that step (measured from /proc/stat), so background load
-// weighs on both sides of the check alike.
+// work used (measured from /proc/stat and the participants' cgroups), so
+// background load weighs on both sides of the check alike: one participant's
+// cells are taken out of the background and, at N = 1, replayed with the free
+// cores measured during each cell (free_cores in the JSON); the steps of
+// N >= 2 are served with the step's free cores. A capacity.json from before
+// cells carried free_cores falls back to the step's value, and says so.
 //
 // Usage:
 //
@@ -155,6 +159,8 @@ func report(w io.Writer, m measurement, tol float64, sizes []int, think float64)
 	solo := map[string][]roomcap.Cell{}  // session -> cells measured alone
 	quiet := map[string][]roomcap.Cell{} // the same with a core free (roomcap.Alone)
 	var soloSteps []step
+	// how the cells measured alone fit their free cores (roomcap.Alone)
+	var fit struct{ stepValue, raised, overCap int }
 	for _, s := range m.Steps {
 		if s.N == 1 {
 			soloSteps = append(soloSteps, s)
@@ -188,6 +194,17 @@ func report(w io.Writer, m measurement, tol float64, sizes []int, think float64)
 		alone, err := roomcap.Alone(p.Cells, freeCores(s), capCores)
 		if err != nil {
 			return false, err
+		}
+		for i, c := range p.Cells {
+			switch {
+			case c.FreeCores == nil:
+				fit.stepValue++
+			case *alone[i].FreeCores > *c.FreeCores:
+				fit.raised++
+			}
+			if c.Wall > 0 && c.CPU/c.Wall > capCores*(1+1e-9) {
+				fit.overCap++
+			}
 		}
 		for _, c := range alone {
 			quiet[session(c.Notebook)] = append(quiet[session(c.Notebook)], c)
@@ -233,20 +250,39 @@ func report(w io.Writer, m measurement, tol float64, sizes []int, think float64)
 	}
 
 	// ---- N at once, model beside measurement
+	if fit.stepValue > 0 {
+		fmt.Fprintf(w, "\n%s measured alone carry no free cores of their own (free_cores: a capacity.json from before tests/room/capacity.py measured them per cell): "+
+			"the model took their step's free cores for them, so a cell that got more than that average is replayed slower, and the N = 1 row below is served with the step's free cores.\n", cellCount(fit.stepValue))
+	}
+	if fit.raised > 0 {
+		fmt.Fprintf(w, "\n%s measured alone used more CPU than their measured free cores allow in their wall time (the host's counters are coarse over a short cell): taken as having had CPU/wall cores.\n", cellCount(fit.raised))
+	}
+	if fit.overCap > 0 {
+		fmt.Fprintf(w, "\n%s measured alone used more than the containers' %g CPU over their wall time (a burst within one CFS period): replayed at the cap, they take longer than measured.\n", cellCount(fit.overCap), capCores)
+	}
 	base := m.Steps[0].Participants[0]
 	baseCells, err := roomcap.Alone(base.Cells, freeCores(m.Steps[0]), capCores)
 	if err != nil {
 		return false, err
+	}
+	perCell := len(base.Cells) > 0
+	lo, hi = math.Inf(1), 0.0
+	for _, c := range base.Cells {
+		if c.FreeCores == nil {
+			perCell = false
+			break
+		}
+		lo, hi = math.Min(lo, *c.FreeCores), math.Max(hi, *c.FreeCores)
 	}
 	baseSpawn, err := roomcap.Alone([]roomcap.Cell{{Wall: base.SpawnSeconds, CPU: base.SpawnCPU}}, freeCores(m.Steps[0]), capCores)
 	if err != nil {
 		return false, err
 	}
 	fmt.Fprintf(w, "\n**N participants at once** (servers started together through the hub's REST API, then every participant runs %s through its kernel API; "+
-		"model: `queuekit/roomcap` fed the N = 1 cells of this run, on the cores the host's other work left free during the step):\n\n", strings.Join(m.Steps[0].Notebooks, ", "))
+		"model: `queuekit/roomcap` fed the N = 1 cells of this run, on the cores the host's other work left free during the step; at N = 1, during each cell):\n\n", strings.Join(m.Steps[0].Notebooks, ", "))
 	fmt.Fprintf(w, "| N | spawn (slowest) measured / model | cell latency p50 | p95 measured | p95 model | model / measured | memory (sum of peaks) | cores left by other work | load average |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	ok := true
-	for _, s := range m.Steps {
+	for si, s := range m.Steps {
 		if s.Kind != "sweep" {
 			continue
 		}
@@ -269,7 +305,15 @@ func report(w io.Writer, m measurement, tol float64, sizes []int, think float64)
 			continue
 		}
 		ceff := freeCores(s)
-		r, err := roomcap.Room(baseCells, n, ceff, capCores, 0)
+		coresCol := fmt.Sprintf("%.2f of %d", ceff, s.Cores)
+		var r roomcap.Result
+		if si == 0 && perCell {
+			// the cells of this very step, each with its own free cores
+			r, err = roomcap.Solo(baseCells, float64(s.Cores), capCores)
+			coresCol = fmt.Sprintf("per cell %.2f-%.2f (step %.2f) of %d", lo, hi, ceff, s.Cores)
+		} else {
+			r, err = roomcap.Room(baseCells, n, ceff, capCores, 0)
+		}
 		if err != nil {
 			return false, err
 		}
@@ -283,8 +327,8 @@ func report(w io.Writer, m measurement, tol float64, sizes []int, think float64)
 		if math.Abs(ratio-1) > tol {
 			mark, ok = "**outside**", false
 		}
-		fmt.Fprintf(w, "| %d | %.0f s / %.0f s | %.1f s | %.1f s | %.1f s | %.2f (%s ±%.0f %%) | %s | %.2f of %d | %s → %s |\n",
-			n, spawnMax, rs.End, roomcap.Quantile(0.5, lat), meas, pred, ratio, mark, tol*100, gb(mem), ceff, s.Cores, loads(s.LoadStart), loads(s.LoadEnd))
+		fmt.Fprintf(w, "| %d | %.0f s / %.0f s | %.1f s | %.1f s | %.1f s | %.2f (%s ±%.0f %%) | %s | %s | %s → %s |\n",
+			n, spawnMax, rs.End, roomcap.Quantile(0.5, lat), meas, pred, ratio, mark, tol*100, gb(mem), coresCol, loads(s.LoadStart), loads(s.LoadEnd))
 	}
 	if len(errs) > 0 {
 		sort.Strings(errs)
@@ -332,10 +376,15 @@ func report(w io.Writer, m measurement, tol float64, sizes []int, think float64)
 	}
 
 	// ---- every cell
-	fmt.Fprintf(w, "\n<details><summary>Every cell of one participant alone (wall, CPU, peak memory of the container)</summary>\n\n| notebook | cell | wall | CPU | peak memory |\n|---|---:|---:|---:|---:|\n")
+	fmt.Fprintf(w, "\n<details><summary>Every cell of one participant alone (wall, CPU, peak memory of the container, cores the host's other work left free meanwhile)</summary>\n\n"+
+		"| notebook | cell | wall | CPU | peak memory | free cores |\n|---|---:|---:|---:|---:|---:|\n")
 	for _, s := range soloSteps {
 		for _, c := range s.Participants[0].Cells {
-			fmt.Fprintf(w, "| %s | %d | %.2f s | %.2f s | %s |\n", c.Notebook, c.Index, c.Wall, c.CPU, gb(c.MemPeak))
+			free := fmt.Sprintf("not measured (step's %.2f)", freeCores(s))
+			if c.FreeCores != nil {
+				free = fmt.Sprintf("%.2f", *c.FreeCores)
+			}
+			fmt.Fprintf(w, "| %s | %d | %.2f s | %.2f s | %s | %s |\n", c.Notebook, c.Index, c.Wall, c.CPU, gb(c.MemPeak), free)
 		}
 	}
 	fmt.Fprintf(w, "\n</details>\n")
@@ -346,6 +395,14 @@ func report(w io.Writer, m measurement, tol float64, sizes []int, think float64)
 // least 0.05: a step that ran had some).
 func freeCores(s step) float64 {
 	return math.Max(0.05, float64(s.Cores)-s.BackgroundCores)
+}
+
+// cellCount is "1 cell", "2 cells".
+func cellCount(n int) string {
+	if n == 1 {
+		return "1 cell"
+	}
+	return fmt.Sprintf("%d cells", n)
 }
 
 func walls(cells []roomcap.Cell) []float64 {

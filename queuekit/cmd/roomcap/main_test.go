@@ -92,3 +92,63 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("docs without marks: exit %d, %q", code, errb.String())
 	}
 }
+
+// One participant alone on a 2-core host whose other work used 1.5 cores on
+// average over the step (0.5 free), cap 1. By hand, a cell's no-core part is
+// wall − CPU/min(cap, its free cores): cell 1, 12 s with 8 CPU s while 1 core was free, is 12 − 8 = 4 s
+// without a core and 8 s of work; replayed with its own core, 12 s again. On
+// the step's 0.5 cores it would be all work (8/0.5 = 16 > 12) and take 16 s.
+// Cell 2, 10 s with 2 CPU s on 0.25 cores: 2 s without a core, 10 s again.
+// Cell 3, 1 s with 0.5 CPU s "on 0.25 cores": it had 0.5, all work, 1 s again.
+// Cell 4, 0.1 s with 0.15 CPU s: more than the cap of 1 (a burst), 0.15 s at
+// the cap. Measured p50/p95 of 12, 10, 1, 0.1 (empirical: the 2nd and 4th of
+// 4): 1 s and 12 s; the model per cell: 12 s.
+// Without free_cores (an older capacity.json) the N = 1 row is served with the
+// step's 0.5 cores: 16 s, and the output says why.
+func TestPerCellFreeCoresAtN1(t *testing.T) {
+	const js = `{"cores": 2, "mem_total": 24000000000, "cpu_limit": 1, "mem_limit": "2G", "steps": [
+	 {"n": 1, "kind": "sweep", "notebooks": ["00-welcome"], "cores": 2, "background_cores": 1.5, "load_start": [3, 2, 1], "load_end": [4, 2, 1],
+	  "participants": [{"name": "cap1-1", "mem_peak": 900000000, "cell_counts": {"00-welcome": 4}, "cells": [
+	   {"notebook": "00-welcome", "index": 1, "wall": 12, "cpu": 8, "mem_peak": 500000000, "free_cores": 1},
+	   {"notebook": "00-welcome", "index": 2, "wall": 10, "cpu": 2, "mem_peak": 500000000, "free_cores": 0.25},
+	   {"notebook": "00-welcome", "index": 3, "wall": 1, "cpu": 0.5, "mem_peak": 500000000, "free_cores": 0.25},
+	   {"notebook": "00-welcome", "index": 4, "wall": 0.1, "cpu": 0.15, "mem_peak": 500000000, "free_cores": 0.25}]}]}]}`
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		name, json string
+		want       []string
+	}{
+		{"per cell", js, []string{
+			"| 1 | 0 s / 0 s | 1.0 s | 12.0 s | 12.0 s | 1.00 (within ±35 %) | 0.90 GB | per cell 0.25-1.00 (step 0.50) of 2 |",
+			"2 cells measured alone used more CPU than their measured free cores allow",
+			"1 cell measured alone used more than the containers' 1 CPU",
+			"| 00-welcome | 1 | 12.00 s | 8.00 s | 0.50 GB | 1.00 |",
+		}},
+		{"older JSON", strings.ReplaceAll(strings.ReplaceAll(js, `, "free_cores": 0.25`, ""), `, "free_cores": 1`, ""), []string{
+			"| 1 | 0 s / 0 s | 1.0 s | 12.0 s | 16.0 s | 1.33 (within ±35 %) | 0.90 GB | 0.50 of 2 |",
+			"4 cells measured alone carry no free cores of their own",
+			"| 00-welcome | 1 | 12.00 s | 8.00 s | 0.50 GB | not measured (step's 0.50) |",
+		}},
+	} {
+		in := filepath.Join(dir, tt.name+".json")
+		if err := os.WriteFile(in, []byte(tt.json), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out, errb bytes.Buffer
+		if code := run([]string{"-in", in, "-rooms", "2"}, &out, &errb); code != 0 {
+			t.Fatalf("%s: exit %d: %s\n%s", tt.name, code, errb.String(), out.String())
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("%s: no %q in:\n%s", tt.name, w, out.String())
+			}
+		}
+	}
+	// A free_cores of 0 in the JSON is an error, not a NaN in the table.
+	in := filepath.Join(dir, "zero.json")
+	_ = os.WriteFile(in, []byte(strings.Replace(js, `"free_cores": 1`, `"free_cores": 0`, 1)), 0o644)
+	var out, errb bytes.Buffer
+	if code := run([]string{"-in", in}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "free cores 0") {
+		t.Errorf("free_cores 0: exit %d, %q", code, errb.String())
+	}
+}
