@@ -132,6 +132,7 @@ room: ## the workshop room: JupyterHub on ROOM_PORT (8900), a container per part
 	@ROOM_SIGNAL_STATUS=0 exec scripts/room.sh
 
 test-room: ## as root on Debian (CI: .ci/run after test-compose): the room for real, own dockerd, 3 participants, isolation attacks, restart, stop
+	python3 tests/room/test_freecores.py
 	tests/room/run.sh
 
 # The room's capacity (docs/room.md "How big a host"): measured through the
