@@ -289,21 +289,31 @@ func TestPausedWorkerIsFencedAndNothingEndsTwice(t *testing.T) {
 	sa, sb := a.stop(t), b.stop(t)
 	t.Logf("a: %+v", sa)
 	t.Logf("b: %+v", sb)
-	if sa.Fenced != jobs {
-		t.Errorf("worker a: %d attempts fenced, want all %d it held while paused", sa.Fenced, jobs)
+	if sa.Fenced < jobs {
+		t.Errorf("worker a: %d attempts fenced, want at least the %d it held while paused", sa.Fenced, jobs)
 	}
-	if sa.Succeeded != 0 || sb.Succeeded != jobs {
-		t.Errorf("ends written: a %d, b %d; want 0 and %d", sa.Succeeded, sb.Succeeded, jobs)
+	if sa.Succeeded+sb.Succeeded != jobs {
+		t.Errorf("ends written: a %d, b %d; want %d in all, one a job", sa.Succeeded, sb.Succeeded, jobs)
 	}
-	for id, j := range allJobs(t, f, 1) {
-		if j.Status != queuekit.StatusSuccess || j.Ends != 1 || j.Attempt != 2 || j.CurrentRetry != 1 {
-			t.Errorf("job %s: %s, ends %d, attempt %d, retry %d; want SUCCESS ended once, on attempt 2 after one expired lease", id, j.Status, j.Ends, j.Attempt, j.CurrentRetry)
+	// Each job ends once, after at least the one expired lease of the pause.
+	// On a loaded machine a 1 s lease can also run out while a live worker
+	// waits for a core (b's, or a's after it resumed): that is a further
+	// takeover the protocol must handle, not a failure, so later attempts
+	// are allowed and logged; what must hold is one end, and a retry count
+	// that moved with every attempt.
+	jobsNow := allJobs(t, f, 1)
+	for id, j := range jobsNow {
+		if j.Status != queuekit.StatusSuccess || j.Ends != 1 || j.Attempt < 2 || j.CurrentRetry != j.Attempt-1 {
+			t.Errorf("job %s: %s, ends %d, attempt %d, retry %d; want SUCCESS ended once, on attempt 2 or later, retry = attempt - 1", id, j.Status, j.Ends, j.Attempt, j.CurrentRetry)
+		}
+		if j.Attempt > 2 {
+			t.Logf("job %s: attempt %d (a lease also ran out outside the pause: the machine was busy)", id, j.Attempt)
 		}
 	}
 	per, _ := workLog(t, logPath)
 	for id, c := range per {
-		if c > 2 {
-			t.Errorf("job %s: %d work lines, at most 2 (a's, if its work finished before it learnt of the fence, and b's)", id, c)
+		if j, ok := jobsNow[id]; ok && c > j.Attempt {
+			t.Errorf("job %s: %d work lines for %d attempts", id, c, j.Attempt)
 		}
 	}
 }
@@ -369,8 +379,14 @@ func TestWorkersJoiningAndLeavingNeverShareAShard(t *testing.T) {
 	}
 	waitFor(t, "w1, w2, w3 to share the shards 3, 3, 2", 30*time.Second, balanced("w1", "w2", "w3"))
 	s2 := w2.stop(t) // leaves cleanly: releases its shards
-	if s2.ShardsReleased < 2 {
-		t.Errorf("w2 released %d shards when it left, want its 3 (or at least 2)", s2.ShardsReleased)
+	// A leaver releases the shards it still holds. On a busy machine a 1 s
+	// shard lease can run out while w2 waits for a core, and w1 or w3 then
+	// rightly take that shard over (the history check below proves no
+	// overlap): those shards are lost, not released.
+	if s2.ShardsReleased < 2 && s2.ShardsLost == 0 {
+		t.Errorf("w2 released %d shards when it left and lost none before, want its 3 (or at least 2)", s2.ShardsReleased)
+	} else if s2.ShardsReleased < 2 {
+		t.Logf("w2 released %d shards when it left; it had lost %d to expired leases before (busy machine)", s2.ShardsReleased, s2.ShardsLost)
 	}
 	waitFor(t, "w1 and w3 to share the shards after w2 left", 30*time.Second, balanced("w1", "w3"))
 	_ = w3.cmd.Process.Kill() // dies: its shards are taken after their leases end
