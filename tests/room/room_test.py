@@ -206,7 +206,11 @@ def run_cells(name, tok, cells, timeout=600, path="00-welcome.ipynb", stdout=Non
                                    "allow_stdin": False, "stop_on_error": True}}
                 t0 = time.time()
                 await conn.write_message(json.dumps(msg))
-                err = ""
+                err, reply, idle = "", None, False
+                # The reply comes on the shell channel and the cell's output on
+                # iopub, in no set order between the two: a check line can
+                # arrive after the reply. Jupyter's messaging protocol ends a
+                # request's output with iopub status "idle", so read to that.
                 while True:
                     raw = await conn.read_message()
                     if raw is None:
@@ -220,8 +224,12 @@ def run_cells(name, tok, cells, timeout=600, path="00-welcome.ipynb", stdout=Non
                         stdout.append(m["content"].get("text", ""))
                     if m["msg_type"] == "execute_reply" and m.get("channel") == "shell":
                         times.append(time.time() - t0)
-                        if m["content"]["status"] != "ok":
-                            return False, times, err or m["content"].get("evalue", "error")
+                        reply = m
+                    if m["msg_type"] == "status" and m["content"].get("execution_state") == "idle":
+                        idle = True
+                    if reply is not None and (idle or stdout is None):
+                        if reply["content"]["status"] != "ok":
+                            return False, times, err or reply["content"].get("evalue", "error")
                         break
             return True, times, ""
         finally:
