@@ -245,3 +245,23 @@ func listeningPID(ep string) int {
 	}
 	return 0
 }
+
+func TestBenchHelpers(t *testing.T) {
+	for in, want := range map[string][]int{"0": {0}, "0,1": {0, 1}, "0-2,5": {0, 1, 2, 5}, "3-3": {3}} {
+		if got, err := cpuList(in); err != nil || !slices.Equal(got, want) {
+			t.Errorf("cpuList(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	if _, err := cpuList("x"); err == nil {
+		t.Errorf("cpuList(%q): no error", "x")
+	}
+	for _, c := range []struct{ calls, workers int }{{400, 8}, {400, 32}, {4800, 7}, {3, 8}} {
+		n := 0
+		for w := range c.workers {
+			n += share(c.calls, c.workers, w)
+		}
+		if n != c.calls {
+			t.Errorf("share(%d, %d, ·) adds up to %d", c.calls, c.workers, n)
+		}
+	}
+}
