@@ -44,7 +44,7 @@ RACE_LEASE_TESTS := TestLostRepliesPerWriteKind|TestSkewBoundTakeNight|TestModel
 TEST_STAGES := test-go test-deploy test-notebooks test-browser test-security test-runtime
 
 .PHONY: help workshop setup cli-doc dynamodb sqs lint lint-shell test test-go test-deploy test-notebooks check-notebooks test-browser \
-	test-security test-runtime test-compose room test-room room-capacity readme-shot notebooks browser security browser-deps bench bench-dynamodb bench-fleet bench-limits bench-sqs clean \
+	test-security test-runtime test-compose room test-room room-capacity readme-shot notebooks browser security browser-deps bench bench-dynamodb bench-fleet bench-limits bench-limits-pin bench-sqs clean \
 	reset-notebooks
 
 help: ## list the targets
@@ -182,6 +182,10 @@ bench-dynamodb: ## seeding 100,000 items (minutes); claims/s and lost claims of 
 
 bench-limits: ## the limits layer's overhead on DynamoDB Local's throughput, interleaved with Local directly (about 1 min)
 	SERVERS=dynamodb $(WITH_TEST_SERVERS) go test -run '^$$' -bench 'Overhead$$|OverheadPerCall' -benchtime 1x -timeout 20m ./queuekit/limits/
+
+bench-limits-pin: ## bench-limits with DynamoDB Local pinned to one CPU, the client and the layer to another (a laptop's case; needs taskset)
+	SERVERS=dynamodb $(WITH_TEST_SERVERS) go test -run '^$$' -bench 'Overhead$$|OverheadPerCall' -benchtime 1x -timeout 20m ./queuekit/limits/ \
+	  -args -pin -bench-workers $${BENCH_WORKERS:-8}
 
 bench-fleet: ## the fleet beside the night executor at 2 and 8 workers, 20,000 jobs per fleet run, 3 interleaved rounds (about 25 min)
 	$(WITH_TEST_SERVERS) go test -run '^$$' -bench Compare -benchtime 1x -timeout 90m ./queuekit/claimrate/ \

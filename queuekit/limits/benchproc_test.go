@@ -39,6 +39,7 @@ type benchSide struct {
 	layerPID      int // the `queuekit limits` process (0: in this process)
 	localPID      int // DynamoDB Local's JVM (0: not found)
 	inProcess     *fixture
+	pin           *pinned // -pin: where the processes run
 }
 
 // newBenchSide starts the layer as users run it, a separate `queuekit
@@ -49,6 +50,10 @@ func newBenchSide(b *testing.B) *benchSide {
 	b.Helper()
 	ep := ddbtest.Endpoint(b)
 	s := &benchSide{localPID: localPID(ep)}
+	if *pinCPUs {
+		p := pinSide(b, s.localPID)
+		s.pin = &p
+	}
 	if *layerInProcess {
 		// The layer's goroutines (its server's, its transport's) carry the
 		// profiler label side=layer: go tool pprof -tagfocus side=layer.
@@ -71,6 +76,9 @@ func newBenchSide(b *testing.B) *benchSide {
 		}
 	}
 	cmd := exec.Command(bin, "limits", "--listen", "127.0.0.1:0", "--target", ep)
+	if s.pin != nil { // on the benchmark's CPU from its start (so GOMAXPROCS 1)
+		cmd = exec.Command("taskset", append([]string{"-c", strconv.Itoa(s.pin.client)}, cmd.Args...)...)
+	}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -153,24 +161,33 @@ func procCPU(pid int) time.Duration {
 }
 
 // localPID finds DynamoDB Local's process from the pid file
-// scripts/dynamodb-local.sh keeps for its port; 0 when there is none.
+// scripts/dynamodb-local.sh keeps for its port, else as the process of
+// yours listening on the port; 0 when neither finds it.
 func localPID(ep string) int {
 	u, err := url.Parse(ep)
 	root, rerr := ddbtest.RepoRoot()
 	if err != nil || rerr != nil {
-		return 0
+		return listeningPID(ep)
 	}
 	b, err := os.ReadFile(filepath.Join(root, ".cache", "dynamodb-local", "run", "dynamodb-local-"+u.Port()+".pid"))
 	if err != nil {
-		return 0
+		return listeningPID(ep)
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	if procCPU(pid) == 0 && pid > 0 {
 		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
-			return 0
+			return listeningPID(ep) // a stale pid file
 		}
 	}
 	return pid
+}
+
+// cores is CPU time d over wall time: the cores it kept busy.
+func cores(d, wall time.Duration) float64 {
+	if wall <= 0 {
+		return 0
+	}
+	return d.Seconds() / wall.Seconds()
 }
 
 // perCall is d per call, in µs.
