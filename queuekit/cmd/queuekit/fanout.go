@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/nightqueue/workshop/queuekit/fanout"
-	"github.com/nightqueue/workshop/queuekit/queue"
 	"github.com/nightqueue/workshop/queuekit/sim"
+	"github.com/nightqueue/workshop/queuekit/sqsqueue"
 	"github.com/nightqueue/workshop/queuekit/workload"
 )
 
@@ -238,7 +238,7 @@ func runFanout(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // resumeError explains a run whose queues are missing (it finished or never
 // started); other errors pass unchanged. It is the server's answer, so exit 1.
 func resumeError(run string, err error) error {
-	var missing *queue.MissingError
+	var missing *sqsqueue.MissingError
 	if errors.As(err, &missing) {
 		return fmt.Errorf("--run %s: %w; it finished (its queues are deleted when no dead letters remain) or never started: drop --resume to start a run", run, err)
 	}
