@@ -148,18 +148,50 @@ func loads(l []float64) string {
 }
 
 func report(w io.Writer, m measurement, tol float64, sizes []int, think float64) (bool, error) {
-	capCores := m.CPULimit
-	if !(capCores > 0) {
-		return false, fmt.Errorf("cpu_limit %v: the model needs the containers' CPU limit", capCores)
+	if !(m.CPULimit > 0) {
+		return false, fmt.Errorf("cpu_limit %v: the model needs the containers' CPU limit", m.CPULimit)
 	}
-	solo := map[string][]roomcap.Cell{}  // session -> cells measured alone
-	quiet := map[string][]roomcap.Cell{} // the same with a core free (roomcap.Alone)
-	var soloSteps []step
+	r := &reporter{w: w, m: m, capCores: m.CPULimit,
+		solo: map[string][]roomcap.Cell{}, quiet: map[string][]roomcap.Cell{}}
 	for _, s := range m.Steps {
 		if s.N == 1 {
-			soloSteps = append(soloSteps, s)
+			r.soloSteps = append(r.soloSteps, s)
 		}
 	}
+	r.host()
+	if err := r.alone(); err != nil {
+		return false, err
+	}
+	r.sessions()
+	ok, err := r.together(tol)
+	if err != nil {
+		return false, err
+	}
+	if len(r.errs) > 0 {
+		sort.Strings(r.errs)
+		fmt.Fprintf(w, "\nCells that failed in this run (their notebook stopped there; the cells before count): %s\n", strings.Join(r.errs, "; "))
+	}
+	if err := r.roomHost(sizes, think); err != nil {
+		return false, err
+	}
+	r.everyCell()
+	return ok, nil
+}
+
+// reporter writes docs/room.md's sections from one measurement.
+type reporter struct {
+	w         io.Writer
+	m         measurement
+	capCores  float64                   // the containers' CPU limit
+	soloSteps []step                    // the steps of one participant alone
+	solo      map[string][]roomcap.Cell // session -> cells measured alone
+	quiet     map[string][]roomcap.Cell // the same with a core free (roomcap.Alone)
+	errs      []string                  // cells that failed, every step
+}
+
+// host is the opening line: the host, the limits, the load during the run.
+func (r *reporter) host() {
+	w, m := r.w, r.m
 	fmt.Fprintf(w, "Measured by `make room-capacity` on a host with %d cores and %s of memory, participants' containers limited to %g CPU and %s",
 		m.Cores, gb(m.MemTotal), m.CPULimit, m.MemLimit)
 	lo, hi := math.Inf(1), 0.0
@@ -171,30 +203,33 @@ func report(w io.Writer, m measurement, tol float64, sizes []int, think float64)
 		}
 	}
 	fmt.Fprintf(w, "; load average (1 min) %.1f to %.1f during the run.\n\n", lo, hi)
+}
 
-	// ---- one participant's demand
+// alone is one participant's demand, a row per notebook; it fills solo and
+// quiet.
+func (r *reporter) alone() error {
+	w := r.w
 	fmt.Fprintf(w, "**One participant alone** (a new server, then every code cell in order, a new kernel per notebook):\n\n")
 	fmt.Fprintf(w, "| notebook | cells | wall | CPU | peak memory | slowest cell: wall / CPU |\n|---|---:|---:|---:|---:|---:|\n")
-	var errs []string
-	for _, s := range soloSteps {
+	for _, s := range r.soloSteps {
 		p := s.Participants[0]
 		for _, e := range p.Errors {
-			errs = append(errs, fmt.Sprintf("N=1 %s: %s", p.Name, e))
+			r.errs = append(r.errs, fmt.Sprintf("N=1 %s: %s", p.Name, e))
 		}
 		byNb := map[string][]roomcap.Cell{}
 		for _, c := range p.Cells {
 			byNb[c.Notebook] = append(byNb[c.Notebook], c)
 		}
-		alone, err := roomcap.Alone(p.Cells, freeCores(s), capCores)
+		alone, err := roomcap.Alone(p.Cells, freeCores(s), r.capCores)
 		if err != nil {
-			return false, err
+			return err
 		}
 		for _, c := range alone {
-			quiet[session(c.Notebook)] = append(quiet[session(c.Notebook)], c)
+			r.quiet[session(c.Notebook)] = append(r.quiet[session(c.Notebook)], c)
 		}
 		for _, nb := range s.Notebooks {
 			cells := byNb[nb]
-			solo[session(nb)] = append(solo[session(nb)], cells...)
+			r.solo[session(nb)] = append(r.solo[session(nb)], cells...)
 			d := roomcap.Sum(cells)
 			slow := roomcap.Cell{}
 			for _, c := range cells {
@@ -209,43 +244,65 @@ func report(w io.Writer, m measurement, tol float64, sizes []int, think float64)
 			fmt.Fprintf(w, "| %s | %s | %.1f s | %.1f s | %s | #%d: %.1f s / %.1f s |\n", nb, count, d.Wall, d.CPU, gb(d.MemPeak), slow.Index, slow.Wall, slow.CPU)
 		}
 	}
+	return nil
+}
+
+// sessionPeak is the largest container peak memory of one participant
+// alone in session sess.
+func (r *reporter) sessionPeak(sess string) int64 {
+	var peak int64
+	for _, s := range r.soloSteps {
+		p := s.Participants[0]
+		if len(p.Cells) > 0 && session(p.Cells[0].Notebook) == sess {
+			peak = max(peak, p.MemPeak)
+		}
+	}
+	return peak
+}
+
+// sessions is one participant's demand a session: cells, time, memory,
+// the spawn and the first cell, p95 latency measured and with a core free.
+func (r *reporter) sessions() {
+	w := r.w
 	fmt.Fprintf(w, "\n| session | cells | wall | CPU | container's peak memory | spawn: wall / CPU | first cell after spawn: wall / CPU | p95 cell latency | p95 with a core free (model) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, sess := range []string{"one", "two"} {
-		cells := solo[sess]
+		cells := r.solo[sess]
 		if len(cells) == 0 {
 			fmt.Fprintf(w, "| %s | not measured in this run | | | | | | | |\n", sess)
 			continue
 		}
 		d := roomcap.Sum(cells)
-		var peak int64
 		spawn, first := "", ""
-		for _, s := range soloSteps {
+		for _, s := range r.soloSteps {
 			p := s.Participants[0]
 			if len(p.Cells) == 0 || session(p.Cells[0].Notebook) != sess {
 				continue
 			}
-			peak = max(peak, p.MemPeak)
 			spawn += fmt.Sprintf("%.0f s / %.0f s ", p.SpawnSeconds, p.SpawnCPU)
 			first += fmt.Sprintf("%.1f s / %.1f s (%s) ", p.Cells[0].Wall, p.Cells[0].CPU, p.Cells[0].Notebook[:2])
 		}
-		fmt.Fprintf(w, "| %s | %d | %.0f s | %.0f s | %s | %s| %s| %.1f s | %.1f s |\n", sess, d.Cells, d.Wall, d.CPU, gb(peak), spawn, first,
-			roomcap.Quantile(0.95, walls(cells)), roomcap.Quantile(0.95, walls(quiet[sess])))
+		fmt.Fprintf(w, "| %s | %d | %.0f s | %.0f s | %s | %s| %s| %.1f s | %.1f s |\n", sess, d.Cells, d.Wall, d.CPU, gb(r.sessionPeak(sess)), spawn, first,
+			roomcap.Quantile(0.95, walls(cells)), roomcap.Quantile(0.95, walls(r.quiet[sess])))
 	}
+}
 
-	// ---- N at once, model beside measurement
+// together is N participants at once, the model beside the measurement; ok
+// is false when a p95 falls outside tol.
+func (r *reporter) together(tol float64) (ok bool, err error) {
+	w, m := r.w, r.m
 	base := m.Steps[0].Participants[0]
-	baseCells, err := roomcap.Alone(base.Cells, freeCores(m.Steps[0]), capCores)
+	baseCells, err := roomcap.Alone(base.Cells, freeCores(m.Steps[0]), r.capCores)
 	if err != nil {
 		return false, err
 	}
-	baseSpawn, err := roomcap.Alone([]roomcap.Cell{{Wall: base.SpawnSeconds, CPU: base.SpawnCPU}}, freeCores(m.Steps[0]), capCores)
+	baseSpawn, err := roomcap.Alone([]roomcap.Cell{{Wall: base.SpawnSeconds, CPU: base.SpawnCPU}}, freeCores(m.Steps[0]), r.capCores)
 	if err != nil {
 		return false, err
 	}
 	fmt.Fprintf(w, "\n**N participants at once** (servers started together through the hub's REST API, then every participant runs %s through its kernel API; "+
 		"model: `queuekit/roomcap` fed the N = 1 cells of this run, on the cores the host's other work left free during the step):\n\n", strings.Join(m.Steps[0].Notebooks, ", "))
 	fmt.Fprintf(w, "| N | spawn (slowest) measured / model | cell latency p50 | p95 measured | p95 model | model / measured | memory (sum of peaks) | cores left by other work | load average |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-	ok := true
+	ok = true
 	for _, s := range m.Steps {
 		if s.Kind != "sweep" {
 			continue
@@ -258,26 +315,26 @@ func report(w io.Writer, m measurement, tol float64, sizes []int, think float64)
 			mem += p.MemPeak
 			spawnMax = math.Max(spawnMax, p.SpawnSeconds)
 			for _, e := range p.Errors {
-				errs = append(errs, fmt.Sprintf("N=%d %s: %s", s.N, p.Name, e))
+				r.errs = append(r.errs, fmt.Sprintf("N=%d %s: %s", s.N, p.Name, e))
 			}
 		}
 		for nm, e := range s.SpawnFailed {
-			errs = append(errs, fmt.Sprintf("N=%d %s: server did not start %s", s.N, nm, e))
+			r.errs = append(r.errs, fmt.Sprintf("N=%d %s: server did not start %s", s.N, nm, e))
 		}
 		n := len(s.Participants) // the servers that started
 		if n == 0 {
 			continue
 		}
 		ceff := freeCores(s)
-		r, err := roomcap.Room(baseCells, n, ceff, capCores, 0)
+		rm, err := roomcap.Room(baseCells, n, ceff, r.capCores, 0)
 		if err != nil {
 			return false, err
 		}
-		rs, err := roomcap.Room(baseSpawn, n, ceff, capCores, 0)
+		rs, err := roomcap.Room(baseSpawn, n, ceff, r.capCores, 0)
 		if err != nil {
 			return false, err
 		}
-		meas, pred := roomcap.Quantile(0.95, lat), roomcap.Quantile(0.95, r.All())
+		meas, pred := roomcap.Quantile(0.95, lat), roomcap.Quantile(0.95, rm.All())
 		ratio := pred / meas
 		mark := "within"
 		if math.Abs(ratio-1) > tol {
@@ -286,12 +343,13 @@ func report(w io.Writer, m measurement, tol float64, sizes []int, think float64)
 		fmt.Fprintf(w, "| %d | %.0f s / %.0f s | %.1f s | %.1f s | %.1f s | %.2f (%s ±%.0f %%) | %s | %.2f of %d | %s → %s |\n",
 			n, spawnMax, rs.End, roomcap.Quantile(0.5, lat), meas, pred, ratio, mark, tol*100, gb(mem), ceff, s.Cores, loads(s.LoadStart), loads(s.LoadEnd))
 	}
-	if len(errs) > 0 {
-		sort.Strings(errs)
-		fmt.Fprintf(w, "\nCells that failed in this run (their notebook stopped there; the cells before count): %s\n", strings.Join(errs, "; "))
-	}
+	return ok, nil
+}
 
-	// ---- the host for a room
+// roomHost is the host a room of each size needs: the fewest cores for
+// the p95 limit, the offered load, Erlang C, the memory.
+func (r *reporter) roomHost(sizes []int, think float64) error {
+	w := r.w
 	fmt.Fprintf(w, "\n**The host a room needs** for a p95 cell latency of at most twice one participant's alone with a core free, everyone running the session's cells together")
 	if think > 0 {
 		fmt.Fprintf(w, " with %.0f s between cells", think)
@@ -301,22 +359,16 @@ func report(w io.Writer, m measurement, tol float64, sizes []int, think float64)
 	fmt.Fprintf(w, "; cores free for the participants (the hub and the host's other work come on top), memory = participants × one container's peak:\n\n")
 	fmt.Fprintf(w, "| session | room | cores | p95 cell latency (limit) | offered load a (cores busy if nobody waited) | Erlang C at these cores, open M/M/c with load a: P(a cell waits) | memory |\n|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, sess := range []string{"one", "two"} {
-		cells := quiet[sess]
+		cells := r.quiet[sess]
 		if len(cells) == 0 {
 			continue
 		}
-		var peak int64
-		for _, s := range soloSteps {
-			p := s.Participants[0]
-			if len(p.Cells) > 0 && session(p.Cells[0].Notebook) == sess {
-				peak = max(peak, p.MemPeak)
-			}
-		}
+		peak := r.sessionPeak(sess)
 		limit := 2 * roomcap.Quantile(0.95, walls(cells))
 		for _, n := range sizes {
-			c, p95, err := roomcap.CoresFor(cells, n, capCores, think, limit)
+			c, p95, err := roomcap.CoresFor(cells, n, r.capCores, think, limit)
 			if err != nil && !errors.Is(err, roomcap.ErrNoCores) {
-				return false, err
+				return err
 			}
 			a := roomcap.OfferedLoad(cells, n, think)
 			pc := "a >= c: none (the open queue would grow)"
@@ -330,16 +382,19 @@ func report(w io.Writer, m measurement, tol float64, sizes []int, think float64)
 			fmt.Fprintf(w, "| %s | %d | %s | %.1f s (%.1f s) | %.1f cores | %s | %s |\n", sess, n, cores, p95, limit, a, pc, gb(int64(n)*peak))
 		}
 	}
+	return nil
+}
 
-	// ---- every cell
+// everyCell lists every cell of one participant alone, folded.
+func (r *reporter) everyCell() {
+	w := r.w
 	fmt.Fprintf(w, "\n<details><summary>Every cell of one participant alone (wall, CPU, peak memory of the container)</summary>\n\n| notebook | cell | wall | CPU | peak memory |\n|---|---:|---:|---:|---:|\n")
-	for _, s := range soloSteps {
+	for _, s := range r.soloSteps {
 		for _, c := range s.Participants[0].Cells {
 			fmt.Fprintf(w, "| %s | %d | %.2f s | %.2f s | %s |\n", c.Notebook, c.Index, c.Wall, c.CPU, gb(c.MemPeak))
 		}
 	}
 	fmt.Fprintf(w, "\n</details>\n")
-	return ok, nil
 }
 
 // freeCores are the cores the host's other work left free during a step (at
