@@ -192,7 +192,7 @@ bench-fleet: ## the fleet beside the night executor at 2 and 8 workers, 20,000 j
 	  -args -fleet-jobs $${FLEET_JOBS:-20000} -fleet-workers $${FLEET_WORKERS:-2,8} -rounds $${ROUNDS:-3}
 
 bench-sqs: ## SQS sends and receive+delete with 1, 4, 8 processors on ElasticMQ; TTL timer delay for 20 and 200 items (minutes)
-	$(WITH_TEST_SERVERS) go test -run '^$$' -bench 'SendBatch|ReceiveDelete' -benchtime 10000x ./queuekit/queue/
+	$(WITH_TEST_SERVERS) go test -run '^$$' -bench 'SendBatch|ReceiveDelete' -benchtime 10000x ./queuekit/sqsqueue/
 	$(WITH_TEST_SERVERS) go test -run '^$$' -bench TimerDelay -benchtime 1x -timeout 20m ./queuekit/timers/
 
 clean: ## remove what setup and the tests made here (not Go's caches, not .cache/)

@@ -25,6 +25,7 @@ import (
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fleet"
+	"github.com/nightqueue/workshop/queuekit/fleet/fleetrun"
 	"github.com/nightqueue/workshop/queuekit/lease"
 	"github.com/nightqueue/workshop/queuekit/sim"
 )
@@ -157,7 +158,7 @@ func Compare(ctx context.Context, cat *catalog.Catalog, cfg Config) ([]Row, erro
 					if err != nil {
 						return nil, err
 					}
-					rep, err := f.Run(ctx, fleet.RunConfig{Bin: cfg.Bin, Jobs: cfg.FleetJobs, Workers: w, Slots: cfg.Slots, Shards: cfg.Shards, Ceiling: cfg.Ceiling})
+					rep, err := fleetrun.Run(ctx, f, fleetrun.Config{Bin: cfg.Bin, Jobs: cfg.FleetJobs, Workers: w, Slots: cfg.Slots, Shards: cfg.Shards, Ceiling: cfg.Ceiling})
 					if err != nil {
 						return nil, err
 					}
@@ -276,7 +277,7 @@ func PoolBound(ctx context.Context, cat *catalog.Catalog, d time.Duration, jobsP
 	if err := f.Reset(ctx, 1); err != nil {
 		return 0, 0, err
 	}
-	rate, err := f.WriteCeiling(ctx, 1, d)
+	rate, err := fleetrun.WriteCeiling(ctx, f, 1, d)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -18,7 +18,7 @@ import (
 	stypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/nightqueue/workshop/queuekit/catalog"
-	"github.com/nightqueue/workshop/queuekit/queue"
+	"github.com/nightqueue/workshop/queuekit/sqsqueue"
 )
 
 // SliceResult is one done slice, as the collator hands it to Combine.
@@ -57,8 +57,8 @@ func (f Final) Complete() bool { return f.Processed+len(f.DeadLettered) == f.Sli
 // Collator writes a run's final result when every slice is done or
 // dead-lettered.
 type Collator struct {
-	Queues  *queue.Client
-	Dead    queue.Queue
+	Queues  *sqsqueue.Client
+	Dead    sqsqueue.Queue
 	Results *Results
 	Run     string
 	Slices  int
@@ -170,8 +170,8 @@ func (c *Collator) markDead(ctx context.Context) error {
 // fix: it first deletes the run's dead markers (so the collator waits for the
 // slices again; a crash here leaves the messages in the dead-letter queue,
 // where the next collation marks them again), then moves the messages with
-// queue.Client.Redrive. It returns how many messages moved.
-func (c *Collator) Redrive(ctx context.Context, work queue.Queue) (int, error) {
+// sqsqueue.Client.Redrive. It returns how many messages moved.
+func (c *Collator) Redrive(ctx context.Context, work sqsqueue.Queue) (int, error) {
 	items, err := c.Results.slices(ctx, c.Run)
 	if err != nil {
 		return 0, err

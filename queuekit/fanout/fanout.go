@@ -22,7 +22,7 @@
 //     results table (and leaves the message there for a redrive).
 //   - Completion: slices done + slices dead = slices. The final result is put
 //     with a condition that only a more complete collation replaces it.
-//   - Redrive: after a fix, queue.Client.Redrive moves the dead-lettered
+//   - Redrive: after a fix, sqsqueue.Client.Redrive moves the dead-lettered
 //     messages back, the processors write their results over the markers,
 //     and the collator writes the complete result.
 //
@@ -48,7 +48,7 @@ import (
 
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
-	"github.com/nightqueue/workshop/queuekit/queue"
+	"github.com/nightqueue/workshop/queuekit/sqsqueue"
 )
 
 // Pointer is the body of a slice message: where the slice is, not its data.
@@ -60,7 +60,7 @@ type Pointer struct {
 
 // Trigger sends one pointer per key (slice i has key keys[i]) to the work
 // queue with SendMessageBatch, ten per request.
-func Trigger(ctx context.Context, q *queue.Client, work queue.Queue, run string, keys []string) error {
+func Trigger(ctx context.Context, q *sqsqueue.Client, work sqsqueue.Queue, run string, keys []string) error {
 	bodies := make([]string, len(keys))
 	for i, k := range keys {
 		b, err := json.Marshal(Pointer{Run: run, Slice: i, Key: k})

@@ -18,7 +18,7 @@ import (
 
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/internal/awsapi"
-	"github.com/nightqueue/workshop/queuekit/queue"
+	"github.com/nightqueue/workshop/queuekit/sqsqueue"
 )
 
 // Source processes one slice and returns its result as JSON.
@@ -81,8 +81,8 @@ type Processing struct {
 
 // Processor works slices from the work queue.
 type Processor struct {
-	Queues  *queue.Client
-	Work    queue.Queue
+	Queues  *sqsqueue.Client
+	Work    sqsqueue.Queue
 	Results *Results
 	Source  Source
 	Processing

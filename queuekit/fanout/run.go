@@ -7,12 +7,12 @@ import (
 	"time"
 
 	"github.com/nightqueue/workshop/queuekit"
-	"github.com/nightqueue/workshop/queuekit/queue"
+	"github.com/nightqueue/workshop/queuekit/sqsqueue"
 )
 
 // Config describes one fan-out run for Execute.
 type Config struct {
-	Queues  *queue.Client
+	Queues  *sqsqueue.Client
 	Results *Results
 	Run     string   // run id; the queues are "queuekit-fanout-<Run>" and "...-dlq"
 	Keys    []string // slice i is Keys[i]
@@ -43,7 +43,7 @@ type Config struct {
 type Outcome struct {
 	Final
 	Stats   Stats
-	Queues  queue.Pair
+	Queues  sqsqueue.Pair
 	Elapsed time.Duration
 }
 
@@ -71,7 +71,7 @@ func Execute(ctx context.Context, cfg Config) (Outcome, error) {
 		cfg.Visibility = 30 * time.Second
 	}
 	q, name := cfg.Queues, QueueName(cfg.Run)
-	var pair queue.Pair
+	var pair sqsqueue.Pair
 	var err error
 	if cfg.Resume {
 		if pair.Work, err = q.Open(ctx, name); err != nil {
@@ -127,7 +127,7 @@ func Execute(ctx context.Context, cfg Config) (Outcome, error) {
 	case len(final.DeadLettered) > 0:
 		step("dead-lettered slices %v stay in %s for a redrive", final.DeadLettered, pair.Dead.Name)
 	case !cfg.Keep:
-		for _, qq := range []queue.Queue{pair.Work, pair.Dead} {
+		for _, qq := range []sqsqueue.Queue{pair.Work, pair.Dead} {
 			if err := q.Delete(ctx, qq); err != nil {
 				return out, err
 			}

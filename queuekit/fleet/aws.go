@@ -1,30 +1,8 @@
 package fleet
 
 import (
-	"math"
-
 	"github.com/nightqueue/workshop/queuekit/capacity"
 )
-
-// Lifecycle is notebook 08's per-job model (capacity.Lifecycle) with the
-// writes this run measured: table and index write units per job as
-// ReturnConsumedCapacity reported them, rounded to whole writes (items are
-// under 1 KB, so a write is a unit). Reads keep the model's defaults.
-//
-// The fleet's lifecycle differs from notebook 08's on purpose: the table
-// gets 3 writes (submit, claim, end; PROCESSING is written by the first
-// heartbeat, so a job shorter than a heartbeat never writes it), not 4; the
-// index gets 4, not 2, because the claim moves the job's index key (due_at
-// becomes the lease's end: 2 index writes) instead of removing it, which
-// lets an expired lease make the job claimable again without a reaper or a
-// second index; the end removes it (1), the submit puts it (1).
-func (r RunReport) Lifecycle() capacity.Lifecycle {
-	l := capacity.DefaultLifecycle
-	l.StateWrites = int(math.Round(r.TableWUPerJob))
-	l.IndexWrites = int(math.Round(r.IndexWUPerJob))
-	l.Heartbeats = 0
-	return l
-}
 
 // Projection is the fleet on AWS, on paper: seed 003's 100 M jobs a day
 // through notebook 08's model (capacity.Dynamo) with a measured lifecycle.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -13,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
@@ -253,8 +255,8 @@ func (f *Fleet) fatal(ctx context.Context, w *writes, j Job, h fence.Hold, seen 
 	if err != nil {
 		return err
 	}
-	dl[attrPK] = &types.AttributeValueMemberS{Value: "DLQ"}
-	dl[attrSK] = &types.AttributeValueMemberS{Value: j.UserID + "#" + j.JobID}
+	dl[AttrPK] = &types.AttributeValueMemberS{Value: "DLQ"}
+	dl[AttrSK] = &types.AttributeValueMemberS{Value: j.UserID + "#" + j.JobID}
 	w.requests += 2
 	out, err := catalog.Call(ctx, f.cat, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
 		return f.client().TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
@@ -286,3 +288,27 @@ func (f *Fleet) fatal(ctx context.Context, w *writes, j Job, h fence.Hold, seen 
 
 // attemptText is "<job_id> <attempt>", one line of the work log.
 func attemptText(j Job) string { return j.JobID + " " + strconv.Itoa(j.Attempt) + "\n" }
+
+// Unfinished counts the jobs still in the due index (not ended: claimable,
+// held, or waiting for a retry), one COUNT Query per shard.
+func (f *Fleet) Unfinished(ctx context.Context, shards int) (int, error) {
+	var total atomic.Int64
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for k := range shards {
+		g.Go(func() error {
+			in := &dynamodb.QueryInput{TableName: aws.String(f.Table()), IndexName: aws.String(IndexDue),
+				Select: types.SelectCount, KeyConditionExpression: aws.String("claim_shard = :k"),
+				ExpressionAttributeValues: map[string]types.AttributeValue{":k": &types.AttributeValueMemberN{Value: strconv.Itoa(k)}}}
+			for out, err := range f.cat.DB().QueryPages(gctx, in) {
+				if err != nil {
+					return fmt.Errorf("count unfinished jobs of shard %d: %w", k, err)
+				}
+				total.Add(int64(out.Count))
+			}
+			return nil
+		})
+	}
+	err := g.Wait()
+	return int(total.Load()), err
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fleet"
+	"github.com/nightqueue/workshop/queuekit/fleet/fleetrun"
 	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
 )
 
@@ -194,7 +195,7 @@ func TestKillStormEveryJobSucceedsExactlyOnce(t *testing.T) {
 	logPath := filepath.Join(t.TempDir(), "work.log")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	rep, err := f.Run(ctx, fleet.RunConfig{Bin: buildCLI(t), Jobs: jobs, Workers: workers, Slots: slots, Shards: 8,
+	rep, err := fleetrun.Run(ctx, f, fleetrun.Config{Bin: buildCLI(t), Jobs: jobs, Workers: workers, Slots: slots, Shards: 8,
 		Job: 15 * time.Millisecond, KillEvery: time.Second, WorkLog: logPath, Users: users, MaxRetry: 10, Ceiling: -1, Seed: 7,
 		Logf: t.Logf})
 	if err != nil {
@@ -591,7 +592,7 @@ func TestWriteUnitsPerJobFollowTheIndexRules(t *testing.T) {
 	f := newFleet(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rep, err := f.Run(ctx, fleet.RunConfig{Bin: buildCLI(t), Jobs: 400, Workers: 2, Slots: 4, Shards: 4, Ceiling: time.Second})
+	rep, err := fleetrun.Run(ctx, f, fleetrun.Config{Bin: buildCLI(t), Jobs: 400, Workers: 2, Slots: 4, Shards: 4, Ceiling: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

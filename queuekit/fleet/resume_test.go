@@ -8,6 +8,7 @@ import (
 
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/fleet"
+	"github.com/nightqueue/workshop/queuekit/fleet/fleetrun"
 )
 
 // A coordinator that dies mid-run (its context ends: nothing marks the run
@@ -18,11 +19,11 @@ import (
 func TestInterruptedRunResumesAndKeepsFinishedJobs(t *testing.T) {
 	const jobs, users = 300, 10
 	f := newFleet(t, fleet.WithLease(2*time.Second), fleet.WithShardLease(2*time.Second))
-	cfg := fleet.RunConfig{Bin: buildCLI(t), Jobs: jobs, Workers: 2, Slots: 2, Shards: 4, Job: 40 * time.Millisecond,
+	cfg := fleetrun.Config{Bin: buildCLI(t), Jobs: jobs, Workers: 2, Slots: 2, Shards: 4, Job: 40 * time.Millisecond,
 		Users: users, MaxRetry: 5, Ceiling: -1, Logf: t.Logf}
 	ctx, die := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { _, err := f.Run(ctx, cfg); done <- err }()
+	go func() { _, err := fleetrun.Run(ctx, f, cfg); done <- err }()
 	var before int
 	waitFor(t, "some jobs to finish in the first run", 2*time.Minute, func() bool {
 		before = 0
@@ -54,7 +55,7 @@ func TestInterruptedRunResumesAndKeepsFinishedJobs(t *testing.T) {
 	}
 	rctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	rep, err := f.Run(rctx, cfg)
+	rep, err := fleetrun.Run(rctx, f, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestInterruptedRunResumesAndKeepsFinishedJobs(t *testing.T) {
 	t.Logf("%d finished when the coordinator died; the resumed run kept %d and finished the rest", finished, rep.KeptFinished)
 	// Finished runs are not resumed: the next one starts afresh.
 	cfg.Jobs = 20
-	rep, err = f.Run(rctx, cfg)
+	rep, err = fleetrun.Run(rctx, f, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,9 +83,9 @@ func (f *Fleet) shardStates(ctx context.Context) ([]ShardState, shardRead, error
 		for _, it := range page.Items {
 			var s ShardState
 			if err := attributevalue.UnmarshalMap(it, &s); err != nil {
-				return nil, cost, fmt.Errorf("shard item %v: %w", it[attrSK], err)
+				return nil, cost, fmt.Errorf("shard item %v: %w", it[AttrSK], err)
 			}
-			sk, _ := it[attrSK].(*types.AttributeValueMemberS)
+			sk, _ := it[AttrSK].(*types.AttributeValueMemberS)
 			if sk != nil {
 				s.Shard, _ = strconv.Atoi(sk.Value)
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/fleet"
+	"github.com/nightqueue/workshop/queuekit/fleet/fleetrun"
 )
 
 // Worker processes whose wall clocks run ±(lease/2) and ±(2 × lease) off
@@ -31,7 +32,7 @@ func TestSkewedClocksRevokeNoHealthyJob(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	offsets := []time.Duration{lease / 2, -lease / 2, 2 * lease, -2 * lease}
-	rep, err := f.Run(ctx, fleet.RunConfig{Bin: buildCLI(t), Jobs: jobs, Workers: workers, Slots: slots, Shards: 4,
+	rep, err := fleetrun.Run(ctx, f, fleetrun.Config{Bin: buildCLI(t), Jobs: jobs, Workers: workers, Slots: slots, Shards: 4,
 		Job: lease + lease/5, WorkLog: logPath, Users: users, MaxRetry: 20, Ceiling: -1, ClockOffsets: offsets, Logf: t.Logf})
 	if err != nil {
 		for id, j := range allJobs(t, f, users) {

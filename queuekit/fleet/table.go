@@ -23,8 +23,9 @@ import (
 
 // Attribute and index names of the fleet table.
 const (
-	attrPK      = "pk"
-	attrSK      = "sk"
+	// AttrPK and AttrSK are the table's key (see the package doc's items).
+	AttrPK      = "pk"
+	AttrSK      = "sk"
 	attrShard   = "claim_shard" // the due index's partition key; only while claimable
 	attrDue     = "due_at"      // the due index's sort key (Unix ms); only while claimable
 	attrStatus  = "execution_status"
@@ -94,7 +95,7 @@ func WithClock(now func() time.Time) Option { return func(o *Options) { o.Now = 
 
 // ClockOffsetEnv is the TEST-ONLY environment variable that offsets a fleet
 // process's wall clock (a Go duration, e.g. "-2s"): the CLI's fleet
-// commands read it, RunConfig.ClockOffsets sets it for the worker processes
+// commands read it, fleetrun.Config.ClockOffsets sets it for the worker processes
 // a run starts. It exists to inject clock skew in tests; never set it in
 // production.
 const ClockOffsetEnv = "QUEUEKIT_CLOCK_OFFSET"
@@ -137,6 +138,11 @@ func (f *Fleet) Table() string { return f.cat.Table() }
 // Catalog is the catalog client on the fleet table.
 func (f *Fleet) Catalog() *catalog.Catalog { return f.cat }
 
+// Options returns a copy of the options the fleet was opened with (its
+// leases, poll, clock), as an SDK client's Options does: what a process
+// that starts workers passes on to them.
+func (f *Fleet) Options() Options { return f.opts }
+
 func (f *Fleet) client() *dynamodb.Client { return f.cat.Client() }
 
 func (f *Fleet) now() time.Time { return f.opts.Now() }
@@ -154,7 +160,7 @@ func (f *Fleet) Reset(ctx context.Context, shards int) error {
 		return err
 	}
 	in := dynamo.Spec{
-		Key:     dynamo.Key{Partition: dynamo.S(attrPK), Sort: dynamo.S(attrSK)},
+		Key:     dynamo.Key{Partition: dynamo.S(AttrPK), Sort: dynamo.S(AttrSK)},
 		Indexes: []dynamo.Index{{Name: IndexDue, Key: dynamo.Key{Partition: dynamo.N(attrShard), Sort: dynamo.N(attrDue)}}},
 	}.Input()
 	if err := f.cat.CreateTableFrom(ctx, in); err != nil {
@@ -171,7 +177,7 @@ func (f *Fleet) Reset(ctx context.Context, shards int) error {
 	}
 	_, err = catalog.Call(ctx, f.cat, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
 		return f.client().PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(f.Table()), Item: map[string]types.AttributeValue{
-			attrPK: &types.AttributeValueMemberS{Value: "META"}, attrSK: &types.AttributeValueMemberS{Value: "CONFIG"},
+			AttrPK: &types.AttributeValueMemberS{Value: "META"}, AttrSK: &types.AttributeValueMemberS{Value: "CONFIG"},
 			"shards": &types.AttributeValueMemberN{Value: strconv.Itoa(shards)},
 		}})
 	})
@@ -217,7 +223,7 @@ func endpointText(c *catalog.Catalog) string {
 }
 
 func key(pk, sk string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{attrPK: &types.AttributeValueMemberS{Value: pk}, attrSK: &types.AttributeValueMemberS{Value: sk}}
+	return map[string]types.AttributeValue{AttrPK: &types.AttributeValueMemberS{Value: pk}, AttrSK: &types.AttributeValueMemberS{Value: sk}}
 }
 
 // TimeLayout is how scheduled_job_execution_time is written: RFC 3339 in UTC
@@ -341,8 +347,8 @@ func (j Job) item(shards int) (map[string]types.AttributeValue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("marshal job %s/%s: %w", j.UserID, j.JobID, err)
 	}
-	item[attrPK] = &types.AttributeValueMemberS{Value: "USER#" + j.UserID}
-	item[attrSK] = &types.AttributeValueMemberS{Value: "JOB#" + j.JobID}
+	item[AttrPK] = &types.AttributeValueMemberS{Value: "USER#" + j.UserID}
+	item[AttrSK] = &types.AttributeValueMemberS{Value: "JOB#" + j.JobID}
 	return item, nil
 }
 
@@ -410,7 +416,7 @@ func (f *Fleet) SubmitJobs(ctx context.Context, jobs []Job, opts ...catalog.Seed
 func unmarshalJob(item map[string]types.AttributeValue) (Job, error) {
 	var j Job
 	if err := attributevalue.UnmarshalMap(item, &j); err != nil {
-		return Job{}, fmt.Errorf("job item %v: %w", item[attrSK], err)
+		return Job{}, fmt.Errorf("job item %v: %w", item[AttrSK], err)
 	}
 	return j, nil
 }
@@ -419,7 +425,7 @@ func unmarshalJob(item map[string]types.AttributeValue) (Job, error) {
 // table's own key, pk = USER#<user_id> AND begins_with(sk, "JOB#"), in
 // job_id order. Never a Scan.
 func (f *Fleet) ListAllJobs(ctx context.Context, userID string) ([]Job, error) {
-	kc := expression.Key(attrPK).Equal(expression.Value("USER#" + userID)).And(expression.Key(attrSK).BeginsWith("JOB#"))
+	kc := expression.Key(AttrPK).Equal(expression.Value("USER#" + userID)).And(expression.Key(AttrSK).BeginsWith("JOB#"))
 	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
 	if err != nil {
 		return nil, err

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nightqueue/workshop/queuekit/queue"
+	"github.com/nightqueue/workshop/queuekit/sqsqueue"
 )
 
 // FIFOOutcome is what FIFODemo saw, receive by receive.
@@ -38,23 +38,23 @@ type FIFOOutcome struct {
 // deduplication interval, receives step by step, and deletes the queue.
 // wait is the long poll of the receives that are expected to come back empty
 // (a second is plenty on ElasticMQ).
-func FIFODemo(ctx context.Context, q *queue.Client, wait time.Duration) (FIFOOutcome, error) {
+func FIFODemo(ctx context.Context, q *sqsqueue.Client, wait time.Duration) (FIFOOutcome, error) {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
-	fq, err := q.CreateFIFO(ctx, queue.FIFOConfig{Name: "queuekit-fifo-" + hex.EncodeToString(b[:]) + ".fifo",
+	fq, err := q.CreateFIFO(ctx, sqsqueue.FIFOConfig{Name: "queuekit-fifo-" + hex.EncodeToString(b[:]) + ".fifo",
 		ContentBasedDeduplication: true, Visibility: 30 * time.Second})
 	if err != nil {
 		return FIFOOutcome{}, err
 	}
 	out := FIFOOutcome{Queue: fq.Name}
 	defer func() { _ = q.Delete(context.WithoutCancel(ctx), fq) }()
-	ids, err := q.SendFIFO(ctx, fq, []queue.FIFOMessage{{Body: "A1", Group: "A"}, {Body: "A2", Group: "A"},
+	ids, err := q.SendFIFO(ctx, fq, []sqsqueue.FIFOMessage{{Body: "A1", Group: "A"}, {Body: "A2", Group: "A"},
 		{Body: "B1", Group: "B"}, {Body: "A1", Group: "A"}})
 	out.Sent = len(ids)
 	if err != nil {
 		return out, err
 	}
-	var held []queue.Received
+	var held []sqsqueue.Received
 	receive := func(max int, w time.Duration) ([]string, error) {
 		got, err := q.Receive(ctx, fq, max, w)
 		var bodies []string

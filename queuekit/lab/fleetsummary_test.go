@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nightqueue/workshop/queuekit/fleet"
+	"github.com/nightqueue/workshop/queuekit/fleet/fleetrun"
 )
 
 // The summary's verdict follows the values: level within 15 %, otherwise
@@ -13,7 +13,7 @@ import (
 func TestFleetSweepSummary(t *testing.T) {
 	run := func(k int, wu float64, throttled int) FleetShardRun {
 		return FleetShardRun{Shards: k, IndexWritesPerSecond: wu, IndexLimit: 80, IndexPartitions: 4, PartitionsWritten: min(k, 4),
-			Throttled: map[string]int{"IndexWriteKeyRangeThroughputExceeded": throttled}, Report: fleet.RunReport{JobsPerSecond: wu / 4}}
+			Throttled: map[string]int{"IndexWriteKeyRangeThroughputExceeded": throttled}, Report: fleetrun.Report{JobsPerSecond: wu / 4}}
 	}
 	cases := []struct {
 		runs []FleetShardRun

@@ -16,6 +16,7 @@ import (
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/chart"
 	"github.com/nightqueue/workshop/queuekit/fleet"
+	"github.com/nightqueue/workshop/queuekit/fleet/fleetrun"
 	"github.com/nightqueue/workshop/queuekit/format"
 	"github.com/nightqueue/workshop/queuekit/limits"
 )
@@ -42,7 +43,7 @@ type FleetSweep struct {
 type FleetShardRun struct {
 	Shards int
 	Table  string
-	Report fleet.RunReport
+	Report fleetrun.Report
 	// IndexWritesPerSecond is the due index's write units consumed a
 	// second, the median over the seconds in which the workers ran (the
 	// first and last second of the run left out, as partial).
@@ -79,7 +80,7 @@ func (c FleetSweep) withDefaults() FleetSweep {
 	return c
 }
 
-// RunFleetSweep runs the fleet (fleet.Run: jobs submitted, worker
+// RunFleetSweep runs the fleet (fleetrun.Run: jobs submitted, worker
 // processes started, every job ended, the table read back) through the
 // limits layer s once per shard count: the workers' endpoint is the
 // layer's URL, so every request they send is metered and may be
@@ -112,7 +113,7 @@ func RunFleetSweep(ctx context.Context, s *limits.Server, cfg FleetSweep, progre
 			if err != nil {
 				return err
 			}
-			rep, err := f.Run(gctx, fleet.RunConfig{Bin: cfg.Bin, Jobs: k * cfg.JobsPerShard, Workers: cfg.Workers, Slots: cfg.Slots,
+			rep, err := fleetrun.Run(gctx, f, fleetrun.Config{Bin: cfg.Bin, Jobs: k * cfg.JobsPerShard, Workers: cfg.Workers, Slots: cfg.Slots,
 				Shards: k, Ceiling: -1, Fresh: true})
 			if err != nil {
 				return fmt.Errorf("fleet sweep, %d shards: %w", k, err)
@@ -135,7 +136,7 @@ func RunFleetSweep(ctx context.Context, s *limits.Server, cfg FleetSweep, progre
 }
 
 // fleetShardRun reads the layer's counters for one run's table.
-func fleetShardRun(s *limits.Server, k int, table string, rep fleet.RunReport) FleetShardRun {
+func fleetShardRun(s *limits.Server, k int, table string, rep fleetrun.Report) FleetShardRun {
 	stats := s.Stats()
 	r := FleetShardRun{Shards: k, Table: table, Report: rep, Throttled: map[string]int{},
 		PartitionsWritten: partitionsWrittenOf(stats, table, fleet.IndexDue)}

@@ -9,8 +9,8 @@ import (
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fanout"
-	"github.com/nightqueue/workshop/queuekit/queue"
 	"github.com/nightqueue/workshop/queuekit/sim"
+	"github.com/nightqueue/workshop/queuekit/sqsqueue"
 	"github.com/nightqueue/workshop/queuekit/timers"
 	"github.com/nightqueue/workshop/queuekit/workload"
 )
@@ -18,8 +18,8 @@ import (
 // Queues opens the workshop's SQS (AWS_ENDPOINT_URL_SQS, ElasticMQ in the
 // workshop) and checks that it answers, so a cell stops with one line naming
 // the endpoint and how to start it.
-func Queues(ctx context.Context) (*queue.Client, error) {
-	q, err := queue.New(ctx)
+func Queues(ctx context.Context) (*sqsqueue.Client, error) {
+	q, err := sqsqueue.New(ctx)
 	if err != nil {
 		return nil, err
 	}

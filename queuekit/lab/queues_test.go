@@ -9,7 +9,7 @@ import (
 	"github.com/nightqueue/workshop/queuekit/fanout"
 	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
 	"github.com/nightqueue/workshop/queuekit/internal/sqstest"
-	"github.com/nightqueue/workshop/queuekit/queue"
+	"github.com/nightqueue/workshop/queuekit/sqsqueue"
 	"github.com/nightqueue/workshop/queuekit/timers"
 	"github.com/nightqueue/workshop/queuekit/workload"
 )
@@ -18,7 +18,7 @@ import (
 // that runs: three nights, three results, each counted once.
 func TestNightsFanOutSeedsAndRuns(t *testing.T) {
 	t.Setenv(catalog.EnvEndpoint, ddbtest.Endpoint(t))
-	t.Setenv(queue.EnvEndpoint, sqstest.Endpoint(t))
+	t.Setenv(sqsqueue.EnvEndpoint, sqstest.Endpoint(t))
 	src := ddbtest.NewCatalog(t, catalog.WithTable(ddbtest.TableName(t)))
 	ddbtest.NewCatalog(t, catalog.WithTable(src.Table()+"_results")) // deleted at the end
 	ctx := context.Background()
@@ -68,7 +68,7 @@ func timersTimer(id string) timers.Timer { return timers.Timer{ID: id, Due: time
 // the generated year's nights, whatever n asked for them.
 func TestNightsFanOutGivesTheSameNightsWhateverItsOrder(t *testing.T) {
 	t.Setenv(catalog.EnvEndpoint, ddbtest.Endpoint(t))
-	t.Setenv(queue.EnvEndpoint, sqstest.Endpoint(t))
+	t.Setenv(sqsqueue.EnvEndpoint, sqstest.Endpoint(t))
 	ctx := context.Background()
 	year, err := workload.Generate(workload.Config{Seed: 1})
 	if err != nil {

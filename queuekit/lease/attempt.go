@@ -236,65 +236,22 @@ func (e *PoolError) Unwrap() error { return e.Err }
 func (e *Executor) end(ctx context.Context, date, run string, j jobItem, step fence.Step, hold fence.Hold, extra *expression.ConditionBuilder,
 	outcome queuekit.Status, errMsg string, startedMS int64, now float64, cfg poolItem, units func(...types.ConsumedCapacity)) error {
 	nowMS := e.now().UnixMilli()
-	status := outcome
-	if outcome == LeaseExpired {
-		status = queuekit.StatusRetriableFailure
-		if j.CurrentRetry >= j.MaxRetry {
-			status = queuekit.StatusFatalFailure
-		}
-	}
+	status := endStatus(outcome, j)
 	// The end names itself on the job (end_nonce): an end whose reply was
 	// lost after it had landed, refused when sent again (its own write moved
 	// the token on), recognises itself instead of counting as fenced.
 	nonce := token()
-	ju := step.Update.Set(expression.Name("execution_status"), expression.Value(status)).
-		Set(expression.Name(attrEndNonce), expression.Value(nonce)).
-		Remove(expression.Name(attrLeaseSh))
-	if errMsg != "" {
-		ju = ju.Set(expression.Name("last_error"), expression.Value(errMsg))
-	}
-	if status == queuekit.StatusRetriableFailure {
-		due := now + cfg.Backoff*math.Pow(2, float64(j.CurrentRetry))
-		ju = ju.Set(expression.Name("current_retry"), expression.Value(j.CurrentRetry+1)).
-			Set(expression.Name(attrShard), expression.Value(shardOf(date, j.Exclusive, j.Priority, j.JobID, cfg.Shards))).
-			Set(expression.Name(attrDue), expression.Value(dueKey(due, j.JobID)))
-	}
-	jc := endJobCond(step, run, extra)
-	jobExpr, err := expression.NewBuilder().WithCondition(jc).WithUpdate(ju).Build()
+	jobExpr, err := endJobExpr(date, run, j, step, extra, status, errMsg, now, cfg, nonce)
 	if err != nil {
-		return fmt.Errorf("build end: %w", err)
+		return err
 	}
-	workers := len(j.Slots)
-	pu := expression.Add(expression.Name("version"), expression.Value(1)).
-		Add(expression.Name("busy"), expression.Value(-workers)).
-		Remove(expression.Name("running." + j.JobID))
-	pc := endPoolCond(run, j, status != queuekit.StatusRetriableFailure)
-	if j.Exclusive {
-		// An exclusive claim marks the pool, not each slot: see claimInput.
-		pu = pu.Set(expression.Name("exclusive"), expression.Value(""))
-	} else {
-		for _, i := range j.Slots {
-			pu = pu.Set(expression.Name(fmt.Sprintf("slots[%d]", i)), expression.Value(""))
-		}
-	}
-	if status != queuekit.StatusRetriableFailure {
-		pu = pu.Add(expression.Name("ended"), expression.Value(1))
-	}
-	poolExpr, err := expression.NewBuilder().WithCondition(pc).WithUpdate(pu).Build()
+	poolExpr, err := releaseExpr(run, j, status)
 	if err != nil {
-		return fmt.Errorf("build release: %w", err)
+		return err
 	}
-	au := expression.Set(expression.Name("finished_ms"), expression.Value(nowMS)).
-		Set(expression.Name("outcome"), expression.Value(outcome))
-	if startedMS > 0 {
-		au = au.Set(expression.Name("started_ms"), expression.Value(startedMS))
-	}
-	if errMsg != "" {
-		au = au.Set(expression.Name("error"), expression.Value(errMsg))
-	}
-	attExpr, err := expression.NewBuilder().WithUpdate(au).Build()
+	attExpr, err := attemptEndExpr(outcome, errMsg, startedMS, nowMS)
 	if err != nil {
-		return fmt.Errorf("build attempt end: %w", err)
+		return err
 	}
 	table := aws.String(e.db.Table())
 	old := types.ReturnValuesOnConditionCheckFailureAllOld
@@ -319,24 +276,12 @@ func (e *Executor) end(ctx context.Context, date, run string, j jobItem, step fe
 		}
 		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: table, Item: dl}})
 	}
-	// A conflict with another transaction on the pool (a claim, say) says
-	// nothing about the lease: send the end again, a few times.
-	for try := 0; ; try++ {
-		var out *dynamodb.TransactWriteItemsOutput
-		out, err = catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
-			return e.db.Client().TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-				ClientRequestToken: aws.String(token()), TransactItems: items,
-				ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes})
-		})
-		if err == nil && units != nil {
-			units(out.ConsumedCapacity...)
-		}
-		if !fence.Conflict(err) || try >= 20 {
-			break
-		}
-		if err := wait.Sleep(ctx, time.Duration(1+rand.N(10<<min(try, 4)))*time.Millisecond); err != nil {
-			return err
-		}
+	err, stopped := e.sendEnd(ctx, items, units)
+	if stopped != nil {
+		return stopped
+	}
+	if err == nil {
+		return nil
 	}
 	if fence.Refused(err, 0) {
 		landed, lerr := e.endLanded(ctx, date, j.JobID, err, nonce)
@@ -347,9 +292,115 @@ func (e *Executor) end(ctx context.Context, date, run string, j jobItem, step fe
 			return nil
 		}
 	}
+	return endRefused(err, date, run, j, hold, extra)
+}
+
+// endStatus is the job's state after an attempt with this outcome: a lease
+// that expired is a retriable failure, or a fatal one with no retry left.
+func endStatus(outcome queuekit.Status, j jobItem) queuekit.Status {
+	if outcome != LeaseExpired {
+		return outcome
+	}
+	if j.CurrentRetry >= j.MaxRetry {
+		return queuekit.StatusFatalFailure
+	}
+	return queuekit.StatusRetriableFailure
+}
+
+// endJobExpr is the end's write of the job (item 0): its new state under
+// step, the run and extra; a retriable failure is due again after its
+// backoff.
+func endJobExpr(date, run string, j jobItem, step fence.Step, extra *expression.ConditionBuilder,
+	status queuekit.Status, errMsg string, now float64, cfg poolItem, nonce string) (expression.Expression, error) {
+	ju := step.Update.Set(expression.Name("execution_status"), expression.Value(status)).
+		Set(expression.Name(attrEndNonce), expression.Value(nonce)).
+		Remove(expression.Name(attrLeaseSh))
+	if errMsg != "" {
+		ju = ju.Set(expression.Name("last_error"), expression.Value(errMsg))
+	}
+	if status == queuekit.StatusRetriableFailure {
+		due := now + cfg.Backoff*math.Pow(2, float64(j.CurrentRetry))
+		ju = ju.Set(expression.Name("current_retry"), expression.Value(j.CurrentRetry+1)).
+			Set(expression.Name(attrShard), expression.Value(shardOf(date, j.Exclusive, j.Priority, j.JobID, cfg.Shards))).
+			Set(expression.Name(attrDue), expression.Value(dueKey(due, j.JobID)))
+	}
+	x, err := expression.NewBuilder().WithCondition(endJobCond(step, run, extra)).WithUpdate(ju).Build()
+	if err != nil {
+		return x, fmt.Errorf("build end: %w", err)
+	}
+	return x, nil
+}
+
+// releaseExpr is the end's release of the pool (item 1): busy, the job's
+// slots (or the exclusive mark), running, version, and ended for a final
+// state, under endPoolCond.
+func releaseExpr(run string, j jobItem, status queuekit.Status) (expression.Expression, error) {
+	final := status != queuekit.StatusRetriableFailure
+	pu := expression.Add(expression.Name("version"), expression.Value(1)).
+		Add(expression.Name("busy"), expression.Value(-len(j.Slots))).
+		Remove(expression.Name("running." + j.JobID))
+	if j.Exclusive {
+		// An exclusive claim marks the pool, not each slot: see claimInput.
+		pu = pu.Set(expression.Name("exclusive"), expression.Value(""))
+	} else {
+		for _, i := range j.Slots {
+			pu = pu.Set(expression.Name(fmt.Sprintf("slots[%d]", i)), expression.Value(""))
+		}
+	}
+	if final {
+		pu = pu.Add(expression.Name("ended"), expression.Value(1))
+	}
+	x, err := expression.NewBuilder().WithCondition(endPoolCond(run, j, final)).WithUpdate(pu).Build()
+	if err != nil {
+		return x, fmt.Errorf("build release: %w", err)
+	}
+	return x, nil
+}
+
+// attemptEndExpr is the end's write of the attempt's outcome (item 2).
+func attemptEndExpr(outcome queuekit.Status, errMsg string, startedMS, nowMS int64) (expression.Expression, error) {
+	au := expression.Set(expression.Name("finished_ms"), expression.Value(nowMS)).
+		Set(expression.Name("outcome"), expression.Value(outcome))
+	if startedMS > 0 {
+		au = au.Set(expression.Name("started_ms"), expression.Value(startedMS))
+	}
+	if errMsg != "" {
+		au = au.Set(expression.Name("error"), expression.Value(errMsg))
+	}
+	x, err := expression.NewBuilder().WithUpdate(au).Build()
+	if err != nil {
+		return x, fmt.Errorf("build attempt end: %w", err)
+	}
+	return x, nil
+}
+
+// sendEnd sends the end's transaction and returns DynamoDB's answer (err).
+// A conflict with another transaction on the pool (a claim, say) says
+// nothing about the lease: it is sent again, up to 20 times, unless ctx
+// ends while it waits to (stopped).
+func (e *Executor) sendEnd(ctx context.Context, items []types.TransactWriteItem, units func(...types.ConsumedCapacity)) (err, stopped error) {
+	for try := 0; ; try++ {
+		out, err := catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
+			return e.db.Client().TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+				ClientRequestToken: aws.String(token()), TransactItems: items,
+				ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes})
+		})
+		if err == nil && units != nil {
+			units(out.ConsumedCapacity...)
+		}
+		if !fence.Conflict(err) || try >= 20 {
+			return err, nil
+		}
+		if err := wait.Sleep(ctx, time.Duration(1+rand.N(10<<min(try, 4)))*time.Millisecond); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// endRefused names a failed end that did not land: fenced (the job or the
+// night moved on), a *PoolError, or the call's error.
+func endRefused(err error, date, run string, j jobItem, hold fence.Hold, extra *expression.ConditionBuilder) error {
 	switch {
-	case err == nil:
-		return nil
 	case fence.Refused(err, 0) && extra != nil:
 		// The reaper's write is conditioned on the token and the lease end
 		// it read: a refusal means the job changed since, either another

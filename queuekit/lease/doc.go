@@ -1,8 +1,10 @@
-// Package lease runs a night of the batch queue for real: stateless worker
-// processes claim due jobs from DynamoDB with conditional writes, hold them
-// under leases kept alive by heartbeats, and write each attempt's outcome, so
-// that the night's real schedule can be read back with one Query and held
-// against the simulator's forecast (package sim).
+// Package lease is the night executor; the fenced-lease protocol its
+// claims, heartbeats and ends follow is package fence's. It runs a night of
+// the batch queue for real: stateless worker processes claim due jobs from
+// DynamoDB with conditional writes, hold them under leases kept alive by
+// heartbeats, and write each attempt's outcome, so that the night's real
+// schedule can be read back with one Query and held against the simulator's
+// forecast (package sim).
 //
 // The rules a night keeps across processes (at most c slots busy, an
 // exclusive job alone, the dispatch policy's order, each job ending once) are

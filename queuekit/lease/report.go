@@ -401,3 +401,65 @@ func (e *Executor) Job(ctx context.Context, date, id string) (JobState, error) {
 	}
 	return JobState{JobID: j.JobID, Status: j.Status, Worker: j.Worker, Attempt: j.Attempt, Token: j.Token, Retries: j.CurrentRetry}, nil
 }
+
+// Difference is one metric, forecast beside realised.
+type Difference struct {
+	Metric             string
+	Forecast, Realised float64
+}
+
+// Compare lists the metrics of simulate --json that a run realises, the
+// simulator's forecast beside what happened.
+func Compare(forecast, realised sim.Metrics) []Difference {
+	return []Difference{
+		{"average wait (min)", forecast.AverageWait, realised.AverageWait},
+		{"p95 wait (min)", forecast.P95Wait, realised.P95Wait},
+		{"average queue length", forecast.AverageQueueLength, realised.AverageQueueLength},
+		{"max queue length", float64(forecast.MaxQueueLength), float64(realised.MaxQueueLength)},
+		{"worker utilization", forecast.Utilization, realised.Utilization},
+		{"overflow jobs", float64(forecast.OverflowJobs), float64(realised.OverflowJobs)},
+		{"queue drained (minute)", forecast.DrainedMinute, realised.DrainedMinute},
+	}
+}
+
+// Lag is how late each job's first real start came after its simulated
+// start, in job-minutes: the mean and the largest over the night's jobs.
+type Lag struct{ Mean, Max float64 }
+
+// StartLag compares a run's first starts with the forecast's.
+func StartLag(rep Report) Lag {
+	first := map[string]float64{}
+	for _, e := range rep.Schedule {
+		if s, ok := first[e.ID]; !ok || e.Start < s {
+			first[e.ID] = e.Start
+		}
+	}
+	var l Lag
+	n := 0
+	for _, s := range rep.Forecast.Schedule {
+		r, ok := first[s.ID]
+		if !ok {
+			continue
+		}
+		d := r - s.Start
+		l.Mean += d
+		l.Max = max(l.Max, d)
+		n++
+	}
+	if n > 0 {
+		l.Mean /= float64(n)
+	}
+	return l
+}
+
+// Attempts lists one job's attempts from a report, in order.
+func (r Report) Attempts(jobID string) []Entry {
+	var out []Entry
+	for _, e := range r.Schedule {
+		if e.ID == jobID {
+			out = append(out, e)
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Attempt < out[b].Attempt })
+	return out
+}

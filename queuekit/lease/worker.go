@@ -396,63 +396,31 @@ func (w *worker) loop(ctx context.Context, slots int) error {
 	return g.Wait()
 }
 
+// claimLoop claims jobs for the free slots until the night is done: it
+// reads the pool, checks the run is still its own and alive, reaps expired
+// leases, and claims what the policy starts now, handing each job to a slot
+// through jobs; finished says a slot came free.
 func (w *worker) claimLoop(ctx context.Context, free int, jobs chan<- claimed, finished <-chan struct{}) error {
 	poll := time.Duration(w.p.PollMS) * time.Millisecond
 	lease := time.Duration(w.p.LeaseMS) * time.Millisecond
-	reapEvery := max(poll, lease/8)
-	var lastReap, lastFlush time.Time
-	seen, seenAt := w.p.SeenMS, time.Now()
-	idle := func() error {
-		t := time.NewTimer(poll)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-finished:
-			free++
-		case <-t.C:
-		}
-		return nil
-	}
+	c := &claimer{w: w, free: free, finished: finished, poll: poll, reapEvery: max(poll, lease/8), seen: w.p.SeenMS, seenAt: time.Now()}
 	for {
-		for drained := false; !drained; {
-			select {
-			case <-finished:
-				free++
-			default:
-				drained = true
-			}
-		}
-		if time.Since(lastFlush) > time.Second {
+		c.collect()
+		if time.Since(c.lastFlush) > time.Second {
 			if err := w.flush(ctx, cap(finished)); err != nil {
 				return err
 			}
-			lastFlush = time.Now()
+			c.lastFlush = time.Now()
 		}
 		p, ok, err := w.e.readPool(ctx, w.date)
 		if err != nil {
 			return err
 		}
-		switch {
-		case ok && p.RunID == w.run && p.State == poolDone:
-			return nil
-		case !ok:
-			return w.orphan("its pool item is gone")
-		case p.RunID != w.run:
-			return w.orphan(fmt.Sprintf("run %s (host %s, pid %d) has taken the night over", p.RunID, p.Host, p.PID))
-		case p.State == poolAbandoned:
-			return w.orphan("its coordinator abandoned it")
-		}
-		// The coordinator heartbeats the pool; its silence is timed on this
-		// process's clock (from when the heartbeat last changed), so clocks
-		// of different machines need not agree.
-		if p.SeenMS != seen {
-			seen, seenAt = p.SeenMS, time.Now()
-		} else if silent := time.Since(seenAt); silent > StaleAfter {
-			return w.orphan(fmt.Sprintf("its coordinator (host %s, pid %d) has not heartbeaten the pool for %.0f s", p.Host, p.PID, silent.Seconds()))
+		if done, err := c.check(p, ok); done || err != nil {
+			return err
 		}
 		if p.State == poolWaiting {
-			if err := idle(); err != nil {
+			if err := c.idle(ctx); err != nil {
 				return err
 			}
 			continue
@@ -460,59 +428,126 @@ func (w *worker) claimLoop(ctx context.Context, free int, jobs chan<- claimed, f
 		if w.p.T0 != p.T0 { // set once, before any job is handed to a slot
 			w.p.T0 = p.T0
 		}
-		if time.Since(lastReap) >= reapEvery {
+		if time.Since(c.lastReap) >= c.reapEvery {
 			if err := w.reap(ctx); err != nil {
 				return err
 			}
-			lastReap = time.Now()
+			c.lastReap = time.Now()
 		}
-		if free == 0 {
-			if err := idle(); err != nil {
+		if c.free == 0 {
+			if err := c.idle(ctx); err != nil {
 				return err
 			}
 			continue
 		}
-		// The decision's instant: after the pool read, so every release the
-		// read saw finished before it; the attempt records it as its start.
-		decided := w.e.now() // carries the monotonic clock: the claim's lease is timed on it
-		nowMS := decided.UnixMilli()
-		now := w.minuteAt(nowMS)
-		picks, err := w.plan(ctx, p, now, free)
-		if err != nil {
+		if err := c.claimDue(ctx, p, jobs); err != nil {
 			return err
-		}
-		if len(picks) == 0 {
-			if err := idle(); err != nil {
-				return err
-			}
-			continue
-		}
-		cs, won, err := w.claim(ctx, p, picks, nowMS)
-		if err != nil {
-			return err
-		}
-		if !won {
-			w.count(func(s *WorkerStats) { s.Lost++ })
-			// Someone else moved the pool: step aside for a random part of
-			// a poll so the racers spread out instead of colliding again.
-			if err := wait.Sleep(ctx, rand.N(poll/2+1)); err != nil {
-				return err
-			}
-			continue
-		}
-		for i := range cs {
-			cs[i].at = decided
-		}
-		w.count(func(s *WorkerStats) { s.Won += len(cs); s.Batches++ })
-		free -= len(cs)
-		for _, c := range cs {
-			select {
-			case jobs <- c:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
 		}
 	}
+}
+
+// claimer is claimLoop's state from one pool read to the next.
+type claimer struct {
+	w                   *worker
+	free                int             // slots with no job
+	finished            <-chan struct{} // a slot's job ended: one more free
+	poll, reapEvery     time.Duration
+	lastReap, lastFlush time.Time
+	seen                int64     // the coordinator's last heartbeat seen on the pool
+	seenAt              time.Time // when it changed, on this process's clock
+}
+
+// collect counts the slots freed since the last look.
+func (c *claimer) collect() {
+	for {
+		select {
+		case <-c.finished:
+			c.free++
+		default:
+			return
+		}
+	}
+}
+
+// idle waits a poll, or less when a slot comes free.
+func (c *claimer) idle(ctx context.Context) error {
+	t := time.NewTimer(c.poll)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.finished:
+		c.free++
+	case <-t.C:
+	}
+	return nil
+}
+
+// check reads the run's state from the pool: done when the night is, an
+// *OrphanError when the run is gone, taken over, abandoned, or its
+// coordinator silent for StaleAfter.
+func (c *claimer) check(p poolItem, ok bool) (done bool, err error) {
+	w := c.w
+	switch {
+	case ok && p.RunID == w.run && p.State == poolDone:
+		return true, nil
+	case !ok:
+		return false, w.orphan("its pool item is gone")
+	case p.RunID != w.run:
+		return false, w.orphan(fmt.Sprintf("run %s (host %s, pid %d) has taken the night over", p.RunID, p.Host, p.PID))
+	case p.State == poolAbandoned:
+		return false, w.orphan("its coordinator abandoned it")
+	}
+	// The coordinator heartbeats the pool; its silence is timed on this
+	// process's clock (from when the heartbeat last changed), so clocks
+	// of different machines need not agree.
+	if p.SeenMS != c.seen {
+		c.seen, c.seenAt = p.SeenMS, time.Now()
+	} else if silent := time.Since(c.seenAt); silent > StaleAfter {
+		return false, w.orphan(fmt.Sprintf("its coordinator (host %s, pid %d) has not heartbeaten the pool for %.0f s", p.Host, p.PID, silent.Seconds()))
+	}
+	return false, nil
+}
+
+// claimDue plans the jobs to start now on pool p and claims them in one
+// transaction, handing each won job to a slot; with nothing due it idles,
+// and after a lost race it steps aside.
+func (c *claimer) claimDue(ctx context.Context, p poolItem, jobs chan<- claimed) error {
+	w := c.w
+	// The decision's instant: after the pool read, so every release the
+	// read saw finished before it; the attempt records it as its start.
+	decided := w.e.now() // carries the monotonic clock: the claim's lease is timed on it
+	nowMS := decided.UnixMilli()
+	picks, err := w.plan(ctx, p, w.minuteAt(nowMS), c.free)
+	if err != nil {
+		return err
+	}
+	if len(picks) == 0 {
+		return c.idle(ctx)
+	}
+	cs, won, err := w.claim(ctx, p, picks, nowMS)
+	if err != nil {
+		return err
+	}
+	if !won {
+		w.count(func(s *WorkerStats) { s.Lost++ })
+		// Someone else moved the pool: step aside for a random part of
+		// a poll so the racers spread out instead of colliding again.
+		return wait.Sleep(ctx, rand.N(c.poll/2+1))
+	}
+	for i := range cs {
+		cs[i].at = decided
+	}
+	w.count(func(s *WorkerStats) { s.Won += len(cs); s.Batches++ })
+	c.free -= len(cs)
+	for _, cl := range cs {
+		select {
+		case jobs <- cl:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 // maxBatch bounds the jobs one claim transaction takes: two items each plus

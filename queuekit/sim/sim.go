@@ -225,6 +225,7 @@ type Engine struct {
 	res     Result
 	free    Profile // conservative: the free-worker profile
 	pending []int   // conservative: waiting jobs in reservation order
+	st      runState
 	// Tests only: reserve exclusive jobs first in conservative, and watch
 	// every reservation it makes.
 	exclusiveFirst bool
@@ -326,153 +327,219 @@ func (e *Engine) Run(tasks []Task, cfg Config) (Result, error) {
 	}
 	cfg.Policy, _ = ParsePolicy(string(cfg.Policy)) // validated above; maps aliases
 	e.reset(tasks, cfg)
-	c := cfg.Workers
-	trace := !cfg.NoTrace
-	var (
-		now, prev       float64
-		next            int // next arrival in e.order
-		busy, done      int
-		exclusiveActive bool
-		queueArea       float64
-		busyArea        float64
-		res             = &e.res
-	)
-	record := func() {
-		if !trace {
-			return
-		}
-		q := len(e.waiting)
-		if n := len(res.QueueLength); n > 0 && res.QueueLength[n-1].T == now {
-			res.QueueLength[n-1].N = q
-			res.BusyWorkers[n-1].N = busy
-			return
-		}
-		res.QueueLength = append(res.QueueLength, Step{now, q})
-		res.BusyWorkers = append(res.BusyWorkers, Step{now, busy})
-	}
-	start := func(ti, workers int, reservedFor string, reservedUntil float64) {
-		t := &e.tasks[ti]
-		r := running{task: ti, start: now, finish: now + t.Runtime, estFinish: now + t.Estimate, workers: workers, slot: -1}
-		wait := now - t.Arrival
-		e.waits = append(e.waits, wait)
-		if trace {
-			ids := make([]int, 0, workers)
-			for id := range e.freeIDs {
-				if len(ids) == workers {
-					break
-				}
-				if e.freeIDs[id] {
-					e.freeIDs[id] = false
-					ids = append(ids, id)
-				}
-			}
-			r.slot = len(res.Schedule)
-			res.Schedule = append(res.Schedule, Slot{ID: t.ID, Class: t.Class, Priority: t.Priority,
-				Exclusive: t.Exclusive, Arrival: t.Arrival, Start: now, Finish: r.finish, Wait: wait,
-				Workers: ids, ReservedFor: reservedFor, ReservedUntil: reservedUntil})
-		}
-		busy += workers
-		if t.Exclusive {
-			exclusiveActive = true
-			res.LockHeldWorkerMinutes += float64(workers-1) * t.Runtime
-		}
-		e.running.push(r)
-	}
-	removeWaiting := func(k int) int {
-		ti := e.waiting[k]
-		e.waiting = append(e.waiting[:k], e.waiting[k+1:]...)
-		return ti
-	}
-	dispatch := func() {
-		if cfg.Policy == Conservative {
-			e.conservative(now, c, busy, exclusiveActive, start)
-			return
-		}
-		for busy < c && !exclusiveActive && len(e.waiting) > 0 {
-			ex := -1
-			for k, ti := range e.waiting {
-				if e.tasks[ti].Exclusive {
-					ex = k
-					break
-				}
-			}
-			switch {
-			case ex < 0:
-				start(removeWaiting(0), 1, "", 0)
-			case len(e.running) == 0:
-				start(removeWaiting(ex), c, "", 0)
-			case cfg.Policy == Barrier:
-				return
-			default: // EASY: backfill around the reservation of waiting[ex].
-				shadow := now
-				for _, r := range e.running {
-					shadow = math.Max(shadow, r.estFinish)
-				}
-				fit := -1
-				for k, ti := range e.waiting {
-					if !e.tasks[ti].Exclusive && now+e.tasks[ti].Estimate <= shadow {
-						fit = k
-						break
-					}
-				}
-				if fit < 0 {
-					return
-				}
-				holder := e.tasks[e.waiting[ex]].ID
-				start(removeWaiting(fit), 1, holder, shadow)
-			}
-		}
-	}
-
-	for done < len(tasks) {
-		// The next event: the earlier of the next arrival and the next finish.
-		now = math.Inf(1)
-		if next < len(e.order) {
-			now = e.tasks[e.order[next]].Arrival
-		}
-		if r, ok := e.running.peek(); ok && r.finish < now {
-			now = r.finish
-		}
-		if math.IsInf(now, 1) {
+	e.st = runState{cfg: cfg, c: cfg.Workers, trace: !cfg.NoTrace}
+	st := &e.st
+	for st.done < len(tasks) {
+		now, ok := e.nextEvent()
+		if !ok {
 			// Unreachable by the rules (an idle pool always starts a job); guard anyway.
-			return Result{}, fmt.Errorf("simulate: %d jobs could not be dispatched", len(tasks)-done)
+			return Result{}, fmt.Errorf("simulate: %d jobs could not be dispatched", len(tasks)-st.done)
 		}
-		// Areas under the queue and busy curves, clipped at the cutoff.
-		if dt := math.Min(now, cfg.Cutoff) - math.Min(prev, cfg.Cutoff); dt > 0 {
-			queueArea += float64(len(e.waiting)) * dt
-			busyArea += float64(busy) * dt
-		}
-		if len(e.waiting) > 0 {
-			res.BlockedWorkerMinutes += float64(c-busy) * (now - prev)
-		}
-		prev = now
-		for len(e.running) > 0 && e.running[0].finish <= now {
-			r := e.running.pop()
-			busy -= r.workers
-			done++
-			if e.tasks[r.task].Exclusive {
-				exclusiveActive = false
-			}
-			if r.slot >= 0 {
-				for _, id := range res.Schedule[r.slot].Workers {
-					e.freeIDs[id] = true
-				}
-			}
-			if r.finish > cfg.Cutoff {
-				res.OverflowJobs++
-			}
-			res.DrainedMinute = math.Max(res.DrainedMinute, r.finish)
-		}
-		for next < len(e.order) && e.tasks[e.order[next]].Arrival <= now {
-			e.enqueue(e.order[next])
-			next++
-		}
-		dispatch()
-		res.MaxQueueLength = max(res.MaxQueueLength, len(e.waiting))
-		record()
+		e.advance(now)
+		e.finishDue()
+		e.arriveDue()
+		e.dispatch()
+		e.res.MaxQueueLength = max(e.res.MaxQueueLength, len(e.waiting))
+		e.record()
 	}
+	e.summarise(len(tasks))
+	out := e.res
+	if st.trace {
+		// The caller owns the trace; the engine must not reuse it.
+		e.res.Schedule, e.res.QueueLength, e.res.BusyWorkers = nil, nil, nil
+	}
+	return out, nil
+}
 
-	n := len(tasks)
+// runState is the state of the run in progress, apart from the queues.
+type runState struct {
+	cfg             Config
+	c               int  // workers
+	trace           bool // record the schedule and the time series
+	now, prev       float64
+	next            int // next arrival in e.order
+	busy, done      int
+	exclusiveActive bool
+	queueArea       float64 // areas under the queue and busy curves, to the cutoff
+	busyArea        float64
+}
+
+// nextEvent is the time of the next event: the earlier of the next
+// arrival and the next finish; false when there is neither.
+func (e *Engine) nextEvent() (float64, bool) {
+	now := math.Inf(1)
+	if e.st.next < len(e.order) {
+		now = e.tasks[e.order[e.st.next]].Arrival
+	}
+	if r, ok := e.running.peek(); ok && r.finish < now {
+		now = r.finish
+	}
+	return now, !math.IsInf(now, 1)
+}
+
+// advance moves the clock to now, adding the time since the last event to
+// the areas under the queue and busy curves (clipped at the cutoff) and to
+// the blocked worker-minutes.
+func (e *Engine) advance(now float64) {
+	st := &e.st
+	st.now = now
+	if dt := math.Min(now, st.cfg.Cutoff) - math.Min(st.prev, st.cfg.Cutoff); dt > 0 {
+		st.queueArea += float64(len(e.waiting)) * dt
+		st.busyArea += float64(st.busy) * dt
+	}
+	if len(e.waiting) > 0 {
+		e.res.BlockedWorkerMinutes += float64(st.c-st.busy) * (now - st.prev)
+	}
+	st.prev = now
+}
+
+// finishDue ends every running job whose finish has come, freeing its
+// workers.
+func (e *Engine) finishDue() {
+	st, res := &e.st, &e.res
+	for len(e.running) > 0 && e.running[0].finish <= st.now {
+		r := e.running.pop()
+		st.busy -= r.workers
+		st.done++
+		if e.tasks[r.task].Exclusive {
+			st.exclusiveActive = false
+		}
+		if r.slot >= 0 {
+			for _, id := range res.Schedule[r.slot].Workers {
+				e.freeIDs[id] = true
+			}
+		}
+		if r.finish > st.cfg.Cutoff {
+			res.OverflowJobs++
+		}
+		res.DrainedMinute = math.Max(res.DrainedMinute, r.finish)
+	}
+}
+
+// arriveDue queues every job whose arrival has come.
+func (e *Engine) arriveDue() {
+	st := &e.st
+	for st.next < len(e.order) && e.tasks[e.order[st.next]].Arrival <= st.now {
+		e.enqueue(e.order[st.next])
+		st.next++
+	}
+}
+
+// record appends the queue length and busy workers after an event (one
+// point per instant: a later event at the same time overwrites it).
+func (e *Engine) record() {
+	st, res := &e.st, &e.res
+	if !st.trace {
+		return
+	}
+	q := len(e.waiting)
+	if n := len(res.QueueLength); n > 0 && res.QueueLength[n-1].T == st.now {
+		res.QueueLength[n-1].N = q
+		res.BusyWorkers[n-1].N = st.busy
+		return
+	}
+	res.QueueLength = append(res.QueueLength, Step{st.now, q})
+	res.BusyWorkers = append(res.BusyWorkers, Step{st.now, st.busy})
+}
+
+// start starts task ti now on workers workers; reservedFor and
+// reservedUntil name the reservation it was backfilled around, if any.
+func (e *Engine) start(ti, workers int, reservedFor string, reservedUntil float64) {
+	st, res := &e.st, &e.res
+	t := &e.tasks[ti]
+	now := st.now
+	r := running{task: ti, start: now, finish: now + t.Runtime, estFinish: now + t.Estimate, workers: workers, slot: -1}
+	wait := now - t.Arrival
+	e.waits = append(e.waits, wait)
+	if st.trace {
+		ids := make([]int, 0, workers)
+		for id := range e.freeIDs {
+			if len(ids) == workers {
+				break
+			}
+			if e.freeIDs[id] {
+				e.freeIDs[id] = false
+				ids = append(ids, id)
+			}
+		}
+		r.slot = len(res.Schedule)
+		res.Schedule = append(res.Schedule, Slot{ID: t.ID, Class: t.Class, Priority: t.Priority,
+			Exclusive: t.Exclusive, Arrival: t.Arrival, Start: now, Finish: r.finish, Wait: wait,
+			Workers: ids, ReservedFor: reservedFor, ReservedUntil: reservedUntil})
+	}
+	st.busy += workers
+	if t.Exclusive {
+		st.exclusiveActive = true
+		res.LockHeldWorkerMinutes += float64(workers-1) * t.Runtime
+	}
+	e.running.push(r)
+}
+
+// removeWaiting takes the k-th waiting job out of the queue.
+func (e *Engine) removeWaiting(k int) int {
+	ti := e.waiting[k]
+	e.waiting = append(e.waiting[:k], e.waiting[k+1:]...)
+	return ti
+}
+
+// dispatch starts what the policy allows now.
+func (e *Engine) dispatch() {
+	st := &e.st
+	if st.cfg.Policy == Conservative {
+		e.conservative(st.now, st.c, st.busy, st.exclusiveActive)
+		return
+	}
+	for st.busy < st.c && !st.exclusiveActive && len(e.waiting) > 0 {
+		ex := -1
+		for k, ti := range e.waiting {
+			if e.tasks[ti].Exclusive {
+				ex = k
+				break
+			}
+		}
+		switch {
+		case ex < 0:
+			e.start(e.removeWaiting(0), 1, "", 0)
+		case len(e.running) == 0:
+			e.start(e.removeWaiting(ex), st.c, "", 0)
+		case st.cfg.Policy == Barrier:
+			return
+		default:
+			if !e.backfillEasy(ex) {
+				return
+			}
+		}
+	}
+}
+
+// backfillEasy is EASY's step while the exclusive job waiting[ex] waits
+// for the pool: it starts the first ordinary job whose estimate ends by
+// that job's reservation (the latest estimated finish of the running jobs),
+// and reports whether one started.
+func (e *Engine) backfillEasy(ex int) bool {
+	now := e.st.now
+	shadow := now
+	for _, r := range e.running {
+		shadow = math.Max(shadow, r.estFinish)
+	}
+	fit := -1
+	for k, ti := range e.waiting {
+		if !e.tasks[ti].Exclusive && now+e.tasks[ti].Estimate <= shadow {
+			fit = k
+			break
+		}
+	}
+	if fit < 0 {
+		return false
+	}
+	holder := e.tasks[e.waiting[ex]].ID
+	e.start(e.removeWaiting(fit), 1, holder, shadow)
+	return true
+}
+
+// summarise computes the run's metrics from the waits and the areas.
+func (e *Engine) summarise(n int) {
+	st, res := &e.st, &e.res
 	res.Jobs = n
 	if n > 0 {
 		slices.Sort(e.waits)
@@ -484,14 +551,8 @@ func (e *Engine) Run(tasks []Task, cfg Config) (Result, error) {
 		res.P95Wait = e.waits[int(math.Ceil(0.95*float64(n)))-1]
 		res.OverflowFraction = float64(res.OverflowJobs) / float64(n)
 	}
-	res.AverageQueueLength = queueArea / cfg.Cutoff
-	res.Utilization = busyArea / (float64(c) * cfg.Cutoff)
-	out := *res
-	if trace {
-		// The caller owns the trace; the engine must not reuse it.
-		e.res.Schedule, e.res.QueueLength, e.res.BusyWorkers = nil, nil, nil
-	}
-	return out, nil
+	res.AverageQueueLength = st.queueArea / st.cfg.Cutoff
+	res.Utilization = st.busyArea / (float64(st.c) * st.cfg.Cutoff)
 }
 
 func (e *Engine) reset(tasks []Task, cfg Config) {
@@ -618,8 +679,7 @@ func (p *Profile) split(t float64) {
 // every waiting job, in dispatch order, gets the earliest reservation that
 // fits the profile left by the running jobs and the reservations before it;
 // those whose reservation is now and whose workers are free now start.
-func (e *Engine) conservative(now float64, c, busy int, exclusiveActive bool,
-	start func(ti, workers int, reservedFor string, reservedUntil float64)) {
+func (e *Engine) conservative(now float64, c, busy int, exclusiveActive bool) {
 	if len(e.waiting) == 0 {
 		return
 	}
@@ -663,7 +723,7 @@ func (e *Engine) conservative(now float64, c, busy int, exclusiveActive bool,
 		if at == now && need <= actual {
 			actual -= need
 			e.waiting = slices.Delete(e.waiting, slices.Index(e.waiting, ti), slices.Index(e.waiting, ti)+1)
-			start(ti, need, first, firstAt)
+			e.start(ti, need, first, firstAt)
 			continue
 		}
 		if first == "" {

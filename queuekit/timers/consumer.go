@@ -17,7 +17,7 @@ import (
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"github.com/nightqueue/workshop/queuekit/catalog"
-	"github.com/nightqueue/workshop/queuekit/queue"
+	"github.com/nightqueue/workshop/queuekit/sqsqueue"
 )
 
 // Kind is what a stream record means to the timers.
@@ -92,8 +92,8 @@ type ConsumerConfig struct {
 	Backoff time.Duration
 	// Queues and DLQ receive records whose Handler kept failing. Without
 	// them such a record stops Run with an error.
-	Queues *queue.Client
-	DLQ    queue.Queue
+	Queues *sqsqueue.Client
+	DLQ    sqsqueue.Queue
 	// Poll is the pause after a pass over the shards found nothing new
 	// (default 500 ms).
 	Poll time.Duration

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nightqueue/workshop/queuekit/fleet"
+	"github.com/nightqueue/workshop/queuekit/fleet/fleetrun"
 )
 
 // fleetFlags are the flags every fleet command shares: the endpoint and
@@ -141,7 +142,7 @@ func runFleet(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("find the queuekit executable to start workers from: %w", err)
 	}
-	cfg := fleet.RunConfig{Bin: bin, Jobs: *jobs, Workers: *workers, Slots: *slots, Shards: *shards,
+	cfg := fleetrun.Config{Bin: bin, Jobs: *jobs, Workers: *workers, Slots: *slots, Shards: *shards,
 		Job: time.Duration(*jobMS * float64(time.Millisecond)), DueOver: time.Duration(*dueOver * float64(time.Second)),
 		KillEvery: time.Duration(*killEvery * float64(time.Second)), WorkLog: *workLog, Seed: uint64(time.Now().UnixNano()), Fresh: *fresh,
 		Logf: func(format string, a ...any) { fmt.Fprintf(stderr, "queuekit fleet: %s\n", fmt.Sprintf(format, a...)) }}
@@ -152,7 +153,7 @@ func runFleet(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	rep, err := f.Run(ctx, cfg)
+	rep, err := fleetrun.Run(ctx, f, cfg)
 	if err != nil {
 		return fleetAsUsage(err)
 	}

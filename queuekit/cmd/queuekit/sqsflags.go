@@ -5,12 +5,12 @@ import (
 	"flag"
 	"net/url"
 
-	"github.com/nightqueue/workshop/queuekit/queue"
+	"github.com/nightqueue/workshop/queuekit/sqsqueue"
 )
 
 // addSQSFlag registers --sqs-endpoint on fs.
 func addSQSFlag(fs *flag.FlagSet) *string {
-	return fs.String("sqs-endpoint", "", "SQS endpoint URL, e.g. http://127.0.0.1:9324 (default: $"+queue.EnvEndpoint+", else AWS through the standard configuration chain)")
+	return fs.String("sqs-endpoint", "", "SQS endpoint URL, e.g. http://127.0.0.1:9324 (default: $"+sqsqueue.EnvEndpoint+", else AWS through the standard configuration chain)")
 }
 
 // checkSQSEndpoint checks a --sqs-endpoint value ("" is allowed: the
@@ -28,13 +28,13 @@ func checkSQSEndpoint(endpoint string) error {
 // openQueues opens the SQS client. A malformed --sqs-endpoint is a usage
 // error; a failure to load the AWS configuration (or a malformed
 // AWS_ENDPOINT_URL_SQS) is a runtime one.
-func openQueues(ctx context.Context, endpoint string) (*queue.Client, error) {
+func openQueues(ctx context.Context, endpoint string) (*sqsqueue.Client, error) {
 	if err := checkSQSEndpoint(endpoint); err != nil {
 		return nil, err
 	}
-	var opts []queue.Option
+	var opts []sqsqueue.Option
 	if endpoint != "" {
-		opts = append(opts, queue.WithEndpoint(endpoint))
+		opts = append(opts, sqsqueue.WithEndpoint(endpoint))
 	}
-	return queue.New(ctx, opts...)
+	return sqsqueue.New(ctx, opts...)
 }

@@ -25,7 +25,7 @@ import (
 	"github.com/nightqueue/workshop/queuekit/internal/awsapi"
 	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
 	"github.com/nightqueue/workshop/queuekit/internal/sqstest"
-	"github.com/nightqueue/workshop/queuekit/queue"
+	"github.com/nightqueue/workshop/queuekit/sqsqueue"
 	"github.com/nightqueue/workshop/queuekit/workload"
 )
 
@@ -63,8 +63,8 @@ func TestNamePrefixRule(t *testing.T) {
 			if _, err := catalog.New(context.Background(), catalog.WithEndpoint("http://127.0.0.1:1")); !errors.As(err, new(*catalog.OptionError)) {
 				t.Errorf("prefix %q: catalog.New: %v, want an *OptionError (bad input)", c.prefix, err)
 			}
-			if _, err := queue.New(context.Background(), queue.WithEndpoint("http://127.0.0.1:1")); !errors.As(err, &bad) {
-				t.Errorf("prefix %q: queue.New: %v, want a *NamePrefixError", c.prefix, err)
+			if _, err := sqsqueue.New(context.Background(), sqsqueue.WithEndpoint("http://127.0.0.1:1")); !errors.As(err, &bad) {
+				t.Errorf("prefix %q: sqsqueue.New: %v, want a *NamePrefixError", c.prefix, err)
 			}
 		}
 	}
@@ -133,7 +133,7 @@ func TestNamePrefixKeepsParticipantsApart(t *testing.T) {
 		if want := []string{catalog.DefaultTable, "workshop_timers_06"}; !sameSet(own.TableNames, want) {
 			t.Errorf("%s: ListTables through the prefix = %v, want only its own %v, without the prefix", p.pod, own.TableNames, want)
 		}
-		q, err := queue.New(ctx, queue.WithEndpoint(sqsEP))
+		q, err := sqsqueue.New(ctx, sqsqueue.WithEndpoint(sqsEP))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -159,7 +159,7 @@ func TestNamePrefixKeepsParticipantsApart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rq, err := queue.New(ctx, queue.WithEndpoint(sqsEP))
+	rq, err := sqsqueue.New(ctx, sqsqueue.WithEndpoint(sqsEP))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/nightqueue/workshop/queuekit/internal/awsapi"
-	"github.com/nightqueue/workshop/queuekit/queue"
+	"github.com/nightqueue/workshop/queuekit/sqsqueue"
 )
 
 var (
@@ -41,13 +41,13 @@ func Endpoint(t testing.TB) string {
 }
 
 func find() (string, string) {
-	ep := os.Getenv(queue.EnvEndpoint)
-	how := "start it with `scripts/elasticmq.sh start` and export " + queue.EnvEndpoint + "=http://127.0.0.1:9324"
+	ep := os.Getenv(sqsqueue.EnvEndpoint)
+	how := "start it with `scripts/elasticmq.sh start` and export " + sqsqueue.EnvEndpoint + "=http://127.0.0.1:9324"
 	if ep == "" {
-		return "", queue.EnvEndpoint + " is not set: " + how
+		return "", sqsqueue.EnvEndpoint + " is not set: " + how
 	}
 	if !awsapi.IsLocalEndpoint(ep) {
-		return "", queue.EnvEndpoint + "=" + ep + " is not a local endpoint; the tests create and delete queues: " + how
+		return "", sqsqueue.EnvEndpoint + "=" + ep + " is not a local endpoint; the tests create and delete queues: " + how
 	}
 	c := http.Client{Timeout: 3 * time.Second}
 	resp, err := c.Get(strings.TrimRight(ep, "/") + "/?Action=ListQueues")
@@ -59,9 +59,9 @@ func find() (string, string) {
 }
 
 // Client returns a queue client on the test server.
-func Client(t testing.TB) *queue.Client {
+func Client(t testing.TB) *sqsqueue.Client {
 	t.Helper()
-	c, err := queue.New(context.Background(), queue.WithEndpoint(Endpoint(t)))
+	c, err := sqsqueue.New(context.Background(), sqsqueue.WithEndpoint(Endpoint(t)))
 	if err != nil {
 		t.Fatalf("SQS client: %v", err)
 	}
@@ -86,7 +86,7 @@ func Name(t testing.TB) string {
 }
 
 // Cleanup deletes the queues when the test ends.
-func Cleanup(t testing.TB, c *queue.Client, qs ...queue.Queue) {
+func Cleanup(t testing.TB, c *sqsqueue.Client, qs ...sqsqueue.Queue) {
 	t.Helper()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -1,4 +1,4 @@
-package queue
+package sqsqueue
 
 import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"

@@ -1,4 +1,4 @@
-package queue_test
+package sqsqueue_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/nightqueue/workshop/queuekit/internal/sqstest"
-	"github.com/nightqueue/workshop/queuekit/queue"
+	"github.com/nightqueue/workshop/queuekit/sqsqueue"
 )
 
 // An explicit MessageDeduplicationId: a second send with the same id within
@@ -17,12 +17,12 @@ import (
 func TestFIFODeduplicationIDDropsTheSecondSend(t *testing.T) {
 	c := sqstest.Client(t)
 	ctx := context.Background()
-	q, err := c.CreateFIFO(ctx, queue.FIFOConfig{Name: sqstest.Name(t) + ".fifo", Visibility: 30 * time.Second})
+	q, err := c.CreateFIFO(ctx, sqsqueue.FIFOConfig{Name: sqstest.Name(t) + ".fifo", Visibility: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sqstest.Cleanup(t, c, q)
-	ids, err := c.SendFIFO(ctx, q, []queue.FIFOMessage{
+	ids, err := c.SendFIFO(ctx, q, []sqsqueue.FIFOMessage{
 		{Body: "first", Group: "night-1", DedupID: "job-7"},
 		{Body: "second", Group: "night-1", DedupID: "job-7"},
 		{Body: "other", Group: "night-2", DedupID: "job-8"},
@@ -33,7 +33,7 @@ func TestFIFODeduplicationIDDropsTheSecondSend(t *testing.T) {
 	if len(ids) != 3 {
 		t.Fatalf("SendFIFO returned %d ids, want 3 (a duplicate send succeeds)", len(ids))
 	}
-	var got []queue.Received
+	var got []sqsqueue.Received
 	for range 3 { // a group yields one message at a time: receive, delete, again
 		ms, err := c.Receive(ctx, q, 10, time.Second)
 		if err != nil {
@@ -58,15 +58,15 @@ func TestFIFODeduplicationIDDropsTheSecondSend(t *testing.T) {
 func TestFIFOInputErrors(t *testing.T) {
 	c := sqstest.Client(t)
 	ctx := context.Background()
-	if _, err := c.CreateFIFO(ctx, queue.FIFOConfig{Name: "no-suffix"}); err == nil || !strings.Contains(err.Error(), ".fifo") {
+	if _, err := c.CreateFIFO(ctx, sqsqueue.FIFOConfig{Name: "no-suffix"}); err == nil || !strings.Contains(err.Error(), ".fifo") {
 		t.Errorf("CreateFIFO without .fifo: err = %v, want one naming the .fifo rule", err)
 	}
-	q, err := c.CreateFIFO(ctx, queue.FIFOConfig{Name: sqstest.Name(t) + ".fifo", ContentBasedDeduplication: true})
+	q, err := c.CreateFIFO(ctx, sqsqueue.FIFOConfig{Name: sqstest.Name(t) + ".fifo", ContentBasedDeduplication: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sqstest.Cleanup(t, c, q)
-	if _, err := c.SendFIFO(ctx, q, []queue.FIFOMessage{{Body: "x"}}); err == nil || !strings.Contains(err.Error(), "MessageGroupId") {
+	if _, err := c.SendFIFO(ctx, q, []sqsqueue.FIFOMessage{{Body: "x"}}); err == nil || !strings.Contains(err.Error(), "MessageGroupId") {
 		t.Errorf("SendFIFO without a group: err = %v, want one naming MessageGroupId", err)
 	}
 	if _, err := c.Receive(ctx, q, 11, 0); err == nil {

@@ -1,8 +1,9 @@
-// Package queue opens Amazon SQS queues for the workshop: a client that works
-// unchanged against AWS SQS and against ElasticMQ (the SQS server the tests
-// and the workshop run), queues with a dead-letter queue wired through a
-// RedrivePolicy, queue depths, and the move of dead-lettered messages back to
-// their source queue (redrive).
+// Package sqsqueue is the SQS client (named for SQS, not "queue": the
+// workshop's job queue is the DynamoDB catalog). It opens Amazon SQS queues
+// for the workshop: a client that works unchanged against AWS SQS and against
+// ElasticMQ (the SQS server the tests and the workshop run), queues with a
+// dead-letter queue wired through a RedrivePolicy, queue depths, and the move
+// of dead-lettered messages back to their source queue (redrive).
 //
 // Endpoint: Options.Endpoint, else the standard AWS_ENDPOINT_URL_SQS, else
 // the AWS endpoint of the region. A local endpoint (localhost, a loopback
@@ -11,7 +12,7 @@
 // through the standard configuration chain, so dummy credentials never reach
 // AWS. A connection failure becomes an *UnreachableError whose one-line
 // message names the endpoint and how to start ElasticMQ.
-package queue
+package sqsqueue
 
 import (
 	"context"

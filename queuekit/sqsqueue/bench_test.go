@@ -1,4 +1,4 @@
-package queue_test
+package sqsqueue_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/nightqueue/workshop/queuekit/internal/sqstest"
-	"github.com/nightqueue/workshop/queuekit/queue"
+	"github.com/nightqueue/workshop/queuekit/sqsqueue"
 )
 
 func bodies(n int) []string {
@@ -80,7 +80,7 @@ func BenchmarkReceiveDelete(b *testing.B) {
 	}
 }
 
-func drain(ctx context.Context, done func(), c *queue.Client, q queue.Queue, left *atomic.Int64) error {
+func drain(ctx context.Context, done func(), c *sqsqueue.Client, q sqsqueue.Queue, left *atomic.Int64) error {
 	for left.Load() > 0 {
 		out, err := c.SQS().ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.URL), MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
 		if ctx.Err() != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -13,8 +12,13 @@ import (
 
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
-	"github.com/nightqueue/workshop/queuekit/sim"
 )
+
+// This file holds the claim step apart from the worker loop that normally
+// makes it: built and sent separately, so that a reader can see the
+// transaction's conditions and a lost race's cancellation reasons. It stays
+// in lease because it is made of lease's unexported steps (the pool read,
+// the planner, the claim builder); staging it outside would export all three.
 
 // Claim is a claim transaction a worker built and has not sent: the job it
 // claims and its TransactWriteItems input (the pool item's update first,
@@ -24,8 +28,8 @@ type Claim struct {
 	Input         *dynamodb.TransactWriteItemsInput
 }
 
-// StageClaims shows the claim protocol step by step, for a notebook that
-// races claims (lab.RaceForOneJob): it prepares night n with cfg, starts its
+// StageClaims exposes the claim step of the protocol for inspection, for a
+// notebook that races claims (lab.RaceForOneJob): it prepares night n with cfg, starts its
 // clock with no worker process, and builds the claim each named worker would
 // send now, every one from the same read of the pool (one version), so all
 // pick the same job, the head of the queue. None is sent (SendClaim sends
@@ -101,66 +105,4 @@ func (e *Executor) SendClaim(ctx context.Context, c Claim) (won bool, reasons []
 		return false, reasons, nil
 	}
 	return false, nil, fmt.Errorf("claim by %s: %w", c.Worker, err)
-}
-
-// Difference is one metric, forecast beside realised.
-type Difference struct {
-	Metric             string
-	Forecast, Realised float64
-}
-
-// Compare lists the metrics of simulate --json that a run realises, the
-// simulator's forecast beside what happened.
-func Compare(forecast, realised sim.Metrics) []Difference {
-	return []Difference{
-		{"average wait (min)", forecast.AverageWait, realised.AverageWait},
-		{"p95 wait (min)", forecast.P95Wait, realised.P95Wait},
-		{"average queue length", forecast.AverageQueueLength, realised.AverageQueueLength},
-		{"max queue length", float64(forecast.MaxQueueLength), float64(realised.MaxQueueLength)},
-		{"worker utilization", forecast.Utilization, realised.Utilization},
-		{"overflow jobs", float64(forecast.OverflowJobs), float64(realised.OverflowJobs)},
-		{"queue drained (minute)", forecast.DrainedMinute, realised.DrainedMinute},
-	}
-}
-
-// Lag is how late each job's first real start came after its simulated
-// start, in job-minutes: the mean and the largest over the night's jobs.
-type Lag struct{ Mean, Max float64 }
-
-// StartLag compares a run's first starts with the forecast's.
-func StartLag(rep Report) Lag {
-	first := map[string]float64{}
-	for _, e := range rep.Schedule {
-		if s, ok := first[e.ID]; !ok || e.Start < s {
-			first[e.ID] = e.Start
-		}
-	}
-	var l Lag
-	n := 0
-	for _, s := range rep.Forecast.Schedule {
-		r, ok := first[s.ID]
-		if !ok {
-			continue
-		}
-		d := r - s.Start
-		l.Mean += d
-		l.Max = max(l.Max, d)
-		n++
-	}
-	if n > 0 {
-		l.Mean /= float64(n)
-	}
-	return l
-}
-
-// Attempts lists one job's attempts from a report, in order.
-func (r Report) Attempts(jobID string) []Entry {
-	var out []Entry
-	for _, e := range r.Schedule {
-		if e.ID == jobID {
-			out = append(out, e)
-		}
-	}
-	sort.Slice(out, func(a, b int) bool { return out[a].Attempt < out[b].Attempt })
-	return out
 }

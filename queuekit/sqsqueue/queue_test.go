@@ -1,4 +1,4 @@
-package queue_test
+package sqsqueue_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/nightqueue/workshop/queuekit/internal/sqstest"
-	"github.com/nightqueue/workshop/queuekit/queue"
+	"github.com/nightqueue/workshop/queuekit/sqsqueue"
 )
 
 // A message received maxReceiveCount times without being deleted moves to
@@ -27,7 +27,7 @@ func TestRedrivePolicyAndRedrive(t *testing.T) {
 	if err := c.SendBatch(ctx, pair.Work, []string{"poison"}); err != nil {
 		t.Fatal(err)
 	}
-	receive := func(q queue.Queue) int {
+	receive := func(q sqsqueue.Queue) int {
 		out, err := c.SQS().ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.URL), WaitTimeSeconds: 2})
 		if err != nil {
 			t.Fatal(err)
@@ -53,16 +53,16 @@ func TestRedrivePolicyAndRedrive(t *testing.T) {
 }
 
 func TestUnreachableNamesTheEndpointAndTheFix(t *testing.T) {
-	c, err := queue.New(context.Background(), queue.WithEndpoint("http://127.0.0.1:1"))
+	c, err := sqsqueue.New(context.Background(), sqsqueue.WithEndpoint("http://127.0.0.1:1"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	err = c.Ping(context.Background())
-	var ue *queue.UnreachableError
+	var ue *sqsqueue.UnreachableError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "http://127.0.0.1:1") || !strings.Contains(err.Error(), "scripts/elasticmq.sh start") {
 		t.Fatalf("Ping = %v; want an UnreachableError naming the endpoint and scripts/elasticmq.sh start", err)
 	}
-	if _, err := queue.New(context.Background(), queue.WithEndpoint("not a url")); err == nil || !strings.Contains(err.Error(), "not a URL") {
+	if _, err := sqsqueue.New(context.Background(), sqsqueue.WithEndpoint("not a url")); err == nil || !strings.Contains(err.Error(), "not a URL") {
 		t.Fatalf("New(bad endpoint) = %v, want a one-line 'not a URL' error", err)
 	}
 }

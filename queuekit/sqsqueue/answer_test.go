@@ -1,4 +1,4 @@
-package queue_test
+package sqsqueue_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/nightqueue/workshop/queuekit/internal/sqstest"
-	"github.com/nightqueue/workshop/queuekit/queue"
+	"github.com/nightqueue/workshop/queuekit/sqsqueue"
 )
 
 // A server that answers every request with 200 and JSON the SDK can read is
@@ -23,7 +23,7 @@ func TestJSONServerIsNotSQS(t *testing.T) {
 			fmt.Fprint(w, body)
 		}))
 		defer srv.Close()
-		c, err := queue.New(context.Background(), queue.WithEndpoint(srv.URL))
+		c, err := sqsqueue.New(context.Background(), sqsqueue.WithEndpoint(srv.URL))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -32,7 +32,7 @@ func TestJSONServerIsNotSQS(t *testing.T) {
 			"Create": func() error { _, err := c.Create(context.Background(), "q", nil); return err },
 		} {
 			err := call()
-			var we *queue.WrongServerError
+			var we *sqsqueue.WrongServerError
 			if !errors.As(err, &we) {
 				t.Fatalf("%s on a server answering %s = %v, want a WrongServerError", op, body, err)
 			}
@@ -51,7 +51,7 @@ func TestJSONServerIsNotSQS(t *testing.T) {
 // ElasticMQ is SQS for this check: Ping passes against the real server (it
 // answers QueueDoesNotExist for the probe's queue, the expected answer).
 func TestPingPassesOnElasticMQ(t *testing.T) {
-	c, err := queue.New(context.Background(), queue.WithEndpoint(sqstest.Endpoint(t)))
+	c, err := sqsqueue.New(context.Background(), sqsqueue.WithEndpoint(sqstest.Endpoint(t)))
 	if err != nil {
 		t.Fatal(err)
 	}

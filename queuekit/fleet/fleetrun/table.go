@@ -1,0 +1,111 @@
+package fleetrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/fleet"
+)
+
+// runItem is META/RUN: the shape of the run in progress on the table. No
+// worker reads it.
+type runItem struct {
+	Jobs     int    `dynamodbav:"jobs"`
+	Users    int    `dynamodbav:"users"`
+	Shards   int    `dynamodbav:"shards"`
+	MaxRetry int    `dynamodbav:"max_retry"`
+	State    string `dynamodbav:"state"` // "running" or "done"
+}
+
+// key is the fleet table's key of item (pk, sk).
+func key(pk, sk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{fleet.AttrPK: &types.AttributeValueMemberS{Value: pk}, fleet.AttrSK: &types.AttributeValueMemberS{Value: sk}}
+}
+
+// lastRun reads META/RUN; ok is false when there is none (or no table).
+func lastRun(ctx context.Context, f *fleet.Fleet) (runItem, bool, error) {
+	cat := f.Catalog()
+	out, err := catalog.Call(ctx, cat, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
+		return cat.Client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(f.Table()), ConsistentRead: aws.Bool(true), Key: key("META", "RUN")})
+	})
+	var missing *catalog.TableMissingError
+	if errors.As(err, &missing) {
+		return runItem{}, false, nil
+	}
+	if err != nil {
+		return runItem{}, false, fmt.Errorf("read the last run of %s: %w", f.Table(), err)
+	}
+	if out.Item == nil {
+		return runItem{}, false, nil
+	}
+	var r runItem
+	if err := attributevalue.UnmarshalMap(out.Item, &r); err != nil {
+		return runItem{}, false, fmt.Errorf("META/RUN of %s: %w", f.Table(), err)
+	}
+	return r, true, nil
+}
+
+// putRun writes META/RUN.
+func putRun(ctx context.Context, f *fleet.Fleet, r runItem) error {
+	item, err := attributevalue.MarshalMap(r)
+	if err != nil {
+		return err
+	}
+	for k, v := range key("META", "RUN") {
+		item[k] = v
+	}
+	cat := f.Catalog()
+	_, err = catalog.Call(ctx, cat, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
+		return cat.Client().PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(f.Table()), Item: item})
+	})
+	if err != nil {
+		return fmt.Errorf("record the run on %s: %w", f.Table(), err)
+	}
+	return nil
+}
+
+// WriteCeiling measures what the server accepts on the fleet's table:
+// clients goroutines, each making conditional UpdateItems on an item of its
+// own (pk CEILING; no two clients touch one item), back to back, for d. It
+// returns committed writes per second.
+func WriteCeiling(ctx context.Context, f *fleet.Fleet, clients int, d time.Duration) (float64, error) {
+	cat := f.Catalog()
+	var done atomic.Int64
+	g, gctx := errgroup.WithContext(ctx)
+	began := time.Now()
+	stop := began.Add(d)
+	for i := range clients {
+		g.Go(func() error {
+			k := key("CEILING", fmt.Sprintf("%05d", i))
+			for n := 0; time.Now().Before(stop); n++ {
+				_, err := catalog.Call(gctx, cat, func(ctx context.Context) (*dynamodb.UpdateItemOutput, error) {
+					return cat.Client().UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(f.Table()), Key: k,
+						UpdateExpression:    aws.String("SET n = :n"),
+						ConditionExpression: aws.String("attribute_not_exists(n) OR n < :n"),
+						ExpressionAttributeValues: map[string]types.AttributeValue{
+							":n": &types.AttributeValueMemberN{Value: strconv.Itoa(n + 1)}}})
+				})
+				if err != nil {
+					return fmt.Errorf("write ceiling: client %d: %w", i, err)
+				}
+				done.Add(1)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return 0, err
+	}
+	return float64(done.Load()) / time.Since(began).Seconds(), nil
+}
