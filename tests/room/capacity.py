@@ -398,7 +398,9 @@ def participant_token(admin, name):
 
 
 def step(admin, n, notebooks):
-    names = [f"cap{n}-{i + 1}" for i in range(n)]
+    # letters and digits only: DockerSpawner escapes any other character in
+    # the container name ("-" becomes "-2d"), which Cgroup looks up by name
+    names = [f"cap{n}p{i + 1}" for i in range(n)]
     load0 = loadavg()
     for name in names:
         r = requests.post(f"{BASE}/hub/api/users/{name}", headers=auth(admin), timeout=60)
