@@ -84,7 +84,8 @@ func (c FleetSweep) withDefaults() FleetSweep {
 // processes started, every job ended, the table read back) through the
 // limits layer s once per shard count: the workers' endpoint is the
 // layer's URL, so every request they send is metered and may be
-// throttled. progress (may be nil) is called after every run.
+// throttled. progress (may be nil) is called after every run. Each run's
+// table is deleted when the run has been read.
 func RunFleetSweep(ctx context.Context, s *limits.Server, cfg FleetSweep, progress func(queuekit.Progress)) ([]FleetShardRun, error) {
 	if s == nil {
 		return nil, errors.New("fleet sweep: no limits layer (start one with lab.StartLimits)")
@@ -113,6 +114,12 @@ func RunFleetSweep(ctx context.Context, s *limits.Server, cfg FleetSweep, progre
 			if err != nil {
 				return err
 			}
+			// The table has TTL on (fleet.Reset), and DynamoDB Local sweeps at
+			// most catalog.LocalTTLSweepers such tables for as long as they
+			// exist: a run's table left behind would take a sweeper from later
+			// tables (notebook 06's timers) for good. Its counters are the
+			// layer's, so the table goes when the run is read.
+			defer func() { _ = f.Catalog().DeleteTable(context.WithoutCancel(gctx)) }()
 			rep, err := fleetrun.Run(gctx, f, fleetrun.Config{Bin: cfg.Bin, Jobs: k * cfg.JobsPerShard, Workers: cfg.Workers, Slots: cfg.Slots,
 				Shards: k, Ceiling: -1, Fresh: true})
 			if err != nil {

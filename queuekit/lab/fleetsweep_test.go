@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/nightqueue/workshop/queuekit/catalog"
 )
 
 // The real fleet through the layer at S = 50: a new on-demand table's due
@@ -41,6 +43,14 @@ func TestRunFleetSweep(t *testing.T) {
 		}
 		if units != float64(4*jobs) {
 			t.Errorf("%d shards: the index took %v write units, want 4 a job: %d", r.Shards, units, 4*jobs)
+		}
+		// Gone, so that it holds none of DynamoDB Local's few TTL sweepers.
+		cat, err := catalog.New(ctx, catalog.WithEndpoint(s.URL), catalog.WithTable(r.Table))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := cat.Exists(ctx); err != nil || ok {
+			t.Errorf("%d shards: table %s exists = %v (%v) after the sweep; want it deleted", r.Shards, r.Table, ok, err)
 		}
 	}
 	if runs[0].PartitionsWritten != 1 {

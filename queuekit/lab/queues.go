@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"strings"
 
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
@@ -30,7 +31,9 @@ func Queues(ctx context.Context) (*sqsqueue.Client, error) {
 }
 
 // FreshTimers returns the timers of table (and table-state), dropped and
-// created again so the cell starts from empty tables.
+// created again so the cell starts from empty tables. On DynamoDB Local it
+// says in one line (TTLSweepNote) when more tables have TTL on than Local
+// sweeps at a time, since this table's timers may then never fire.
 func FreshTimers(ctx context.Context, table string) (*timers.Timers, error) {
 	c, err := catalog.New(ctx, catalog.WithTable(table))
 	if err != nil {
@@ -43,7 +46,40 @@ func FreshTimers(ctx context.Context, table string) (*timers.Timers, error) {
 	if err := t.CreateTables(ctx); err != nil {
 		return nil, err
 	}
+	if c.Local() {
+		// A failed listing only loses the warning; the timers still work.
+		if names, err := c.TTLTables(ctx); err == nil {
+			if note := TTLSweepNote(names, table); note != "" {
+				Markdown(note)
+			}
+		}
+	}
 	return t, nil
+}
+
+// TTLSweepNote is the line FreshTimers shows when names (the tables with TTL
+// on, table among them) are more than DynamoDB Local sweeps at a time
+// (catalog.LocalTTLSweepers): the timers in table may not fire until one of
+// the others is deleted. It is "" otherwise.
+func TTLSweepNote(names []string, table string) string {
+	if len(names) <= catalog.LocalTTLSweepers {
+		return ""
+	}
+	var others []string
+	for _, n := range names {
+		if n != table {
+			others = append(others, "`"+n+"`")
+		}
+	}
+	const show = 8
+	list := strings.Join(others[:min(show, len(others))], ", ")
+	if len(others) > show {
+		list += fmt.Sprintf(" and %d more", len(others)-show)
+	}
+	return fmt.Sprintf("⚠ DynamoDB Local deletes expired items in at most %d tables at a time, and %d other tables have TTL on (%s): "+
+		"the timers in `%s` may not fire until some of those are deleted. Delete the tables you no longer need, "+
+		"or restart DynamoDB Local (stop `make workshop` and start it again: Local keeps its tables in memory).",
+		catalog.LocalTTLSweepers, len(others), list, table)
 }
 
 // OpenTimers returns the timers of table as an earlier cell left them.

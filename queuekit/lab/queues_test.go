@@ -2,6 +2,8 @@ package lab
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,6 +105,44 @@ func TestNightsFanOutGivesTheSameNightsWhateverItsOrder(t *testing.T) {
 		}
 		if len(night.Jobs) != want[k] || want[k] == 0 {
 			t.Fatalf("night %s holds %d jobs; the generated year has %d", k, len(night.Jobs), want[k])
+		}
+	}
+}
+
+// The note appears only past Local's limit of tables swept at a time, names
+// the other tables (at most eight, then a count) and lists not the timers' own.
+func TestTTLSweepNoteOnlyPastLocalsLimit(t *testing.T) {
+	tables := func(n int) []string {
+		var out []string
+		for i := range n {
+			out = append(out, fmt.Sprintf("t%02d", i))
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		names       []string
+		want, avoid []string
+	}{
+		{names: tables(catalog.LocalTTLSweepers)},
+		{names: tables(catalog.LocalTTLSweepers + 1), want: []string{"at most 7 tables", "7 other tables", "`t01`", "`t07`"}, avoid: []string{"(`t00`", "more"}},
+		{names: tables(12), want: []string{"11 other tables", "`t08`", "and 3 more"}, avoid: []string{"(`t00`", "`t09`"}},
+	} {
+		note := TTLSweepNote(tc.names, "t00")
+		if len(tc.want) == 0 && note != "" {
+			t.Errorf("%d tables with TTL: note %q, want none", len(tc.names), note)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(note, w) {
+				t.Errorf("%d tables with TTL: note %q lacks %q", len(tc.names), note, w)
+			}
+		}
+		for _, a := range tc.avoid {
+			if strings.Contains(note, a) {
+				t.Errorf("%d tables with TTL: note %q has %q", len(tc.names), note, a)
+			}
+		}
+		if strings.Contains(note, "\n") {
+			t.Errorf("note %q: want one line", note)
 		}
 	}
 }

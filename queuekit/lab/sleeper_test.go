@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nightqueue/workshop/queuekit"
+	"github.com/nightqueue/workshop/queuekit/fleet"
 	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
 	"github.com/nightqueue/workshop/queuekit/lease"
 )
@@ -96,6 +97,13 @@ func TestSleepThroughLease(t *testing.T) {
 func TestTakeoverReassignsTheDeadWorkersShards(t *testing.T) {
 	cat := ddbtest.Catalog(t)
 	ctx := context.Background()
+	// Takeover.Run leaves the fleet table (TTL on) for the notebook to read;
+	// a test's would hold one of DynamoDB Local's few TTL sweeps for good.
+	ft, err := cat.Sibling(cat.Table() + fleet.TableSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ft.DeleteTable(context.Background()) })
 	bin, err := QueuekitBinary(ctx)
 	if err != nil {
 		t.Fatal(err)

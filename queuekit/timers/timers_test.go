@@ -285,3 +285,31 @@ func TestVisibleFiltersExpiredTimersStillInTheTable(t *testing.T) {
 		t.Fatalf("all %d, live %d: want live = 3 (the future timers) and 3 ≤ all ≤ 5", all, live)
 	}
 }
+
+// The catalog lists a timers table among the tables with TTL on, and not its
+// state table (no TTL): what notebook 06 counts against DynamoDB Local's
+// limit of catalog.LocalTTLSweepers tables swept at a time.
+func TestTTLTablesListsTheTimersTableNotItsStateTable(t *testing.T) {
+	cat := ddbtest.NewCatalog(t)
+	tm := timers.New(cat)
+	t.Cleanup(func() { _ = tm.DeleteTables(context.Background()) })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := tm.CreateTables(ctx); err != nil {
+		t.Fatalf("create tables: %v", err)
+	}
+	names, err := cat.TTLTables(ctx)
+	if err != nil {
+		t.Fatalf("TTL tables: %v", err)
+	}
+	has := map[string]bool{}
+	for _, n := range names {
+		has[n] = true
+	}
+	if !has[tm.Table()] || has[tm.StateTable()] {
+		t.Errorf("TTL tables %v: want %s listed and %s not", names, tm.Table(), tm.StateTable())
+	}
+	if !sort.StringsAreSorted(names) {
+		t.Errorf("TTL tables %v: not sorted", names)
+	}
+}
