@@ -48,7 +48,7 @@ PER_NOTEBOOK: dict[str, dict[str, list[str]]] = {
     "06": {
         "the header's time, as the README's table of notebooks states it": ["20"],
         "DynamoDB Local's TTL sweep as the workshop reads it: 20 items every 10 seconds; the measured table's size, "
-        "40 timers (a parameter of the cell)": ["20", "40"],
+        "30 timers (a parameter of the cell)": ["20", "30"],
         "DynamoDB Local 3.3.1 sweeps TTL in at most 7 tables at a time: its background jobs share a pool of 10 "
         "threads, 3 held by its schedulers (its bytecode; catalog.LocalTTLSweepers)": ["7"],
     },
