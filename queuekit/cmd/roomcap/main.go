@@ -151,21 +151,68 @@ func loads(l []float64) string {
 	return fmt.Sprintf("%.1f/%.1f/%.1f", l[0], l[1], l[2])
 }
 
+// report writes the capacity table in the order docs/room.md shows it; ok is
+// false when the model misses a step by more than tol.
 func report(w io.Writer, m measurement, tol float64, sizes []int, think float64) (bool, error) {
 	capCores := m.CPULimit
 	if !(capCores > 0) {
 		return false, fmt.Errorf("cpu_limit %v: the model needs the containers' CPU limit", capCores)
 	}
-	solo := map[string][]roomcap.Cell{}  // session -> cells measured alone
-	quiet := map[string][]roomcap.Cell{} // the same with a core free (roomcap.Alone)
 	var soloSteps []step
-	// how the cells measured alone fit their free cores (roomcap.Alone)
-	var fit struct{ stepValue, raised, overCap int }
 	for _, s := range m.Steps {
 		if s.N == 1 {
 			soloSteps = append(soloSteps, s)
 		}
 	}
+	writeHost(w, m)
+	d, err := writeNotebookDemand(w, soloSteps, capCores)
+	if err != nil {
+		return false, err
+	}
+	writeSessionDemand(w, d, soloSteps)
+	writeFitNotes(w, d.fit, capCores)
+	ok, errs, err := writeModelCheck(w, m, tol, capCores)
+	if err != nil {
+		return false, err
+	}
+	writeFailures(w, append(d.errs, errs...))
+	if err := writeHostSizing(w, d.quiet, soloSteps, sizes, capCores, think); err != nil {
+		return false, err
+	}
+	writeEveryCell(w, soloSteps)
+	return ok, nil
+}
+
+// demand is one participant's cells alone, per session.
+type demand struct {
+	solo  map[string][]roomcap.Cell // session -> cells measured alone
+	quiet map[string][]roomcap.Cell // the same with a core free (roomcap.Alone)
+	fit   aloneFit
+	errs  []string // "N=1 participant: error"
+}
+
+// aloneFit counts how the cells measured alone fit their free cores
+// (roomcap.Alone), for the notes under the demand tables.
+type aloneFit struct{ stepValue, raised, overCap int }
+
+// count adds the cells measured alone, beside what roomcap.Alone made of them.
+func (f *aloneFit) count(measured, alone []roomcap.Cell, capCores float64) {
+	for i, c := range measured {
+		switch {
+		case c.FreeCores == nil:
+			f.stepValue++
+		case *alone[i].FreeCores > *c.FreeCores:
+			f.raised++
+		}
+		if c.Wall > 0 && c.CPU/c.Wall > capCores*(1+1e-9) {
+			f.overCap++
+		}
+	}
+}
+
+// writeHost writes the opening sentence: the host, the containers' limits
+// and the load during the run.
+func writeHost(w io.Writer, m measurement) {
 	fmt.Fprintf(w, "Measured by `make room-capacity` on a host with %d cores and %s of memory, participants' containers limited to %g CPU and %s",
 		m.Cores, gb(m.MemTotal), m.CPULimit, m.MemLimit)
 	lo, hi := math.Inf(1), 0.0
@@ -177,15 +224,18 @@ func report(w io.Writer, m measurement, tol float64, sizes []int, think float64)
 		}
 	}
 	fmt.Fprintf(w, "; load average (1 min) %.1f to %.1f during the run.\n\n", lo, hi)
+}
 
-	// ---- one participant's demand
+// writeNotebookDemand writes one participant's demand per notebook and
+// gathers the cells alone per session for the tables after it.
+func writeNotebookDemand(w io.Writer, soloSteps []step, capCores float64) (demand, error) {
 	fmt.Fprintf(w, "**One participant alone** (a new server, then every code cell in order, a new kernel per notebook):\n\n")
 	fmt.Fprintf(w, "| notebook | cells | wall | CPU | peak memory | slowest cell: wall / CPU |\n|---|---:|---:|---:|---:|---:|\n")
-	var errs []string
+	d := demand{solo: map[string][]roomcap.Cell{}, quiet: map[string][]roomcap.Cell{}}
 	for _, s := range soloSteps {
 		p := s.Participants[0]
 		for _, e := range p.Errors {
-			errs = append(errs, fmt.Sprintf("N=1 %s: %s", p.Name, e))
+			d.errs = append(d.errs, fmt.Sprintf("N=1 %s: %s", p.Name, e))
 		}
 		byNb := map[string][]roomcap.Cell{}
 		for _, c := range p.Cells {
@@ -193,63 +243,83 @@ func report(w io.Writer, m measurement, tol float64, sizes []int, think float64)
 		}
 		alone, err := roomcap.Alone(p.Cells, freeCores(s), capCores)
 		if err != nil {
-			return false, err
+			return demand{}, err
 		}
-		for i, c := range p.Cells {
-			switch {
-			case c.FreeCores == nil:
-				fit.stepValue++
-			case *alone[i].FreeCores > *c.FreeCores:
-				fit.raised++
-			}
-			if c.Wall > 0 && c.CPU/c.Wall > capCores*(1+1e-9) {
-				fit.overCap++
-			}
-		}
+		d.fit.count(p.Cells, alone, capCores)
 		for _, c := range alone {
-			quiet[session(c.Notebook)] = append(quiet[session(c.Notebook)], c)
+			d.quiet[session(c.Notebook)] = append(d.quiet[session(c.Notebook)], c)
 		}
 		for _, nb := range s.Notebooks {
 			cells := byNb[nb]
-			solo[session(nb)] = append(solo[session(nb)], cells...)
-			d := roomcap.Sum(cells)
-			slow := roomcap.Cell{}
-			for _, c := range cells {
-				if c.Wall > slow.Wall {
-					slow = c
-				}
-			}
-			count := fmt.Sprint(d.Cells)
-			if want := p.CellCounts[nb]; want != d.Cells {
-				count = fmt.Sprintf("%d of %d", d.Cells, want)
-			}
-			fmt.Fprintf(w, "| %s | %s | %.1f s | %.1f s | %s | #%d: %.1f s / %.1f s |\n", nb, count, d.Wall, d.CPU, gb(d.MemPeak), slow.Index, slow.Wall, slow.CPU)
+			d.solo[session(nb)] = append(d.solo[session(nb)], cells...)
+			writeNotebookRow(w, nb, cells, p.CellCounts[nb])
 		}
 	}
+	return d, nil
+}
+
+// writeNotebookRow writes one notebook's cells; want is how many it has, so a
+// notebook that stopped early shows "ran of want".
+func writeNotebookRow(w io.Writer, nb string, cells []roomcap.Cell, want int) {
+	d := roomcap.Sum(cells)
+	slow := roomcap.Cell{}
+	for _, c := range cells {
+		if c.Wall > slow.Wall {
+			slow = c
+		}
+	}
+	count := fmt.Sprint(d.Cells)
+	if want != d.Cells {
+		count = fmt.Sprintf("%d of %d", d.Cells, want)
+	}
+	fmt.Fprintf(w, "| %s | %s | %.1f s | %.1f s | %s | #%d: %.1f s / %.1f s |\n", nb, count, d.Wall, d.CPU, gb(d.MemPeak), slow.Index, slow.Wall, slow.CPU)
+}
+
+// writeSessionDemand writes one participant's demand per session, with the
+// spawn and the first cell after it (the kernel's start) apart.
+func writeSessionDemand(w io.Writer, d demand, soloSteps []step) {
 	fmt.Fprintf(w, "\n| session | cells | wall | CPU | container's peak memory | spawn: wall / CPU | first cell after spawn: wall / CPU | p95 cell latency | p95 with a core free (model) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, sess := range []string{"one", "two"} {
-		cells := solo[sess]
+		cells := d.solo[sess]
 		if len(cells) == 0 {
 			fmt.Fprintf(w, "| %s | not measured in this run | | | | | | | |\n", sess)
 			continue
 		}
-		d := roomcap.Sum(cells)
-		var peak int64
+		sum := roomcap.Sum(cells)
 		spawn, first := "", ""
-		for _, s := range soloSteps {
-			p := s.Participants[0]
-			if len(p.Cells) == 0 || session(p.Cells[0].Notebook) != sess {
-				continue
-			}
-			peak = max(peak, p.MemPeak)
+		for _, p := range soloIn(soloSteps, sess) {
 			spawn += fmt.Sprintf("%.0f s / %.0f s ", p.SpawnSeconds, p.SpawnCPU)
 			first += fmt.Sprintf("%.1f s / %.1f s (%s) ", p.Cells[0].Wall, p.Cells[0].CPU, p.Cells[0].Notebook[:2])
 		}
-		fmt.Fprintf(w, "| %s | %d | %.0f s | %.0f s | %s | %s| %s| %.1f s | %.1f s |\n", sess, d.Cells, d.Wall, d.CPU, gb(peak), spawn, first,
-			roomcap.Quantile(0.95, walls(cells)), roomcap.Quantile(0.95, walls(quiet[sess])))
+		fmt.Fprintf(w, "| %s | %d | %.0f s | %.0f s | %s | %s| %s| %.1f s | %.1f s |\n", sess, sum.Cells, sum.Wall, sum.CPU, gb(sessionPeak(soloSteps, sess)), spawn, first,
+			roomcap.Quantile(0.95, walls(cells)), roomcap.Quantile(0.95, walls(d.quiet[sess])))
 	}
+}
 
-	// ---- N at once, model beside measurement
+// soloIn are the participants alone whose cells began in session sess.
+func soloIn(soloSteps []step, sess string) []participant {
+	var out []participant
+	for _, s := range soloSteps {
+		p := s.Participants[0]
+		if len(p.Cells) > 0 && session(p.Cells[0].Notebook) == sess {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// sessionPeak is one container's peak memory over session sess.
+func sessionPeak(soloSteps []step, sess string) int64 {
+	var peak int64
+	for _, p := range soloIn(soloSteps, sess) {
+		peak = max(peak, p.MemPeak)
+	}
+	return peak
+}
+
+// writeFitNotes says where the model's replay of the cells alone departs
+// from what was measured, so a reader can tell the model's guesses apart.
+func writeFitNotes(w io.Writer, fit aloneFit, capCores float64) {
 	if fit.stepValue > 0 {
 		fmt.Fprintf(w, "\n%s measured alone carry no free cores of their own (free_cores: a capacity.json from before tests/room/capacity.py measured them per cell): "+
 			"the model took their step's free cores for them, so a cell that got more than that average is replayed slower, and the N = 1 row below is served with the step's free cores.\n", cellCount(fit.stepValue))
@@ -260,82 +330,134 @@ func report(w io.Writer, m measurement, tol float64, sizes []int, think float64)
 	if fit.overCap > 0 {
 		fmt.Fprintf(w, "\n%s measured alone used more than the containers' %g CPU over their wall time (a burst within one CFS period): replayed at the cap, they take longer than measured.\n", cellCount(fit.overCap), capCores)
 	}
+}
+
+// baseline is what the model replays at every step: the first step's
+// participant, its cells and spawn with a core free.
+type baseline struct {
+	cells, spawn   []roomcap.Cell
+	perCell        bool    // every cell carries its own free cores
+	freeLo, freeHi float64 // their range, when perCell
+}
+
+func newBaseline(m measurement, capCores float64) (baseline, error) {
 	base := m.Steps[0].Participants[0]
-	baseCells, err := roomcap.Alone(base.Cells, freeCores(m.Steps[0]), capCores)
+	cells, err := roomcap.Alone(base.Cells, freeCores(m.Steps[0]), capCores)
 	if err != nil {
-		return false, err
+		return baseline{}, err
 	}
-	perCell := len(base.Cells) > 0
-	lo, hi = math.Inf(1), 0.0
+	b := baseline{cells: cells, perCell: len(base.Cells) > 0, freeLo: math.Inf(1)}
 	for _, c := range base.Cells {
 		if c.FreeCores == nil {
-			perCell = false
+			b.perCell = false
 			break
 		}
-		lo, hi = math.Min(lo, *c.FreeCores), math.Max(hi, *c.FreeCores)
+		b.freeLo, b.freeHi = math.Min(b.freeLo, *c.FreeCores), math.Max(b.freeHi, *c.FreeCores)
 	}
-	baseSpawn, err := roomcap.Alone([]roomcap.Cell{{Wall: base.SpawnSeconds, CPU: base.SpawnCPU}}, freeCores(m.Steps[0]), capCores)
+	b.spawn, err = roomcap.Alone([]roomcap.Cell{{Wall: base.SpawnSeconds, CPU: base.SpawnCPU}}, freeCores(m.Steps[0]), capCores)
 	if err != nil {
-		return false, err
+		return baseline{}, err
+	}
+	return b, nil
+}
+
+// writeModelCheck writes the model's p95 cell latency beside the measured one
+// for every N of the sweep; ok is false when a step misses by more than tol.
+// errs are the cells and servers that failed in the sweep.
+func writeModelCheck(w io.Writer, m measurement, tol, capCores float64) (ok bool, errs []string, err error) {
+	base, err := newBaseline(m, capCores)
+	if err != nil {
+		return false, nil, err
 	}
 	fmt.Fprintf(w, "\n**N participants at once** (servers started together through the hub's REST API, then every participant runs %s through its kernel API; "+
 		"model: `queuekit/roomcap` fed the N = 1 cells of this run, on the cores the host's other work left free during the step; at N = 1, during each cell):\n\n", strings.Join(m.Steps[0].Notebooks, ", "))
 	fmt.Fprintf(w, "| N | spawn (slowest) measured / model | cell latency p50 | p95 measured | p95 model | model / measured | memory (sum of peaks) | cores left by other work | load average |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-	ok := true
+	ok = true
 	for si, s := range m.Steps {
 		if s.Kind != "sweep" {
 			continue
 		}
-		var lat []float64
-		var mem int64
-		spawnMax := 0.0
-		for _, p := range s.Participants {
-			lat = append(lat, walls(p.Cells)...)
-			mem += p.MemPeak
-			spawnMax = math.Max(spawnMax, p.SpawnSeconds)
-			for _, e := range p.Errors {
-				errs = append(errs, fmt.Sprintf("N=%d %s: %s", s.N, p.Name, e))
-			}
-		}
-		for nm, e := range s.SpawnFailed {
-			errs = append(errs, fmt.Sprintf("N=%d %s: server did not start %s", s.N, nm, e))
-		}
-		n := len(s.Participants) // the servers that started
-		if n == 0 {
+		errs = append(errs, stepErrors(s)...)
+		if len(s.Participants) == 0 { // no server started
 			continue
 		}
-		ceff := freeCores(s)
-		coresCol := fmt.Sprintf("%.2f of %d", ceff, s.Cores)
-		var r roomcap.Result
-		if si == 0 && perCell {
-			// the cells of this very step, each with its own free cores
-			r, err = roomcap.Solo(baseCells, float64(s.Cores), capCores)
-			coresCol = fmt.Sprintf("per cell %.2f-%.2f (step %.2f) of %d", lo, hi, ceff, s.Cores)
-		} else {
-			r, err = roomcap.Room(baseCells, n, ceff, capCores, 0)
-		}
+		within, err := writeStepCheck(w, s, base, si == 0 && base.perCell, tol, capCores)
 		if err != nil {
-			return false, err
+			return false, nil, err
 		}
-		rs, err := roomcap.Room(baseSpawn, n, ceff, capCores, 0)
-		if err != nil {
-			return false, err
-		}
-		meas, pred := roomcap.Quantile(0.95, lat), roomcap.Quantile(0.95, r.All())
-		ratio := pred / meas
-		mark := "within"
-		if math.Abs(ratio-1) > tol {
-			mark, ok = "**outside**", false
-		}
-		fmt.Fprintf(w, "| %d | %.0f s / %.0f s | %.1f s | %.1f s | %.1f s | %.2f (%s ±%.0f %%) | %s | %s | %s → %s |\n",
-			n, spawnMax, rs.End, roomcap.Quantile(0.5, lat), meas, pred, ratio, mark, tol*100, gb(mem), coresCol, loads(s.LoadStart), loads(s.LoadEnd))
+		ok = ok && within
 	}
-	if len(errs) > 0 {
-		sort.Strings(errs)
-		fmt.Fprintf(w, "\nCells that failed in this run (their notebook stopped there; the cells before count): %s\n", strings.Join(errs, "; "))
-	}
+	return ok, errs, nil
+}
 
-	// ---- the host for a room
+// stepErrors are the cells that failed and the servers that did not start in
+// step s.
+func stepErrors(s step) []string {
+	var errs []string
+	for _, p := range s.Participants {
+		for _, e := range p.Errors {
+			errs = append(errs, fmt.Sprintf("N=%d %s: %s", s.N, p.Name, e))
+		}
+	}
+	for nm, e := range s.SpawnFailed {
+		errs = append(errs, fmt.Sprintf("N=%d %s: server did not start %s", s.N, nm, e))
+	}
+	return errs
+}
+
+// writeStepCheck writes step s's row. With perCell (N = 1, the baseline's
+// own step) the model replays each cell with the free cores it had, not the
+// step's average.
+func writeStepCheck(w io.Writer, s step, base baseline, perCell bool, tol, capCores float64) (bool, error) {
+	var lat []float64
+	var mem int64
+	spawnMax := 0.0
+	for _, p := range s.Participants {
+		lat = append(lat, walls(p.Cells)...)
+		mem += p.MemPeak
+		spawnMax = math.Max(spawnMax, p.SpawnSeconds)
+	}
+	n := len(s.Participants) // the servers that started
+	ceff := freeCores(s)
+	coresCol := fmt.Sprintf("%.2f of %d", ceff, s.Cores)
+	var r roomcap.Result
+	var err error
+	if perCell {
+		r, err = roomcap.Solo(base.cells, float64(s.Cores), capCores)
+		coresCol = fmt.Sprintf("per cell %.2f-%.2f (step %.2f) of %d", base.freeLo, base.freeHi, ceff, s.Cores)
+	} else {
+		r, err = roomcap.Room(base.cells, n, ceff, capCores, 0)
+	}
+	if err != nil {
+		return false, err
+	}
+	rs, err := roomcap.Room(base.spawn, n, ceff, capCores, 0)
+	if err != nil {
+		return false, err
+	}
+	meas, pred := roomcap.Quantile(0.95, lat), roomcap.Quantile(0.95, r.All())
+	ratio := pred / meas
+	mark, within := "within", true
+	if math.Abs(ratio-1) > tol {
+		mark, within = "**outside**", false
+	}
+	fmt.Fprintf(w, "| %d | %.0f s / %.0f s | %.1f s | %.1f s | %.1f s | %.2f (%s ±%.0f %%) | %s | %s | %s → %s |\n",
+		n, spawnMax, rs.End, roomcap.Quantile(0.5, lat), meas, pred, ratio, mark, tol*100, gb(mem), coresCol, loads(s.LoadStart), loads(s.LoadEnd))
+	return within, nil
+}
+
+// writeFailures lists the cells and servers that failed, if any.
+func writeFailures(w io.Writer, errs []string) {
+	if len(errs) == 0 {
+		return
+	}
+	sort.Strings(errs)
+	fmt.Fprintf(w, "\nCells that failed in this run (their notebook stopped there; the cells before count): %s\n", strings.Join(errs, "; "))
+}
+
+// writeHostSizing writes the cores and memory a room of each size needs per
+// session, for a p95 cell latency of at most twice one participant's alone.
+func writeHostSizing(w io.Writer, quiet map[string][]roomcap.Cell, soloSteps []step, sizes []int, capCores, think float64) error {
 	fmt.Fprintf(w, "\n**The host a room needs** for a p95 cell latency of at most twice one participant's alone with a core free, everyone running the session's cells together")
 	if think > 0 {
 		fmt.Fprintf(w, " with %.0f s between cells", think)
@@ -349,33 +471,39 @@ func report(w io.Writer, m measurement, tol float64, sizes []int, think float64)
 		if len(cells) == 0 {
 			continue
 		}
-		var peak int64
-		for _, s := range soloSteps {
-			p := s.Participants[0]
-			if len(p.Cells) > 0 && session(p.Cells[0].Notebook) == sess {
-				peak = max(peak, p.MemPeak)
-			}
-		}
+		peak := sessionPeak(soloSteps, sess)
 		limit := 2 * roomcap.Quantile(0.95, walls(cells))
 		for _, n := range sizes {
-			c, p95, err := roomcap.CoresFor(cells, n, capCores, think, limit)
-			if err != nil && !errors.Is(err, roomcap.ErrNoCores) {
-				return false, err
+			if err := writeRoomRow(w, sess, n, cells, peak, limit, capCores, think); err != nil {
+				return err
 			}
-			a := roomcap.OfferedLoad(cells, n, think)
-			pc := "a >= c: none (the open queue would grow)"
-			if v, err := mmc.ErlangC(max(c, 1), a); err == nil {
-				pc = fmt.Sprintf("%.2f", v)
-			}
-			cores := fmt.Sprint(c)
-			if err != nil {
-				cores = "none meets it"
-			}
-			fmt.Fprintf(w, "| %s | %d | %s | %.1f s (%.1f s) | %.1f cores | %s | %s |\n", sess, n, cores, p95, limit, a, pc, gb(int64(n)*peak))
 		}
 	}
+	return nil
+}
 
-	// ---- every cell
+// writeRoomRow writes the host for a room of n running cells; no cores
+// meeting the limit is a row saying so, not an error.
+func writeRoomRow(w io.Writer, sess string, n int, cells []roomcap.Cell, peak int64, limit, capCores, think float64) error {
+	c, p95, err := roomcap.CoresFor(cells, n, capCores, think, limit)
+	if err != nil && !errors.Is(err, roomcap.ErrNoCores) {
+		return err
+	}
+	a := roomcap.OfferedLoad(cells, n, think)
+	pc := "a >= c: none (the open queue would grow)"
+	if v, err := mmc.ErlangC(max(c, 1), a); err == nil {
+		pc = fmt.Sprintf("%.2f", v)
+	}
+	cores := fmt.Sprint(c)
+	if err != nil {
+		cores = "none meets it"
+	}
+	fmt.Fprintf(w, "| %s | %d | %s | %.1f s (%.1f s) | %.1f cores | %s | %s |\n", sess, n, cores, p95, limit, a, pc, gb(int64(n)*peak))
+	return nil
+}
+
+// writeEveryCell writes every cell of one participant alone, folded away.
+func writeEveryCell(w io.Writer, soloSteps []step) {
 	fmt.Fprintf(w, "\n<details><summary>Every cell of one participant alone (wall, CPU, peak memory of the container, cores the host's other work left free meanwhile)</summary>\n\n"+
 		"| notebook | cell | wall | CPU | peak memory | free cores |\n|---|---:|---:|---:|---:|---:|\n")
 	for _, s := range soloSteps {
@@ -388,7 +516,6 @@ func report(w io.Writer, m measurement, tol float64, sizes []int, think float64)
 		}
 	}
 	fmt.Fprintf(w, "\n</details>\n")
-	return ok, nil
 }
 
 // freeCores are the cores the host's other work left free during a step (at
