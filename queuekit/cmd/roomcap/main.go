@@ -31,6 +31,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -268,6 +269,16 @@ func writeNotebookRow(w io.Writer, nb string, cells []roomcap.Cell, want int) {
 			slow = c
 		}
 	}
+	if d.Cells == 0 {
+		// Not measured (the run's time bound, or the notebook stopped at its
+		// first cell): a row of zeros would read as a free notebook.
+		count := "not measured"
+		if want > 0 {
+			count = fmt.Sprintf("not measured (0 of %d)", want)
+		}
+		fmt.Fprintf(w, "| %s | %s | | | | |\n", nb, count)
+		return
+	}
 	count := fmt.Sprint(d.Cells)
 	if want != d.Cells {
 		count = fmt.Sprintf("%d of %d", d.Cells, want)
@@ -451,7 +462,10 @@ func writeFailures(w io.Writer, errs []string) {
 	if len(errs) == 0 {
 		return
 	}
+	// The N = 1 step is both the demand alone and the first row of the
+	// check, so its participant's errors come twice: list each once.
 	sort.Strings(errs)
+	errs = slices.Compact(errs)
 	fmt.Fprintf(w, "\nCells that failed in this run (their notebook stopped there; the cells before count): %s\n", strings.Join(errs, "; "))
 }
 

@@ -152,3 +152,36 @@ func TestPerCellFreeCoresAtN1(t *testing.T) {
 		t.Errorf("free_cores 0: exit %d, %q", code, errb.String())
 	}
 }
+
+// A notebook the run did not reach reads "not measured", not a row of
+// zeros, and the N = 1 participant's error (listed by the demand and by the
+// check) is printed once.
+func TestNotebookNotMeasuredAndErrorsOnce(t *testing.T) {
+	in := fixture(t, 2)
+	b, err := os.ReadFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m measurement
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	p := &m.Steps[0].Participants[0]
+	p.CellCounts["06-timers"] = 8
+	p.Errors = []string{"06-timers.ipynb: not run, past ROOM_CAPACITY_MAX_MINUTES=45"}
+	m.Steps[0].Notebooks = append(m.Steps[0].Notebooks, "06-timers")
+	if b, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(in, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	run([]string{"-in", in, "-rooms", "30"}, &out, &errb)
+	if !strings.Contains(out.String(), "| 06-timers | not measured (0 of 8) |") {
+		t.Errorf("no 'not measured' row for 06-timers:\n%s", out.String())
+	}
+	if n := strings.Count(out.String(), "N=1 cap1-1: 06-timers.ipynb: not run"); n != 1 {
+		t.Errorf("the N = 1 error is listed %d times, want once:\n%s", n, out.String())
+	}
+}
