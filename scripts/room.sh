@@ -226,9 +226,9 @@ cleanup() {
   exit "$status"
 }
 trap cleanup EXIT
-trap 'stopping=1; exit 130' INT
-trap 'stopping=1; exit 143' TERM
-trap 'stopping=1; exit 129' HUP
+trap "trap '' INT TERM HUP; stopping=1; exit 130" INT
+trap "trap '' INT TERM HUP; stopping=1; exit 143" TERM
+trap "trap '' INT TERM HUP; stopping=1; exit 129" HUP
 
 step "4/4 JupyterHub on $ROOM_BIND_IP:$ROOM_PORT (log $ROOM_STATE/hub.log)"
 (cd "$ROOM_STATE" && exec "$VENV/bin/jupyterhub" -f "$ROOT/room/jupyterhub_config.py") 9>&- >>"$ROOM_STATE/hub.log" 2>&1 &

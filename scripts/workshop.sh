@@ -93,9 +93,14 @@ cleanup() {
   exit "$status"
 }
 trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-trap 'exit 129' HUP
+# Each signal's trap ignores the next signals before it exits: a second TERM
+# (a supervisor, make forwarding to the group) arriving between this exit and
+# cleanup's own first line would otherwise run `exit` again inside the EXIT
+# trap and end the script with the servers still up (seen once in a test run
+# on a loaded machine).
+trap "trap '' INT TERM HUP; exit 130" INT
+trap "trap '' INT TERM HUP; exit 143" TERM
+trap "trap '' INT TERM HUP; exit 129" HUP
 
 # version: the workshop's version, read from queuekit/version.go (no build
 # needed, so it prints before setup).
