@@ -31,7 +31,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -235,8 +234,10 @@ func writeNotebookDemand(w io.Writer, soloSteps []step, capCores float64) (deman
 	d := demand{solo: map[string][]roomcap.Cell{}, quiet: map[string][]roomcap.Cell{}}
 	for _, s := range soloSteps {
 		p := s.Participants[0]
-		for _, e := range p.Errors {
-			d.errs = append(d.errs, fmt.Sprintf("N=1 %s: %s", p.Name, e))
+		if s.Kind != "sweep" { // a sweep step's errors are listed by the model check
+			for _, e := range p.Errors {
+				d.errs = append(d.errs, fmt.Sprintf("N=1 %s: %s", p.Name, e))
+			}
 		}
 		byNb := map[string][]roomcap.Cell{}
 		for _, c := range p.Cells {
@@ -462,10 +463,7 @@ func writeFailures(w io.Writer, errs []string) {
 	if len(errs) == 0 {
 		return
 	}
-	// The N = 1 step is both the demand alone and the first row of the
-	// check, so its participant's errors come twice: list each once.
 	sort.Strings(errs)
-	errs = slices.Compact(errs)
 	fmt.Fprintf(w, "\nCells that failed in this run (their notebook stopped there; the cells before count): %s\n", strings.Join(errs, "; "))
 }
 
