@@ -31,26 +31,21 @@ the load average at its start and end.
 Writes tests/artifacts/room/capacity.json; queuekit/cmd/roomcap reads it.
 """
 
-import asyncio
 import glob
 import json
 import os
-import re
 import shutil
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-import uuid
 
 import requests
-from tornado import httpclient, websocket
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import freecores  # noqa: E402
+import roomlib  # noqa: E402
+from roomlib import auth, docker, free_block, room_env  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 ART = os.path.join(ROOT, "tests", "artifacts", "room")
@@ -111,85 +106,26 @@ if any(nb not in SOLO for nb in SWEEP):
     die("ROOM_CAPACITY_SWEEP names a notebook ROOM_CAPACITY_SOLO does not: the model needs its solo demand")
 
 
-def free_block(n=3):
+def room_port():
+    """ROOM_CAPACITY_PORT, or the first of four free ports (proxy, proxy API, hub, board)."""
     want = os.environ.get("ROOM_CAPACITY_PORT")
     if want:
         if not want.isdigit():
             die(f"ROOM_CAPACITY_PORT={want!r} is not a port number")
         return int(want)
-    for _ in range(200):
-        s = socket.socket()
-        s.bind(("0.0.0.0", 0))
-        p = s.getsockname()[1]
-        s.close()
-        if p + n >= 65535:
-            continue
-        good = True
-        for q in range(p, p + n):
-            t = socket.socket()
-            try:
-                t.bind(("0.0.0.0", q))
-            except OSError:
-                good = False
-            finally:
-                t.close()
-        if good:
-            return p
-    raise RuntimeError("no block of three free ports")
+    return free_block(4)
 
 
-def docker(*args, check_rc=True, timeout=120):
-    r = subprocess.run(["docker", *args], capture_output=True, text=True, timeout=timeout)
-    if check_rc and r.returncode != 0:
-        raise RuntimeError(f"docker {' '.join(args)}: {r.stderr.strip()}")
-    return r
-
-
-PORT = free_block()
+PORT = room_port()
 STATE = tempfile.mkdtemp(prefix="room-capacity-state-")
 NETWORK = "nightqueue-room-capacity"
-ENV = dict(os.environ)
-ENV.update(
-    ROOM_PORT=str(PORT),
-    ROOM_STATE=STATE,
-    ROOM_NETWORK=NETWORK,
-    ROOM_BIND_IP="127.0.0.1",
-    ROOM_CODE="room-" + uuid.uuid4().hex[:6],
-    ROOM_ADMIN_CODE="admin-" + uuid.uuid4().hex,
-    ROOM_MEM_LIMIT=os.environ.get("ROOM_MEM_LIMIT", "2G"),
-    ROOM_CPU_LIMIT=os.environ.get("ROOM_CPU_LIMIT", "1"),
-)
+ENV = room_env(PORT, STATE, NETWORK, ROOM_BIND_IP="127.0.0.1")
 # ROOM_CAPACITY_SKIP_BUILD=1: the images as they are (room.sh's ROOM_SKIP_BUILD;
 # run.sh clears that one), e.g. when make test-room just built them.
 if os.environ.get("ROOM_CAPACITY_SKIP_BUILD") == "1":
     ENV["ROOM_SKIP_BUILD"] = "1"
 BASE = f"http://127.0.0.1:{PORT}"
 ROOM_LOG = os.path.join(ART, "capacity-room.log")
-
-
-def start_room():
-    log = open(ROOM_LOG, "a")
-    proc = subprocess.Popen([os.path.join(ROOT, "scripts", "room.sh")], env=ENV, stdout=log, stderr=log, start_new_session=True)
-    deadline = time.time() + 1800
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"room.sh exited with {proc.returncode} (log {ROOM_LOG})")
-        with open(ROOM_LOG) as f:
-            if "room: [" in f.read() and hub_up():
-                return proc
-        time.sleep(2)
-    raise RuntimeError("room.sh not ready in 30 min")
-
-
-def hub_up():
-    try:
-        return requests.get(f"{BASE}/hub/api/", timeout=3).status_code == 200
-    except requests.RequestException:
-        return False
-
-
-def auth(tok):
-    return {"Authorization": f"token {tok}"}
 
 
 def admin_token():
@@ -302,93 +238,39 @@ def loadavg():
 
 
 # ---- notebooks through the kernel websocket behind the proxy
-def notebook_cells(name, tok, path):
-    r = requests.get(f"{BASE}/user/{name}/api/contents/{path}", headers=auth(tok), timeout=60)
-    r.raise_for_status()
-    out = []
-    for i, c in enumerate(r.json()["content"]["cells"]):
-        if c["cell_type"] == "code":
-            out.append((i, "".join(c["source"]) if isinstance(c["source"], list) else c["source"]))
-    return out
-
-
 def run_notebook(name, tok, path, cg, sampler, room_cgs, timeout=1800):
     """Every code cell of PATH in a new gonb kernel of NAME's server: a record per cell.
     ROOM_CGS are the cgroups of every participant of the step (NAME's too): the
     CPU the host spent on anything else during a cell is its other work."""
-    cells = notebook_cells(name, tok, path)
-    r = requests.post(f"{BASE}/user/{name}/api/sessions", headers=auth(tok), timeout=120,
-                      json={"path": path, "type": "notebook", "name": "", "kernel": {"name": "gonb"}})
-    r.raise_for_status()
-    sess = r.json()
-    kid = sess["kernel"]["id"]
-    recs = []
+    cells = roomlib.notebook_cells(BASE, name, tok, path)
+    recs, before = [], {}
 
-    async def go():
-        url = f"ws://127.0.0.1:{PORT}/user/{name}/api/kernels/{kid}/channels"
-        req = httpclient.HTTPRequest(url, headers=auth(tok), request_timeout=120, connect_timeout=120)
-        conn = await websocket.websocket_connect(req)
-        try:
-            for idx, src in cells:
-                mid = uuid.uuid4().hex
-                msg = {"header": {"msg_id": mid, "msg_type": "execute_request", "username": name, "session": uuid.uuid4().hex,
-                                  "version": "5.3", "date": ""},
-                       "parent_header": {}, "metadata": {}, "channel": "shell",
-                       "content": {"code": src, "silent": False, "store_history": True, "user_expressions": {},
-                                   "allow_stdin": False, "stop_on_error": True}}
-                sampler.mark()
-                r0 = room_snapshot(room_cgs)
-                c0, t0 = cg.cpu_seconds(), time.time()
-                await conn.write_message(json.dumps(msg))
-                err = ""
-                while True:
-                    raw = await conn.read_message()
-                    if raw is None:
-                        return "websocket closed (kernel died?)"
-                    m = json.loads(raw)
-                    if m.get("parent_header", {}).get("msg_id") != mid:
-                        continue
-                    if m["msg_type"] == "error":
-                        err = m["content"].get("ename", "") + ": " + m["content"].get("evalue", "")
-                    if m["msg_type"] == "execute_reply" and m.get("channel") == "shell":
-                        t1, c1 = time.time(), cg.cpu_seconds()
-                        r1 = room_snapshot(room_cgs)
-                        rec = {"notebook": path[:-len(".ipynb")], "index": idx, "start": t0, "wall": t1 - t0, "cpu": c1 - c0,
-                               "mem_peak": sampler.mark()}
-                        if r0 and r1:
-                            # the step's fields, over this cell (the reads just before and after it)
-                            rec.update(host_busy_cpu=r1[1] - r0[1], room_cpu=r1[2] - r0[2])
-                            free = freecores.free_cores(NCPU, r1[0] - r0[0], r1[1] - r0[1], r1[2] - r0[2])
-                            if free is not None:
-                                rec["free_cores"] = free
-                        recs.append(rec)
-                        if m["content"]["status"] != "ok":
-                            return err or m["content"].get("evalue", "error")
-                        break
-            return ""
-        finally:
-            conn.close()
+    def on_send(idx):
+        sampler.mark()
+        before.update(room=room_snapshot(room_cgs), cpu=cg.cpu_seconds(), t=time.time())
+
+    def on_reply(idx):
+        t1, c1 = time.time(), cg.cpu_seconds()
+        r0, r1 = before["room"], room_snapshot(room_cgs)
+        rec = {"notebook": path[:-len(".ipynb")], "index": idx, "start": before["t"], "wall": t1 - before["t"],
+               "cpu": c1 - before["cpu"], "mem_peak": sampler.mark()}
+        if r0 and r1:
+            # the step's fields, over this cell (the reads just before and after it)
+            rec.update(host_busy_cpu=r1[1] - r0[1], room_cpu=r1[2] - r0[2])
+            free = freecores.free_cores(NCPU, r1[0] - r0[0], r1[1] - r0[1], r1[2] - r0[2])
+            if free is not None:
+                rec["free_cores"] = free
+        recs.append(rec)
 
     try:
-        err = asyncio.run(asyncio.wait_for(go(), timeout))
-    except Exception as e:  # noqa: BLE001 - recorded, the step goes on
+        err, _ = roomlib.run_cells(BASE, name, tok, cells, path, timeout=timeout, on_send=on_send, on_reply=on_reply)
+    except Exception as e:  # noqa: BLE001 - recorded with the cells so far; the step goes on
         err = f"{type(e).__name__}: {e}"
-    finally:
-        try:
-            requests.delete(f"{BASE}/user/{name}/api/sessions/{sess['id']}", headers=auth(tok), timeout=120)
-        except requests.RequestException:
-            pass  # the server is stopped at the end of the step anyway
     return recs, err, len(cells)
 
 
 def wait_ready(admin, name, timeout=900):
-    t0 = time.time()
-    while time.time() - t0 < timeout:
-        r = requests.get(f"{BASE}/hub/api/users/{name}", headers=auth(admin), timeout=60)
-        if r.json().get("servers", {}).get("", {}).get("ready"):
-            return
-        time.sleep(0.5)
-    raise RuntimeError(f"{name}'s server not ready after {timeout} s")
+    roomlib.wait_ready(BASE, admin, name, timeout, poll=0.5)
 
 
 def participant_token(admin, name):
@@ -498,7 +380,7 @@ def step(admin, n, notebooks):
 
 def main():
     say(f"steps N = {NS}; solo: {' '.join(SOLO)}; sweep: {' '.join(SWEEP)}; room on 127.0.0.1:{PORT}; load {loadavg()}")
-    proc = start_room()
+    proc = roomlib.start_room(ENV, BASE, ROOM_LOG)
     ROOMS.append(proc)
     admin = admin_token()
     # The sweep first (N = 1 is its solo run), then one participant alone
@@ -529,12 +411,7 @@ ROOMS = []
 
 def stop_rooms():
     for p in ROOMS:
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGINT)
-            try:
-                p.wait(300)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
+        roomlib.stop_room(p)
     left = docker("ps", "-aq", "--filter", "name=^nightqueue-room-cap", check_rc=False).stdout.split()
     if left:
         docker("rm", "-f", *left, check_rc=False)

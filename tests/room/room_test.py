@@ -29,6 +29,10 @@ import uuid
 import requests
 from tornado import httpclient, websocket
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import roomlib  # noqa: E402
+from roomlib import auth, docker, free_block, room_env  # noqa: E402
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 ART = os.path.join(ROOT, "tests", "artifacts", "room")
 os.makedirs(ART, exist_ok=True)
@@ -56,49 +60,10 @@ def check(cond, msg, detail=""):
     return cond
 
 
-def free_block(n=3):
-    """A port p with p..p+n-1 all free on every address."""
-    for _ in range(200):
-        s = socket.socket()
-        s.bind(("0.0.0.0", 0))
-        p = s.getsockname()[1]
-        s.close()
-        if p + n >= 65535:
-            continue
-        good = True
-        for q in range(p, p + n):
-            t = socket.socket()
-            try:
-                t.bind(("0.0.0.0", q))
-            except OSError:
-                good = False
-            finally:
-                t.close()
-        if good:
-            return p
-    raise RuntimeError("no block of free ports")
-
-
-def docker(*args, check_rc=True, timeout=120):
-    r = subprocess.run(["docker", *args], capture_output=True, text=True, timeout=timeout)
-    if check_rc and r.returncode != 0:
-        raise RuntimeError(f"docker {' '.join(args)}: {r.stderr.strip()}")
-    return r
-
-
 PORT = free_block(4)  # proxy, proxy API, hub, board
 STATE = tempfile.mkdtemp(prefix="room-test-state-")
 NETWORK = "nightqueue-room-test"
-ENV = dict(os.environ)
-ENV.update(
-    ROOM_PORT=str(PORT),
-    ROOM_STATE=STATE,
-    ROOM_NETWORK=NETWORK,
-    ROOM_CODE="room-" + uuid.uuid4().hex[:6],
-    ROOM_ADMIN_CODE="admin-" + uuid.uuid4().hex,
-    ROOM_MEM_LIMIT=os.environ.get("ROOM_MEM_LIMIT", "2G"),
-    ROOM_CPU_LIMIT=os.environ.get("ROOM_CPU_LIMIT", "1"),
-)
+ENV = room_env(PORT, STATE, NETWORK)
 BASE = f"http://127.0.0.1:{PORT}"
 ROOM_LOG = os.path.join(ART, "room.log")
 
@@ -111,27 +76,7 @@ def room_cmd(env=None, timeout=60):
 
 
 def start_room():
-    log = open(ROOM_LOG, "a")
-    # As from a terminal: SIGINT at its default even when this test was started
-    # with it ignored (a background job), or bash could not trap it.
-    proc = subprocess.Popen([os.path.join(ROOT, "scripts", "room.sh")], env=ENV, stdout=log, stderr=log, start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.time() + 1800
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"room.sh exited with {proc.returncode} (log {ROOM_LOG})")
-        with open(ROOM_LOG) as f:
-            if "room: [" in f.read() and hub_up():
-                return proc
-        time.sleep(2)
-    raise RuntimeError("room.sh not ready in 30 min")
-
-
-def hub_up():
-    try:
-        return requests.get(f"{BASE}/hub/api/", timeout=3).status_code == 200
-    except requests.RequestException:
-        return False
+    return roomlib.start_room(ENV, BASE, ROOM_LOG)
 
 
 class Browser:
@@ -163,89 +108,21 @@ class Browser:
         return r.json()["token"]
 
 
-def auth(tok):
-    return {"Authorization": f"token {tok}"}
-
-
 def wait_ready(admin, name, timeout=600):
-    t0 = time.time()
-    while time.time() - t0 < timeout:
-        r = requests.get(f"{BASE}/hub/api/users/{name}", headers=auth(admin), timeout=30)
-        srv = r.json().get("servers", {}).get("", {})
-        if srv.get("ready"):
-            return time.time() - t0
-        time.sleep(1)
-    raise RuntimeError(f"{name}'s server not ready after {timeout} s")
+    return roomlib.wait_ready(BASE, admin, name, timeout)
 
 
 # ---- notebooks through the kernel websocket behind the proxy
 def run_cells(name, tok, cells, timeout=600, path="00-welcome.ipynb", stdout=None):
-    """Runs code cells in a new gonb kernel session of NAME's server; returns
-    (ok, seconds per cell, error text). Appends what the cells print to the
-    list stdout when one is given."""
-    r = requests.post(f"{BASE}/user/{name}/api/sessions", headers=auth(tok), timeout=60,
-                      # name: the file's name, as JupyterLab sends it; Jupyter Server
-                      # sets the kernel's JPY_SESSION_NAME from it (the room board reads it)
-                      json={"path": path, "type": "notebook", "name": os.path.basename(path), "kernel": {"name": "gonb"}})
-    r.raise_for_status()
-    sess = r.json()
-    kid = sess["kernel"]["id"]
-
-    async def go():
-        url = f"ws://127.0.0.1:{PORT}/user/{name}/api/kernels/{kid}/channels"
-        req = httpclient.HTTPRequest(url, headers=auth(tok), request_timeout=60, connect_timeout=60)
-        conn = await websocket.websocket_connect(req)
-        times = []
-        try:
-            for src in cells:
-                mid = uuid.uuid4().hex
-                msg = {"header": {"msg_id": mid, "msg_type": "execute_request", "username": name, "session": uuid.uuid4().hex,
-                                  "version": "5.3", "date": ""},
-                       "parent_header": {}, "metadata": {}, "channel": "shell",
-                       "content": {"code": src, "silent": False, "store_history": True, "user_expressions": {},
-                                   "allow_stdin": False, "stop_on_error": True}}
-                t0 = time.time()
-                await conn.write_message(json.dumps(msg))
-                err, reply, idle = "", None, False
-                # The reply comes on the shell channel and the cell's output on
-                # iopub, in no set order between the two: a check line can
-                # arrive after the reply. Jupyter's messaging protocol ends a
-                # request's output with iopub status "idle", so read to that.
-                while True:
-                    raw = await conn.read_message()
-                    if raw is None:
-                        return False, times, "websocket closed (kernel died?)"
-                    m = json.loads(raw)
-                    if m.get("parent_header", {}).get("msg_id") != mid:
-                        continue
-                    if m["msg_type"] == "error":
-                        err = m["content"].get("ename", "") + ": " + m["content"].get("evalue", "")
-                    if m["msg_type"] == "stream" and m["content"].get("name") == "stdout" and stdout is not None:
-                        stdout.append(m["content"].get("text", ""))
-                    if m["msg_type"] == "execute_reply" and m.get("channel") == "shell":
-                        times.append(time.time() - t0)
-                        reply = m
-                    if m["msg_type"] == "status" and m["content"].get("execution_state") == "idle":
-                        idle = True
-                    if reply is not None and (idle or stdout is None):
-                        if reply["content"]["status"] != "ok":
-                            return False, times, err or reply["content"].get("evalue", "error")
-                        break
-            return True, times, ""
-        finally:
-            conn.close()
-
-    try:
-        return asyncio.run(asyncio.wait_for(go(), timeout))
-    finally:
-        requests.delete(f"{BASE}/user/{name}/api/sessions/{sess['id']}", headers=auth(tok), timeout=60)
+    """Runs CELLS ((position, source) pairs) in a new gonb kernel session of
+    NAME's server (roomlib.run_cells); returns (ok, seconds per cell, error
+    text). Appends what the cells print to the list stdout when one is given."""
+    err, times = roomlib.run_cells(BASE, name, tok, cells, path, timeout=timeout, stdout=stdout)
+    return err == "", times, err
 
 
 def notebook_cells(name, tok, path):
-    r = requests.get(f"{BASE}/user/{name}/api/contents/{path}", headers=auth(tok), timeout=60)
-    r.raise_for_status()
-    cells = r.json()["content"]["cells"]
-    return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in cells if c["cell_type"] == "code"]
+    return roomlib.notebook_cells(BASE, name, tok, path)
 
 
 PASS_MARK, NOT_YET_MARK = "✓ pass: ", "✗ not yet: "  # queuekit/lab/check.go
@@ -479,7 +356,7 @@ def main():
         people[name] = {"browser": br, "code": m.group(1) if m else ""}
         t_spawn = time.time()
         br.s.get(f"{BASE}/hub/spawn", timeout=120)  # the browser's path: the spawn page starts the server
-        people[name]["spawn"] = wait_ready(admin, name) + 0
+        wait_ready(admin, name)
         people[name]["spawn"] = time.time() - t_spawn
     # carol: created and started by the admin's token, then signs in.
     r = requests.post(f"{BASE}/hub/api/users/carol", headers=auth(admin), timeout=30)
@@ -676,9 +553,9 @@ def main():
         except Exception as e:  # noqa: BLE001 - a dead kernel is the point
             results[key] = (False, [], f"{type(e).__name__}: {e}")
 
-    t_bomb = threading.Thread(target=hog, args=("bomb", [bomb[1]]))
+    t_bomb = threading.Thread(target=hog, args=("bomb", [(0, bomb[1])]))
     t_bomb.start()
-    t_spin = threading.Thread(target=hog, args=("spin", [spin]))
+    t_spin = threading.Thread(target=hog, args=("spin", [(0, spin)]))
     t_spin.start()
     time.sleep(20)
     cells = notebook_cells("bob", B["token"], "00-welcome.ipynb")
@@ -794,12 +671,7 @@ ROOMS = []
 def stop_rooms():
     """A room this test started and left running (it stopped early): Ctrl-C it."""
     for p in ROOMS:
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGINT)
-            try:
-                p.wait(300)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
+        roomlib.stop_room(p)
     shutil.rmtree(STATE, ignore_errors=True)
 
 
