@@ -21,12 +21,15 @@ the hub's login form, and then, for each N in ROOM_CAPACITY_NS (default
      containers' CPU time, read before and after the cell; freecores.py)
   3. stops the N servers (their containers are removed) before the next N
 
-Every N runs ROOM_CAPACITY_SWEEP (default session one, 00-04); N = 1 is one
-participant's demand for it. Then one more participant, alone, runs the
-notebooks of ROOM_CAPACITY_SOLO (default all) the sweep did not: those of
-session two (05-10), then in a new server those of session one. The host's CPU use outside the participants' containers (other
-programs, the hub, this driver) is taken from /proc/stat during each step, and
-the load average at its start and end.
+ROOM_CAPACITY_SWEEP holds groups of notebooks separated by "/" (default
+session one, 00-04, then session two, 05-10): every N runs the first group,
+then every N the next; a group's N = 1 step is one participant's demand for
+its notebooks, and roomcap checks the group's other steps against it. Then
+one more participant, alone, runs the notebooks of ROOM_CAPACITY_SOLO
+(default all) no group ran: those of session two, then in a new server
+those of session one. The host's CPU use outside the participants'
+containers (other programs, the hub, this driver) is taken from /proc/stat
+during each step, and the load average at its start and end.
 
 Writes tests/artifacts/room/capacity.json; queuekit/cmd/roomcap reads it.
 """
@@ -101,9 +104,15 @@ def past_limit():
 
 NS = ints_of(os.environ.get("ROOM_CAPACITY_NS", "1 2 4 6"), "ROOM_CAPACITY_NS")
 SOLO = notebooks_of(os.environ.get("ROOM_CAPACITY_SOLO", " ".join(SESSION_ONE + SESSION_TWO)), "ROOM_CAPACITY_SOLO")
-SWEEP = notebooks_of(os.environ.get("ROOM_CAPACITY_SWEEP", " ".join(SESSION_ONE)), "ROOM_CAPACITY_SWEEP")
+# Groups separated by "/": each runs its own N steps, its N = 1 step being
+# one participant's demand for those notebooks, and is checked against it.
+SWEEPS = [notebooks_of(g, "ROOM_CAPACITY_SWEEP")
+          for g in os.environ.get("ROOM_CAPACITY_SWEEP", " ".join(SESSION_ONE) + " / " + " ".join(SESSION_TWO)).split("/") if g.strip()]
+SWEEP = [nb for g in SWEEPS for nb in g]
 if any(nb not in SOLO for nb in SWEEP):
     die("ROOM_CAPACITY_SWEEP names a notebook ROOM_CAPACITY_SOLO does not: the model needs its solo demand")
+if len(set(SWEEP)) != len(SWEEP):
+    die("ROOM_CAPACITY_SWEEP names a notebook in two groups: one participant's demand for it would count twice")
 
 
 def room_port():
@@ -379,28 +388,29 @@ def step(admin, n, notebooks):
 
 
 def main():
-    say(f"steps N = {NS}; solo: {' '.join(SOLO)}; sweep: {' '.join(SWEEP)}; room on 127.0.0.1:{PORT}; load {loadavg()}")
+    say(f"steps N = {NS}; solo: {' '.join(SOLO)}; sweep: {' / '.join(' '.join(g) for g in SWEEPS)}; room on 127.0.0.1:{PORT}; load {loadavg()}")
     proc = roomlib.start_room(ENV, BASE, ROOM_LOG)
     ROOMS.append(proc)
     admin = admin_token()
-    # The sweep first (N = 1 is its solo run), then one participant alone
-    # through the notebooks of ROOM_CAPACITY_SOLO the sweep did not run.
-    plan = [(n, SWEEP, "sweep") for n in NS]
+    # The sweeps first, a group at a time (N = 1 is its solo run), then one
+    # participant alone through the notebooks of ROOM_CAPACITY_SOLO no group ran.
+    plan = [(n, g, "sweep", gi) for gi, g in enumerate(SWEEPS) for n in NS]
     rest = [nb for nb in SOLO if nb not in SWEEP]
     for session in (SESSION_TWO, SESSION_ONE):  # session two first: a bounded run (ROOM_CAPACITY_MAX_MINUTES) gets some of each
         part = [nb for nb in rest if nb[:-len(".ipynb")] in session]
         if part:
-            plan.append((1, part, "solo"))
+            plan.append((1, part, "solo", None))
     steps = []
-    for n, notebooks, kind in plan:
+    for n, notebooks, kind, group in plan:
         if past_limit():
             say(f"skipping N={n} ({kind}: {' '.join(notebooks)}): past ROOM_CAPACITY_MAX_MINUTES={MAX_MINUTES:g}")
             continue
-        steps.append(dict(step(admin, n, notebooks), kind=kind))
+        steps.append(dict(step(admin, n, notebooks), kind=kind, **({} if group is None else {"sweep": group})))
         with open(OUT, "w") as f:
             json.dump({"cores": os.cpu_count(), "mem_total": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"),
                        "cpu_limit": float(ENV["ROOM_CPU_LIMIT"]), "mem_limit": ENV["ROOM_MEM_LIMIT"],
-                       "solo": [nb[:-len(".ipynb")] for nb in SOLO], "sweep": [nb[:-len(".ipynb")] for nb in SWEEP],
+                       "solo": [nb[:-len(".ipynb")] for nb in SOLO], "sweep": [[nb[:-len(".ipynb")] for nb in g] for g in SWEEPS],
+                       "started": T_START, "ended": time.time(),
                        "steps": steps}, f, indent=1)
     say(f"wrote {OUT}")
     return 0

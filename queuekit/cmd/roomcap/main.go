@@ -31,6 +31,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -53,6 +54,7 @@ type participant struct {
 type step struct {
 	N               int               `json:"n"`
 	Kind            string            `json:"kind"`
+	Sweep           int               `json:"sweep"` // which ROOM_CAPACITY_SWEEP group, for kind "sweep" (0 in a run with one)
 	Notebooks       []string          `json:"notebooks"`
 	LoadStart       []float64         `json:"load_start"`
 	LoadEnd         []float64         `json:"load_end"`
@@ -68,6 +70,8 @@ type measurement struct {
 	MemTotal int64   `json:"mem_total"`
 	CPULimit float64 `json:"cpu_limit"`
 	MemLimit string  `json:"mem_limit"`
+	Started  float64 `json:"started"` // Unix seconds; 0 in a capacity.json from before they were written
+	Ended    float64 `json:"ended"`
 	Steps    []step  `json:"steps"`
 }
 
@@ -223,7 +227,11 @@ func writeHost(w io.Writer, m measurement) {
 			}
 		}
 	}
-	fmt.Fprintf(w, "; load average (1 min) %.1f to %.1f during the run.\n\n", lo, hi)
+	fmt.Fprintf(w, "; load average (1 min) %.1f to %.1f during the run", lo, hi)
+	if m.Started > 0 && m.Ended > m.Started {
+		fmt.Fprintf(w, ", which took %.0f minutes (image builds included)", (m.Ended-m.Started)/60)
+	}
+	fmt.Fprintf(w, ".\n\n")
 }
 
 // writeNotebookDemand writes one participant's demand per notebook and
@@ -344,17 +352,17 @@ func writeFitNotes(w io.Writer, fit aloneFit, capCores float64) {
 	}
 }
 
-// baseline is what the model replays at every step: the first step's
-// participant, its cells and spawn with a core free.
+// baseline is what the model replays at every step of a sweep: the sweep's
+// first step's participant (N = 1), its cells and spawn with a core free.
 type baseline struct {
 	cells, spawn   []roomcap.Cell
 	perCell        bool    // every cell carries its own free cores
 	freeLo, freeHi float64 // their range, when perCell
 }
 
-func newBaseline(m measurement, capCores float64) (baseline, error) {
-	base := m.Steps[0].Participants[0]
-	cells, err := roomcap.Alone(base.Cells, freeCores(m.Steps[0]), capCores)
+func newBaseline(first step, capCores float64) (baseline, error) {
+	base := first.Participants[0]
+	cells, err := roomcap.Alone(base.Cells, freeCores(first), capCores)
 	if err != nil {
 		return baseline{}, err
 	}
@@ -366,40 +374,81 @@ func newBaseline(m measurement, capCores float64) (baseline, error) {
 		}
 		b.freeLo, b.freeHi = math.Min(b.freeLo, *c.FreeCores), math.Max(b.freeHi, *c.FreeCores)
 	}
-	b.spawn, err = roomcap.Alone([]roomcap.Cell{{Wall: base.SpawnSeconds, CPU: base.SpawnCPU}}, freeCores(m.Steps[0]), capCores)
+	b.spawn, err = roomcap.Alone([]roomcap.Cell{{Wall: base.SpawnSeconds, CPU: base.SpawnCPU}}, freeCores(first), capCores)
 	if err != nil {
 		return baseline{}, err
 	}
 	return b, nil
 }
 
-// writeModelCheck writes the model's p95 cell latency beside the measured one
-// for every N of the sweep; ok is false when a step misses by more than tol.
-// errs are the cells and servers that failed in the sweep.
-func writeModelCheck(w io.Writer, m measurement, tol, capCores float64) (ok bool, errs []string, err error) {
-	base, err := newBaseline(m, capCores)
-	if err != nil {
-		return false, nil, err
-	}
-	fmt.Fprintf(w, "\n**N participants at once** (servers started together through the hub's REST API, then every participant runs %s through its kernel API; "+
-		"model: `queuekit/roomcap` fed the N = 1 cells of this run, on the cores the host's other work left free during the step; at N = 1, during each cell):\n\n", strings.Join(m.Steps[0].Notebooks, ", "))
-	fmt.Fprintf(w, "| N | spawn (slowest) measured / model | cell latency p50 | p95 measured | p95 model | model / measured | memory (sum of peaks) | cores left by other work | load average |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-	ok = true
-	for si, s := range m.Steps {
+// sweeps groups the sweep steps by their group (step.Sweep), in the order
+// the run took them (tests/room/capacity.py runs N = 1, 2, 4, 6 over each
+// ROOM_CAPACITY_SWEEP group in turn). A group whose first step is not one
+// participant alone has no baseline: an error.
+func sweeps(m measurement) ([][]step, error) {
+	var out [][]step
+	at := map[int]int{}
+	for _, s := range m.Steps {
 		if s.Kind != "sweep" {
 			continue
 		}
-		errs = append(errs, stepErrors(s)...)
-		if len(s.Participants) == 0 { // no server started
-			continue
+		i, seen := at[s.Sweep]
+		if !seen {
+			if s.N != 1 || len(s.Participants) != 1 {
+				return nil, fmt.Errorf("the sweep over %s starts with N = %d and %d participants: its first step must be one participant alone (N = 1)",
+					strings.Join(s.Notebooks, " "), s.N, len(s.Participants))
+			}
+			i = len(out)
+			at[s.Sweep] = i
+			out = append(out, nil)
 		}
-		within, err := writeStepCheck(w, s, base, si == 0 && base.perCell, tol, capCores)
+		out[i] = append(out[i], s)
+	}
+	return out, nil
+}
+
+// writeModelCheck writes, for every sweep, the model's p95 cell latency
+// beside the measured one at each N; ok is false when a step misses by more
+// than tol. errs are the cells and servers that failed in the sweeps.
+func writeModelCheck(w io.Writer, m measurement, tol, capCores float64) (ok bool, errs []string, err error) {
+	groups, err := sweeps(m)
+	if err != nil {
+		return false, nil, err
+	}
+	ok = true
+	for _, g := range groups {
+		base, err := newBaseline(g[0], capCores)
 		if err != nil {
 			return false, nil, err
 		}
-		ok = ok && within
+		fmt.Fprintf(w, "\n**N participants at once, session %s** (servers started together through the hub's REST API, then every participant runs %s through its kernel API; "+
+			"model: `queuekit/roomcap` fed the N = 1 cells of this run, on the cores the host's other work left free during the step; at N = 1, during each cell):\n\n",
+			sessionsOf(g[0].Notebooks), strings.Join(g[0].Notebooks, ", "))
+		fmt.Fprintf(w, "| N | spawn (slowest) measured / model | cell latency p50 | p95 measured | p95 model | model / measured | memory (sum of peaks) | cores left by other work | load average |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		for si, s := range g {
+			errs = append(errs, stepErrors(s)...)
+			if len(s.Participants) == 0 { // no server started
+				continue
+			}
+			within, err := writeStepCheck(w, s, base, si == 0 && base.perCell, tol, capCores)
+			if err != nil {
+				return false, nil, err
+			}
+			ok = ok && within
+		}
 	}
 	return ok, errs, nil
+}
+
+// sessionsOf names the sessions notebooks belong to: "one", "two" or "one and two".
+func sessionsOf(notebooks []string) string {
+	var out []string
+	for _, nb := range notebooks {
+		if s := session(nb); !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, " and ")
 }
 
 // stepErrors are the cells that failed and the servers that did not start in
@@ -474,7 +523,7 @@ func writeHostSizing(w io.Writer, quiet map[string][]roomcap.Cell, soloSteps []s
 	if think > 0 {
 		fmt.Fprintf(w, " with %.0f s between cells", think)
 	} else {
-		fmt.Fprintf(w, " and pressing Run again as soon as a cell ends (the worst case the check above measured)")
+		fmt.Fprintf(w, " and pressing Run again as soon as a cell ends (the worst case the checks above measured)")
 	}
 	fmt.Fprintf(w, "; cores free for the participants (the hub and the host's other work come on top), memory = participants × one container's peak:\n\n")
 	fmt.Fprintf(w, "| session | room | cores | p95 cell latency (limit) | offered load a (cores busy if nobody waited) | Erlang C at these cores, open M/M/c with load a: P(a cell waits) | memory |\n|---|---:|---:|---:|---:|---:|---:|\n")

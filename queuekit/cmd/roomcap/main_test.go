@@ -185,3 +185,70 @@ func TestNotebookNotMeasuredAndErrorsOnce(t *testing.T) {
 		t.Errorf("the N = 1 error is listed %d times, want once:\n%s", n, out.String())
 	}
 }
+
+// Two sweeps in one run, session one then session two, each checked against
+// its own N = 1 participant. Session two's cells (05-run-the-night) are 4 s
+// with 1 CPU second: 3 s need no core. Two participants on 2 free cores with
+// a cap of 1 get a core each, so by hand the model gives 4 s again; measured
+// 4 s: ratio 1.00. Replayed with session one's cells instead (1 s of work
+// each on 1 free core: 2 s) the row would read 2.0 s.
+func TestOneCheckPerSweep(t *testing.T) {
+	var m measurement
+	b, err := os.ReadFile(fixture(t, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	two := func(wall float64) []roomcap.Cell {
+		return []roomcap.Cell{{Notebook: "05-run-the-night", Index: 1, Wall: wall, CPU: 1, MemPeak: 7e8, FreeCores: roomcap.Cores(2)}}
+	}
+	nb := []string{"05-run-the-night"}
+	m.Started, m.Ended = 1.7e9, 1.7e9+30*60
+	m.Steps = append(m.Steps,
+		step{N: 1, Kind: "sweep", Sweep: 1, Notebooks: nb, Cores: 2, LoadStart: []float64{1, 1, 1}, LoadEnd: []float64{1, 1, 1},
+			Participants: []participant{{Name: "cap1p1", SpawnSeconds: 20, SpawnCPU: 10, MemPeak: 8e8, CellCounts: map[string]int{nb[0]: 1}, Cells: two(4)}}},
+		step{N: 2, Kind: "sweep", Sweep: 1, Notebooks: nb, Cores: 2, LoadStart: []float64{1, 1, 1}, LoadEnd: []float64{2, 1, 1},
+			Participants: []participant{
+				{Name: "cap2p1", MemPeak: 8e8, CellCounts: map[string]int{nb[0]: 1}, Cells: two(4)},
+				{Name: "cap2p2", MemPeak: 8e8, CellCounts: map[string]int{nb[0]: 1}, Cells: two(4)}}})
+	b, err = json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(t.TempDir(), "capacity.json")
+	if err := os.WriteFile(in, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"-in", in, "-rooms", "30"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errb.String(), out.String())
+	}
+	s := out.String()
+	one, two2 := strings.Index(s, "**N participants at once, session one**"), strings.Index(s, "**N participants at once, session two**")
+	if one < 0 || two2 < one {
+		t.Fatalf("want a check for session one, then one for session two:\n%s", s)
+	}
+	if !strings.Contains(s, "during the run, which took 30 minutes (image builds included).") {
+		t.Errorf("no run duration:\n%s", s)
+	}
+	if !strings.Contains(s[two2:], "| 2 | 0 s / 20 s | 4.0 s | 4.0 s | 4.0 s | 1.00 (within ±35 %) | 1.60 GB | 2.00 of 2 |") {
+		t.Errorf("session two's N = 2 row missing or wrong:\n%s", s[two2:])
+	}
+	if !strings.Contains(s[one:two2], "| 2 | 0 s / 50 s | 2.0 s | 2.0 s | 2.0 s | 1.00 (within ±35 %) |") {
+		t.Errorf("session one's N = 2 row missing or wrong:\n%s", s[one:two2])
+	}
+	// A sweep that does not start alone has no baseline: exit 1, one line.
+	m.Steps = append(m.Steps, step{N: 2, Kind: "sweep", Sweep: 2, Notebooks: []string{"09-when-ml-helps"}, Cores: 2,
+		Participants: []participant{{Name: "a"}, {Name: "b"}}})
+	b, _ = json.Marshal(m)
+	if err := os.WriteFile(in, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	errb.Reset()
+	if code := run([]string{"-in", in}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "09-when-ml-helps starts with N = 2") {
+		t.Errorf("a sweep without its N = 1: exit %d, %q", code, errb.String())
+	}
+}
