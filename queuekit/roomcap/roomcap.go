@@ -330,6 +330,24 @@ func Room(cells []Cell, n int, cores, capCores, think float64) (Result, error) {
 	return Simulate(Config{Cores: cores, Cap: capCores, Participants: ps})
 }
 
+// Slowdown returns, for every cell of r (a Room run of cells), its latency
+// over its latency alone with a core free (its Wall: cells from Alone), so
+// 2 is a cell that took twice as long as alone. Cells with no wall time are
+// left out. A percentile of latencies over the whole room is set by its
+// longest cells, which may mostly wait without a core; this is what each
+// cell sees.
+func Slowdown(cells []Cell, r Result) []float64 {
+	var out []float64
+	for _, lat := range r.Latency {
+		for j, v := range lat {
+			if j < len(cells) && cells[j].Wall > 0 {
+				out = append(out, v/cells[j].Wall)
+			}
+		}
+	}
+	return out
+}
+
 // Quantile is the empirical q-quantile (gonum's stat.Quantile, Empirical) of
 // xs, which it does not change; 0 for no values.
 func Quantile(q float64, xs []float64) float64 {
@@ -353,28 +371,44 @@ func CoresFor(cells []Cell, n int, capCores, think, limit float64) (int, float64
 	if !(limit > 0) {
 		return 0, 0, fmt.Errorf("roomcap: limit %v: want seconds > 0", limit)
 	}
+	return coresFor(cells, n, capCores, think, limit, func(r Result) float64 { return Quantile(0.95, r.All()) })
+}
+
+// CoresForSlowdown returns the fewest whole cores for which n participants
+// running cells together have a p95 Slowdown of at most limit (2: 95 % of
+// the cells take at most twice as long as alone), and that p95.
+func CoresForSlowdown(cells []Cell, n int, capCores, think, limit float64) (int, float64, error) {
+	if !(limit >= 1) {
+		return 0, 0, fmt.Errorf("roomcap: slowdown limit %v: want a ratio >= 1", limit)
+	}
+	return coresFor(cells, n, capCores, think, limit, func(r Result) float64 { return Quantile(0.95, Slowdown(cells, r)) })
+}
+
+// coresFor is the search behind CoresFor and CoresForSlowdown: the fewest
+// cores whose run's metric is at most limit (the metric falls as cores grow).
+func coresFor(cells []Cell, n int, capCores, think, limit float64, metric func(Result) float64) (int, float64, error) {
 	top := n
 	if capCores > 0 {
 		top = int(math.Ceil(float64(n) * capCores))
 	}
-	p95 := func(c int) (float64, error) {
+	at := func(c int) (float64, error) {
 		r, err := Room(cells, n, float64(c), capCores, think)
 		if err != nil {
 			return 0, err
 		}
-		return Quantile(0.95, r.All()), nil
+		return metric(r), nil
 	}
-	best, err := p95(top)
+	best, err := at(top)
 	if err != nil {
 		return 0, 0, err
 	}
 	if best > limit {
-		return 0, best, fmt.Errorf("roomcap: %d participants, %d cores: p95 %.1f s > %.1f s: %w", n, top, best, limit, ErrNoCores)
+		return 0, best, fmt.Errorf("roomcap: %d participants, %d cores: %.2f > %.2f: %w", n, top, best, limit, ErrNoCores)
 	}
-	lo, hi := 0, top // p95(lo) > limit (0 cores: never), p95(hi) <= limit
+	lo, hi := 0, top // metric(lo) > limit (0 cores: never), metric(hi) <= limit
 	for hi-lo > 1 {
 		mid := (lo + hi) / 2
-		v, err := p95(mid)
+		v, err := at(mid)
 		if err != nil {
 			return 0, 0, err
 		}

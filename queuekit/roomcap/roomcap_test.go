@@ -335,3 +335,46 @@ func TestFreeCoresBadInput(t *testing.T) {
 		}
 	}
 }
+
+// Two participants on one core, cap 1, each running a cell of 1 s with no
+// CPU (it waits) and then a cell of 1 CPU second. By hand: the waiting cells
+// overlap and take 1 s each (slowdown 1); the computing cells share the core
+// and take 2 s each (slowdown 2). A cell of no wall time is left out.
+func TestSlowdown(t *testing.T) {
+	cells := []Cell{{Wall: 1, CPU: 0}, {Wall: 1, CPU: 1}, {Wall: 0, CPU: 0}}
+	r, err := Room(cells, 2, 1, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := Slowdown(cells, r)
+	want := []float64{1, 2, 1, 2}
+	if len(got) != len(want) {
+		t.Fatalf("Slowdown = %v, want %v", got, want)
+	}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-9 {
+			t.Errorf("Slowdown[%d] = %v, want %v", i, got[i], want[i])
+		}
+	}
+}
+
+// Thirty participants, each a cell of 10 s that waits (no CPU) and then a
+// cell of 1 CPU second, cap 1, all at once. By hand: the waiting cells take
+// 10 s whatever the cores; the computing cells share c cores and take 30/c s
+// (c < 30). Half the cells are each kind, so the p95 latency is 30/c once
+// that passes 10 s: a limit of 20 s needs 2 cores (p95 15 s). The slowdown
+// of a computing cell is 30/c, so 95 % of the cells within 2x needs 15.
+func TestCoresForSlowdown(t *testing.T) {
+	cells := []Cell{{Wall: 10, CPU: 0}, {Wall: 1, CPU: 1}}
+	c, p95, err := CoresFor(cells, 30, 1, 0, 20)
+	if err != nil || c != 2 || math.Abs(p95-15) > 1e-9 {
+		t.Errorf("CoresFor = %d, %v, %v; want 2 cores, p95 15 s", c, p95, err)
+	}
+	c, sd, err := CoresForSlowdown(cells, 30, 1, 0, 2)
+	if err != nil || c != 15 || math.Abs(sd-2) > 1e-9 {
+		t.Errorf("CoresForSlowdown = %d, %v, %v; want 15 cores, 2x", c, sd, err)
+	}
+	if _, _, err := CoresForSlowdown(cells, 30, 1, 0, 0.5); err == nil {
+		t.Error("a slowdown limit below 1: want an error")
+	}
+}

@@ -526,7 +526,7 @@ func writeHostSizing(w io.Writer, quiet map[string][]roomcap.Cell, soloSteps []s
 		fmt.Fprintf(w, " and pressing Run again as soon as a cell ends (the worst case the checks above measured)")
 	}
 	fmt.Fprintf(w, "; cores free for the participants (the hub and the host's other work come on top), memory = participants × one container's peak:\n\n")
-	fmt.Fprintf(w, "| session | room | cores | p95 cell latency (limit) | offered load a (cores busy if nobody waited) | Erlang C at these cores, open M/M/c with load a: P(a cell waits) | memory |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(w, "| session | room | cores | p95 cell latency (limit) | a cell's time over its time alone: median / p95 | cores for 95 %% of cells within 2x alone | offered load a (cores busy if nobody waited) | Erlang C at these cores, open M/M/c with load a: P(a cell waits) | memory |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, sess := range []string{"one", "two"} {
 		cells := quiet[sess]
 		if len(cells) == 0 {
@@ -555,11 +555,24 @@ func writeRoomRow(w io.Writer, sess string, n int, cells []roomcap.Cell, peak in
 	if v, err := mmc.ErlangC(max(c, 1), a); err == nil {
 		pc = fmt.Sprintf("%.2f", v)
 	}
-	cores := fmt.Sprint(c)
+	cores, slow := fmt.Sprint(c), ""
 	if err != nil {
 		cores = "none meets it"
+	} else {
+		r, err := roomcap.Room(cells, n, float64(c), capCores, think)
+		if err != nil {
+			return err
+		}
+		sd := roomcap.Slowdown(cells, r)
+		slow = fmt.Sprintf("%.1fx / %.1fx", roomcap.Quantile(0.5, sd), roomcap.Quantile(0.95, sd))
 	}
-	fmt.Fprintf(w, "| %s | %d | %s | %.1f s (%.1f s) | %.1f cores | %s | %s |\n", sess, n, cores, p95, limit, a, pc, gb(int64(n)*peak))
+	within := "none meets it"
+	if cs, _, err := roomcap.CoresForSlowdown(cells, n, capCores, think, 2); err == nil {
+		within = fmt.Sprint(cs)
+	} else if !errors.Is(err, roomcap.ErrNoCores) {
+		return err
+	}
+	fmt.Fprintf(w, "| %s | %d | %s | %.1f s (%.1f s) | %s | %s | %.1f cores | %s | %s |\n", sess, n, cores, p95, limit, slow, within, a, pc, gb(int64(n)*peak))
 	return nil
 }
 

@@ -54,8 +54,9 @@ func TestModelBesideMeasurementAndDocs(t *testing.T) {
 	if !strings.Contains(out.String(), "| 2 | 0 s / 50 s | 2.0 s | 2.0 s | 2.0 s | 1.00 (within ±35 %) | 1.80 GB | 1.00 of 2 |") {
 		t.Errorf("N = 2 row missing or wrong:\n%s", out.String())
 	}
-	// 30 participants of 1-CPU-second cells, limit 2 × 1 s: 15 cores (30/c <= 2).
-	if !strings.Contains(out.String(), "| one | 30 | 15 | 2.0 s (2.0 s) |") {
+	// 30 participants of 1-CPU-second cells, limit 2 × 1 s: 15 cores (30/c <= 2),
+	// half a core each, so every cell takes twice its time alone.
+	if !strings.Contains(out.String(), "| one | 30 | 15 | 2.0 s (2.0 s) | 2.0x / 2.0x | 15 |") {
 		t.Errorf("room of 30 row missing or wrong:\n%s", out.String())
 	}
 	b, _ := os.ReadFile(doc)
