@@ -15,7 +15,12 @@
 #                        `scripts/setup.sh gopls` (make workshop builds it behind the URL)
 #   3. .venv/share/jupyter/kernels/gonb/
 #                        the GoNB kernelspec, inside the venv (never in ~/.local); its env puts
-#                        .venv/bin and the go binary's directory first on the kernel's PATH
+#                        .venv/bin and the go binary's directory first on the kernel's PATH.
+#                        It starts gonb with -go_work=<this repository>: every kernel, a
+#                        restarted one too, begins with a go.work that uses the workshop
+#                        module (and a replace to it), so a cell importing
+#                        github.com/nightqueue/workshop/... builds from this checkout with no
+#                        setup cell and no module proxy (nothing is fetched: the room is offline)
 #   4. notebooks/assets/echarts.min.js
 #                        ECharts 5.4.3 (npm, tools/echarts/package-lock.json), served by Jupyter
 #                        at /files/assets/echarts.min.js so charts draw with no internet
@@ -178,23 +183,32 @@ setup_kernel() {
   local data="$VENV/share/jupyter" spec goroot_bin want
   spec="$data/kernels/gonb/kernel.json"
   goroot_bin="$(dirname "$(command -v go)")"
-  want="$(hash_files "$STAMPS/tools")-$VENV-$goroot_bin"
+  want="$(hash_files "$STAMPS/tools")-$VENV-$goroot_bin-go_work=$ROOT"
   if [[ -f "$spec" ]] && stamp_ok kernel "$want"; then
     say "gonb kernelspec up to date ($spec)"
     return
   fi
   say "installing the gonb kernelspec into $data"
+  # -go_work takes a comma-separated list of directories.
+  [[ "$ROOT" != *,* ]] ||
+    die "the repository's path $ROOT holds a comma, which gonb -go_work cannot take; move the checkout to a path without one"
   # --force_deps: gopls may still be building (SETUP_DEFER_GOPLS); a kernel
   # started without it runs cells and only lacks completion and hover.
-  PATH="$VENV/bin:$PATH" JUPYTER_DATA_DIR="$data" "$VENV/bin/gonb" --install --force_deps >/dev/null 2>&1 ||
-    die "gonb --install failed; run: JUPYTER_DATA_DIR=$data $VENV/bin/gonb --install --force_deps"
+  # --go_work (GoNB 0.11.3+, kept in the kernelspec's argv): each kernel runs
+  # `go work init; go work use $ROOT .` in its temporary module and adds the
+  # replace, so the module wiring is the kernel's, not a notebook cell's, and
+  # Kernel > Restart strands nobody.
+  PATH="$VENV/bin:$PATH" JUPYTER_DATA_DIR="$data" "$VENV/bin/gonb" --install --force_deps --go_work="$ROOT" >/dev/null 2>&1 ||
+    die "gonb --install failed; run: JUPYTER_DATA_DIR=$data $VENV/bin/gonb --install --force_deps --go_work=$ROOT"
   # The kernel inherits Jupyter's environment; put our tools and go first on its PATH
   # whoever starts Jupyter (jupyter_client expands ${PATH} in kernelspec env values).
-  "$VENV/bin/python" - "$spec" "$VENV/bin:$goroot_bin" <<'PY'
+  "$VENV/bin/python" - "$spec" "$VENV/bin:$goroot_bin" "$ROOT" <<'PY' || die "the gonb kernelspec $spec is not what setup.sh wrote (above); rerun scripts/setup.sh"
 import json, sys
-path, prefix = sys.argv[1], sys.argv[2]
+path, prefix, root = sys.argv[1:4]
 with open(path) as f:
     spec = json.load(f)
+if "-go_work=" + root not in spec.get("argv", []):
+    sys.exit(f"setup: gonb --install wrote no -go_work={root} into {path}: is .venv/bin/gonb older than 0.11.3?")
 spec.setdefault("env", {})["PATH"] = prefix + ":${PATH}"
 with open(path, "w") as f:
     json.dump(spec, f, indent=1)

@@ -9,12 +9,22 @@ Usage (from the repository root; `make check-notebooks` runs it, and
 Three rules of the house style (docs: /STYLE.md "Notebooks"), each a check:
 
 1. **Cells show the idea**: a code cell holds at most MAX_CODE_LINES lines of
-   code (blank lines, comment-only lines and kernel magics such as `%%` or
-   `!*go mod edit` do not count). Plumbing belongs in queuekit/lab.
-2. **After a kernel restart** a `%%` cell that uses what another cell declared
-   (a queuekit package that cell imported, a function, a variable) starts with
-   a comment line that says so: `// needs ...` (GoNB memorizes declarations,
-   a restart forgets them). A cell that imports what it uses works alone.
+   code (blank lines, comment-only lines and kernel magics such as `%%` or a
+   `!` shell line do not count). Plumbing belongs in queuekit/lab.
+2. **After a kernel restart** every cell runs, or says in one line which cell
+   to run first. The kernel, not a cell, wires the workshop module (setup.sh
+   installs gonb with -go_work=<repository>: every kernel, a restarted one
+   too, starts with a go.work that uses the repository), so:
+   a. no cell sets the module up (`!*go mod edit ... -replace ...`, GONB_DIR):
+      such a cell is what used to strand a restarted kernel;
+   b. a cell may use a queuekit package that another cell imported: after a
+      restart goimports finds it through the kernel's go.work, provided no
+      other package of the module has the same name (checked here: else the
+      cell imports it itself);
+   c. a `%%` cell that uses a function, variable, constant or type another
+      cell declared (GoNB memorizes declarations, a restart forgets them)
+      starts with a `// needs NAME, ... from the <which> cell ...` line that
+      lists every such name and names that cell.
 3. **Numbers in prose come from the run**: every number in every Markdown cell
    is a constant of the lesson listed in lesson_constants.py with its source
    or reason (a price, a documented limit, a seed's figure, a parameter the
@@ -42,6 +52,9 @@ MAX_CODE_LINES = 25
 # it from here then), so the list only shrinks.
 OVER_LIMIT_PENDING: set[tuple[str, str]] = set()
 NEEDS_PREFIX = "// needs "
+MODULE = "github.com/nightqueue/workshop"
+# A cell that wires the module by hand (the kernel's go.work does it).
+MODULE_SETUP = re.compile(r"go\s+mod\s+edit|GONB_DIR|-replace\b")
 
 # Go identifiers a cell declares before its `%%` (GoNB memorizes them).
 DECL_FUNC = re.compile(r"^func\s+(?:\([^)]*\)\s*)?([A-Za-z_]\w*)", re.M)
@@ -81,6 +94,23 @@ def declared(decls: str) -> tuple[set[str], set[str]]:
     return pkgs, names
 
 
+def package_dirs() -> dict[str, list[str]]:
+    """Package name -> the module's importable directories declaring it (no
+    internal/, no main, no tests), as goimports sees them through go.work."""
+    found: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "queuekit").rglob("*.go")):
+        rel = path.parent.relative_to(ROOT)
+        if path.name.endswith("_test.go") or "internal" in rel.parts or "testdata" in rel.parts:
+            continue
+        m = re.search(r"^package\s+(\w+)", path.read_text(encoding="utf-8", errors="replace"), re.M)
+        if not m or m.group(1) == "main":
+            continue
+        dirs = found.setdefault(m.group(1), [])
+        if str(rel) not in dirs:
+            dirs.append(str(rel))
+    return found
+
+
 def strip_go(src: str) -> str:
     """Go source without comments and string literals (so a word in a string is not a use)."""
     src = re.sub(r"`[^`]*`", '""', src)
@@ -88,8 +118,10 @@ def strip_go(src: str) -> str:
     return re.sub(r"//[^\n]*", "", src)
 
 
-def check_cells(nb_name: str, cells: list[dict]) -> list[str]:
+def check_cells(nb_name: str, cells: list[dict], packages: dict[str, list[str]] | None = None) -> list[str]:
     problems = []
+    if packages is None:
+        packages = package_dirs()
     code = [(c.get("id", str(i)), "".join(c["source"])) for i, c in enumerate(cells) if c["cell_type"] == "code"]
     per_cell = {cid: declared(split_cell(src)[0]) for cid, src in code}
     for cid, src in code:
@@ -102,6 +134,10 @@ def check_cells(nb_name: str, cells: list[dict]) -> list[str]:
         elif n > MAX_CODE_LINES:
             problems.append(f"{nb_name} cell {cid}: {n} lines of code, more than {MAX_CODE_LINES}: "
                             "move the plumbing into queuekit/lab (with a test and an Example) and keep the decision and the call")
+        setup = [ln.strip() for ln in src.splitlines() if ln.lstrip().startswith(("!", "%", "//gonb:")) and MODULE_SETUP.search(ln)]
+        if setup:
+            problems.append(f"{nb_name} cell {cid}: wires the module by hand ({setup[0][:60]}...): remove it; the kernel's go.work "
+                            "(scripts/setup.sh installs gonb with -go_work=<repository>) does it, after a restart too")
         decls, body = split_cell(src)
         if not body.strip():
             continue
@@ -112,14 +148,28 @@ def check_cells(nb_name: str, cells: list[dict]) -> list[str]:
                 others_pkgs |= pk
                 others_names |= nm
         text = strip_go(decls + "\n" + body)
-        uses = {p for p in others_pkgs - own_pkgs if re.search(rf"(?<![\w.]){re.escape(p)}\.", text)}
+        pkgs = {p for p in others_pkgs - own_pkgs if re.search(rf"(?<![\w.]){re.escape(p)}\.", text)}
+        for p in sorted(pkgs):
+            dirs = packages.get(p, [])
+            if len(dirs) != 1:
+                where = ", ".join(dirs) if dirs else "no directory of the module"
+                problems.append(f"{nb_name} cell {cid}: uses package {p} imported in another cell, but {where} declares "
+                                f"package {p}: after a restart goimports cannot tell which; import it in this cell")
         # a name the cell declares in its body (x := ..., var x) is its own
         body_own = set(re.findall(r"([A-Za-z_]\w*)\s*(?:,\s*[A-Za-z_]\w*\s*)*:=", strip_go(body)))
-        uses |= {n for n in others_names - own_names - body_own if re.search(rf"(?<![\w.]){re.escape(n)}\b", text)}
+        uses = {n for n in others_names - own_names - body_own if re.search(rf"(?<![\w.]){re.escape(n)}\b", text)}
+        if not uses:
+            continue
         first = src.lstrip().splitlines()[0] if src.strip() else ""
-        if uses and not first.startswith(NEEDS_PREFIX):
+        if not first.startswith(NEEDS_PREFIX):
             problems.append(f"{nb_name} cell {cid}: uses {', '.join(sorted(uses))} declared in another cell, but its first line "
                             f"is not a `{NEEDS_PREFIX}...` comment: after a kernel restart it fails; say which cell to run first")
+            continue
+        missing = sorted(n for n in uses if not re.search(rf"(?<![\w.]){re.escape(n)}\b", first))
+        if missing or " cell" not in first:
+            what = f"does not list {', '.join(missing)}" if missing else 'does not name the cell (say "from the first code cell", or "from the cell" and its title)'
+            problems.append(f"{nb_name} cell {cid}: its `{NEEDS_PREFIX}...` line {what}: after a kernel restart the reader "
+                            "learns from it what to run first")
     return problems
 
 
@@ -165,9 +215,10 @@ def check_numbers(nb_name: str, cells: list[dict]) -> list[str]:
 def main(argv: list[str]) -> int:
     paths = [Path(a) for a in argv] or [Path(p) for p in sorted(glob.glob(str(ROOT / "notebooks" / "[0-9][0-9]-*.ipynb")))]
     problems = []
+    packages = package_dirs()
     for p in paths:
         cells = json.loads(p.read_text())["cells"]
-        problems += check_cells(p.name, cells) + check_numbers(p.name, cells)
+        problems += check_cells(p.name, cells, packages) + check_numbers(p.name, cells)
     for line in problems:
         print(line)
     print(f"check_cells: {len(paths)} notebooks, {len(problems)} problem(s)")
