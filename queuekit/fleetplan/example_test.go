@@ -1,0 +1,39 @@
+package fleetplan_test
+
+import (
+	"fmt"
+
+	"github.com/nightqueue/workshop/queuekit/capacity"
+	"github.com/nightqueue/workshop/queuekit/fleetplan"
+)
+
+// Seed 003 on two tiers: 3 dispatchers and 14 shards, whatever the number
+// of executors, and pk = SHARD read 6 units a second instead of 1.47 M.
+func ExampleTwoTier_Plan() {
+	d, err := fleetplan.TwoTier{Executors: 10851, JobsPerDay: 1e8, Assumptions: fleetplan.Seed003}.Plan(capacity.Prices2026)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%d dispatchers, %d shards, %d queue\n", d.Dispatchers, d.Shards, d.Queues)
+	for _, k := range d.Keys {
+		fmt.Printf("%-28s %7.1f read %7.1f write units/s\n", k.Key, k.ReadUnits, k.WriteUnits)
+	}
+	fmt.Printf("$%.2f a day\n", d.USDPerDay.Total)
+	// Output:
+	// 3 dispatchers, 14 shards, 1 queue
+	// SHARD                            6.0 read     9.3 write units/s
+	// MEMBER                           0.0 read     2.0 write units/s
+	// claim_shard = k (due index)     25.0 read   496.0 write units/s
+	// USER#<user_id>                  50.0 read   400.0 write units/s
+	// $738.46 a day
+}
+
+// The executors bind first when there are too few of them for the running
+// jobs (Little's law).
+func ExampleLimitError() {
+	_, err := fleetplan.TwoTier{Executors: 100, JobsPerDay: 1e8, Assumptions: fleetplan.Seed003}.Plan(capacity.Prices2026)
+	fmt.Println(err)
+	// Output:
+	// binding limit: executor slots: 347223 needed, 3200 available; 1157.4 jobs a second of 300 s each keep 347223 running at once (Little's law), 100 executors x 32 slots hold 3200: use at least 10851 executors
+}
