@@ -288,6 +288,16 @@ func (c *Catalog) Sibling(table string) (*Catalog, error) {
 	return &s, nil
 }
 
+// RidingOut returns a catalog on the same table whose client retries by
+// the AWS layer's ride-out policy p (dynamo.RideOut: no client-side retry
+// quota, full-jitter backoff), for callers that keep going through network
+// outages (the executors). It has a client of its own; c keeps its retryer.
+func (c *Catalog) RidingOut(p dynamo.RideOut) *Catalog {
+	s := *c
+	s.db = c.db.RidingOut(p)
+	return &s
+}
+
 // DB returns the catalog's table in the AWS layer, for packages of this
 // module that call DynamoDB through it directly.
 func (c *Catalog) DB() *dynamo.Table { return c.db }

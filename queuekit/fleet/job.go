@@ -290,7 +290,11 @@ func (f *Fleet) fatal(ctx context.Context, w *writes, j Job, h fence.Hold, seen 
 func attemptText(j Job) string { return j.JobID + " " + strconv.Itoa(j.Attempt) + "\n" }
 
 // Unfinished counts the jobs still in the due index (not ended: claimable,
-// held, or waiting for a retry), one COUNT Query per shard.
+// held, or waiting for a retry), one COUNT Query per shard. A count that
+// gets no answer from DynamoDB (lost replies, resets, a refused or silent
+// endpoint) is read again after a backoff, for up to RideOut: the
+// coordinator that waits on it rides out an outage its workers ride out
+// too, and gives up past it with a *dynamo.OutageError saying what to do.
 func (f *Fleet) Unfinished(ctx context.Context, shards int) (int, error) {
 	var total atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)
@@ -300,15 +304,35 @@ func (f *Fleet) Unfinished(ctx context.Context, shards int) (int, error) {
 			in := &dynamodb.QueryInput{TableName: aws.String(f.Table()), IndexName: aws.String(IndexDue),
 				Select: types.SelectCount, KeyConditionExpression: aws.String("claim_shard = :k"),
 				ExpressionAttributeValues: map[string]types.AttributeValue{":k": &types.AttributeValueMemberN{Value: strconv.Itoa(k)}}}
-			for out, err := range f.cat.DB().QueryPages(gctx, in) {
-				if err != nil {
-					return fmt.Errorf("count unfinished jobs of shard %d: %w", k, err)
+			o := f.cat.DB().Outage(f.RideOut(), fmt.Sprintf("the count of shard %d's unfinished jobs on %s", k, f.Table()),
+				"the workers keep their jobs; check the network to DynamoDB, then run the same fleet again (it resumes the table)")
+			var n int64
+			err := o.Do(gctx, func(ctx context.Context) error {
+				n = 0
+				for out, err := range f.cat.DB().QueryPages(ctx, in) {
+					if err != nil {
+						return err
+					}
+					n += int64(out.Count)
 				}
-				total.Add(int64(out.Count))
+				return nil
+			})
+			if err != nil {
+				return fmt.Errorf("count unfinished jobs of shard %d: %w", k, err)
 			}
+			total.Add(n)
 			return nil
 		})
 	}
 	err := g.Wait()
 	return int(total.Load()), err
+}
+
+// RideOut is the longest outage of DynamoDB that the fleet's coordinator
+// calls ride out (Unfinished): two of the longer of the job and shard
+// leases, and at least 10 s. Its workers ride out any outage (they never
+// exit on a call that got no answer); a lease they could not renew within
+// it is lost and its job claimed again, as the package doc says.
+func (f *Fleet) RideOut() time.Duration {
+	return max(10*time.Second, 2*max(f.opts.Lease, f.opts.ShardLease))
 }

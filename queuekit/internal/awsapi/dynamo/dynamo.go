@@ -42,6 +42,10 @@ type Options struct {
 	// MissingHint, when set, says how to create a missing table; it
 	// completes the message of *TableMissingError.
 	MissingHint func(table, endpoint string) string
+	// RideOut, when set, makes the client's retryer RideOut's (see
+	// RideOut): the executors' tables, which keep going through network
+	// outages. Unset, the client keeps the SDK's standard retryer.
+	RideOut *RideOut
 	// ClientOptions are applied last to the SDK client's options.
 	ClientOptions []func(*dynamodb.Options)
 }
@@ -85,6 +89,9 @@ func New(conn *awsapi.Conn, name string, opts Options) *Table {
 	fns := []func(*dynamodb.Options){func(d *dynamodb.Options) {
 		d.BaseEndpoint = conn.BaseEndpoint()
 		d.APIOptions = append(d.APIOptions, awsapi.CheckAnswers(missing))
+		if opts.RideOut != nil {
+			d.Retryer = opts.RideOut.Retryer()
+		}
 		d.Retryer = retryConflicts(d.Retryer)
 		if conn.Local {
 			d.DisableValidateResponseChecksum = true
@@ -109,6 +116,16 @@ func retryConflicts(r aws.Retryer) aws.Retryer {
 		r = retry.NewStandard()
 	}
 	return retry.AddWithErrorCodes(r, "TransactionConflictException")
+}
+
+// RidingOut returns a table of the same endpoint, name and options whose
+// client retries by the policy p (see RideOut): a client of its own, so the
+// table it was made from keeps its retryer.
+func (t *Table) RidingOut(p RideOut) *Table {
+	p = p.WithDefaults()
+	opts := t.opts
+	opts.RideOut = &p
+	return New(t.conn, t.name, opts)
 }
 
 // Named returns a table of the same client, endpoint and options under
