@@ -97,6 +97,8 @@ func runFleet(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return runFleetList(ctx, args[1:], stdout)
 		case "view":
 			return runFleetView(ctx, args[1:], stdout)
+		case "cost":
+			return runFleetCost(ctx, args[1:], stdout)
 		}
 	}
 	fs := newFlags("fleet")
