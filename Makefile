@@ -43,7 +43,7 @@ RACE_LEASE_TESTS := TestLostRepliesPerWriteKind|TestSkewBoundTakeNight|TestModel
 # What `make test` runs after lint and setup, with the test servers up, in order.
 TEST_STAGES := test-go test-deploy test-notebooks test-browser test-security test-runtime
 
-.PHONY: help workshop setup cli-doc dynamodb sqs lint lint-shell test test-go test-deploy test-notebooks check-notebooks test-browser \
+.PHONY: help workshop setup cli-doc dynamodb sqs lint lint-shell test test-go test-deploy test-notebooks test-restart check-notebooks test-browser \
 	test-security test-runtime test-compose room test-room room-capacity readme-shot notebooks browser security browser-deps bench bench-dynamodb bench-fleet bench-limits bench-limits-pin bench-sqs clean \
 	reset-notebooks
 
@@ -102,10 +102,14 @@ test-go: ## go test ./..., then -race over the packages that hold leases (expect
 test-deploy: ## parse docker-compose.yml and the Dockerfile with real parsers and check them
 	cd deploy && go test ./...
 
-test-notebooks: check-notebooks ## execute every notebooks/NN-*.ipynb in the GoNB kernel (expects DynamoDB)
+test-notebooks: check-notebooks ## execute every notebooks/NN-*.ipynb in the GoNB kernel, then a middle cell of each after Kernel > Restart, offline (expects DynamoDB and SQS)
 	$(PY) tests/notebooks/run_notebooks.py --again $(NOTEBOOK_ARGS)
+	$(PY) tests/notebooks/restart_cells.py
 
-check-notebooks: ## the notebooks' sources: ≤ 25 lines of code a cell, a restart line on dependent cells, no typed measured figures
+test-restart: ## after Kernel > Restart, with GOPROXY=off: a middle cell of every notebook runs, a dependent cell fails only on the names its needs line lists (own servers)
+	$(WITH_TEST_SERVERS) $(PY) tests/notebooks/restart_cells.py
+
+check-notebooks: ## the notebooks' sources: ≤ 25 lines of code a cell, no cell wiring the module (the kernel's go.work does), a needs line naming the cell on dependent cells, no typed measured figures
 	python3 tests/notebooks/test_check_cells.py
 	python3 tests/notebooks/check_cells.py
 
