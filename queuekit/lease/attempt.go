@@ -17,6 +17,7 @@ import (
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fence"
+	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
 	"github.com/nightqueue/workshop/queuekit/internal/wait"
 )
 
@@ -46,7 +47,9 @@ func (w *worker) execute(ctx context.Context, c claimed) error {
 	// deadline, so an offset clock keeps its durations right), never by
 	// comparing wall clocks.
 	sctx, cancel := context.WithTimeout(ctx, at.Add(lease-lease/4).Sub(started))
-	err := w.start(sctx, j, hold, started, started.Add(lease))
+	// No answer: the same start is sent again (startable lets a landed one
+	// pass) until it lands or its time is up.
+	err := w.outage().Do(sctx, func(ctx context.Context) error { return w.start(ctx, j, hold, started, started.Add(lease)) })
 	cancel()
 	if err != nil {
 		if errors.Is(err, fence.ErrFenced) || sctx.Err() != nil {
@@ -276,7 +279,9 @@ func (e *Executor) end(ctx context.Context, date, run string, j jobItem, step fe
 		}
 		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: table, Item: dl}})
 	}
-	err, stopped := e.sendEnd(ctx, items, units)
+	err, stopped := e.sendEnd(ctx, items, units, e.db.DB().Outage(WorkerRideOut(time.Duration(cfg.LeaseMS)*time.Millisecond),
+		fmt.Sprintf("the end of attempt %d of job %s, night %s", j.Attempt, j.JobID, date),
+		"the job's lease expires and the reapers re-queue it; check the network to DynamoDB, then start a worker again"))
 	if stopped != nil {
 		return stopped
 	}
@@ -377,13 +382,19 @@ func attemptEndExpr(outcome queuekit.Status, errMsg string, startedMS, nowMS int
 // sendEnd sends the end's transaction and returns DynamoDB's answer (err).
 // A conflict with another transaction on the pool (a claim, say) says
 // nothing about the lease: it is sent again, up to 20 times, unless ctx
-// ends while it waits to (stopped).
-func (e *Executor) sendEnd(ctx context.Context, items []types.TransactWriteItem, units func(...types.ConsumedCapacity)) (err, stopped error) {
+// ends while it waits to (stopped). No answer is ridden out by o: the same
+// transaction (the same ClientRequestToken) is sent again until it is
+// answered, or an *OutageError once o gives up.
+func (e *Executor) sendEnd(ctx context.Context, items []types.TransactWriteItem, units func(...types.ConsumedCapacity), o *dynamo.Outage) (err, stopped error) {
 	for try := 0; ; try++ {
-		out, err := catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
-			return e.db.Client().TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-				ClientRequestToken: aws.String(token()), TransactItems: items,
-				ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes})
+		in := &dynamodb.TransactWriteItemsInput{ClientRequestToken: aws.String(token()), TransactItems: items,
+			ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes}
+		var out *dynamodb.TransactWriteItemsOutput
+		err := o.Do(ctx, func(ctx context.Context) (err error) {
+			out, err = catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
+				return e.db.Client().TransactWriteItems(ctx, in)
+			})
+			return err
 		})
 		if err == nil && units != nil {
 			units(out.ConsumedCapacity...)
@@ -426,8 +437,9 @@ func endRefused(err error, date, run string, j jobItem, hold fence.Hold, extra *
 func (e *Executor) endLanded(ctx context.Context, date, id string, err error, nonce string) (bool, error) {
 	img := refusedImage(err)
 	if img == nil {
-		var rerr error
-		if img, rerr = e.getItem(ctx, date, jobSK(id)); rerr != nil {
+		reads := e.db.DB().Outage(StaleAfter, fmt.Sprintf("the read-back of job %s, night %s", id, date),
+			"check the network to DynamoDB, then start a worker again")
+		if rerr := reads.Do(ctx, func(ctx context.Context) (err error) { img, err = e.getItem(ctx, date, jobSK(id)); return err }); rerr != nil {
 			return false, rerr
 		}
 	}

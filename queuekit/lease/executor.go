@@ -145,6 +145,10 @@ func New(cat *catalog.Catalog, opts ...Option) (*Executor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("executor table: %w", err)
 	}
+	// The run's workers and coordinator ride out network outages: their
+	// client retries by the AWS layer's ride-out policy (see
+	// CoordinatorRideOut).
+	db = db.RidingOut(rideOut)
 	now := time.Now
 	if off := o.ClockOffset; off != 0 {
 		now = func() time.Time { return time.Now().Add(off) }
@@ -459,13 +463,15 @@ func (e *Executor) fencedWrite(ctx context.Context, date, runID string, reqs []t
 }
 
 // keepAlive heartbeats the run's pool once a second until ctx ends; it
-// returns the error that stopped it (a replaced run, an unreachable server).
+// returns the error that stopped it (a replaced run, DynamoDB silent for
+// longer than CoordinatorRideOut).
 func (e *Executor) keepAlive(ctx context.Context, date, runID string) error {
+	beats := e.coordinatorOutage(date)
 	for {
 		if err := wait.Sleep(ctx, time.Second); err != nil {
 			return err
 		}
-		if err := e.touch(ctx, date, runID); err != nil {
+		if err := beats.Ride(ctx, e.touch(ctx, date, runID)); err != nil {
 			return err
 		}
 	}
@@ -485,10 +491,16 @@ func descending(set map[int]bool) []int {
 // heartbeat until ctx ends or the night is done.
 func (e *Executor) Start(ctx context.Context, date, runID string) error {
 	var touched time.Time
+	// Reads and heartbeats ride out an outage each on their own, so that
+	// reads that get through cannot hide heartbeats that do not.
+	reads, beats := e.coordinatorOutage(date), e.coordinatorOutage(date)
 	for {
 		p, ok, err := e.readPool(ctx, date)
-		if err != nil {
+		if err = reads.Ride(ctx, err); err != nil {
 			return err
+		}
+		if reads.Lasted() > 0 { // not answered: read again
+			continue
 		}
 		if !ok || p.RunID != runID {
 			return &ReplacedError{BatchDate: date, RunID: runID, Op: "start"}
@@ -513,7 +525,9 @@ func (e *Executor) Start(ctx context.Context, date, runID string) error {
 			// read again and send the start again. Either way the loop ends
 			// only once the pool has left WAITING.
 			if err := e.update(ctx, date, skPool, expr); err != nil && !lostRace(err) {
-				return fmt.Errorf("start night %s: %w", date, err)
+				if err := reads.Ride(ctx, err); err != nil {
+					return fmt.Errorf("start night %s: %w", date, err)
+				}
 			}
 			if err := wait.Sleep(ctx, 20*time.Millisecond); err != nil {
 				return err
@@ -521,7 +535,7 @@ func (e *Executor) Start(ctx context.Context, date, runID string) error {
 			continue
 		}
 		if time.Since(touched) >= time.Second {
-			if err := e.touch(ctx, date, runID); err != nil {
+			if err := beats.Ride(ctx, e.touch(ctx, date, runID)); err != nil {
 				return err
 			}
 			touched = time.Now()
@@ -582,17 +596,31 @@ func (e *Executor) update(ctx context.Context, date, sk string, expr expression.
 // "3 running, minute 41.5".
 func (e *Executor) WaitDone(ctx context.Context, date, runID string, progress func(queuekit.Progress)) error {
 	last := time.Time{}
+	reads, beats := e.coordinatorOutage(date), e.coordinatorOutage(date)
+	live := &liveness{e: e, date: date, run: runID}
 	for {
 		p, ok, err := e.readPool(ctx, date)
-		if err != nil {
+		if err = reads.Ride(ctx, err); err != nil {
 			return err
+		}
+		if reads.Lasted() > 0 { // not answered: read again
+			continue
 		}
 		if !ok || p.RunID != runID {
 			return &ReplacedError{BatchDate: date, RunID: runID, Op: "run"}
 		}
+		// Workers that all left (gave up, were killed) leave the night to
+		// the next workers: say so, and re-queue their expired leases.
+		note, err := live.look(ctx, p)
+		if err = reads.Ride(ctx, err); err != nil {
+			return err
+		}
 		if progress != nil {
-			progress(queuekit.Progress{Done: p.Ended, Total: p.Jobs,
-				Note: fmt.Sprintf("%d running, minute %.1f", len(p.Running), e.minute(p))})
+			msg := fmt.Sprintf("%d running, minute %.1f", len(p.Running), e.minute(p))
+			if note != "" {
+				msg += "; " + note
+			}
+			progress(queuekit.Progress{Done: p.Ended, Total: p.Jobs, Note: msg})
 		}
 		if p.Ended >= p.Jobs {
 			expr, err := expression.NewBuilder().
@@ -601,13 +629,14 @@ func (e *Executor) WaitDone(ctx context.Context, date, runID string, progress fu
 			if err != nil {
 				return fmt.Errorf("build done: %w", err)
 			}
-			if err := e.update(ctx, date, skPool, expr); err != nil {
+			// Idempotent (a SET under the run's id): sent again until answered.
+			if err := reads.Do(ctx, func(ctx context.Context) error { return e.update(ctx, date, skPool, expr) }); err != nil {
 				return fmt.Errorf("mark night %s done: %w", date, err)
 			}
 			return nil
 		}
 		if time.Since(last) > time.Second {
-			if err := e.touch(ctx, date, runID); err != nil {
+			if err := beats.Ride(ctx, e.touch(ctx, date, runID)); err != nil {
 				return err
 			}
 			last = time.Now()
@@ -719,7 +748,11 @@ func (e *Executor) Run(ctx context.Context, n queuekit.Night, rc RunConfig) (Rep
 			return Report{}, err
 		}
 	}
-	rep, err := e.Report(context.WithoutCancel(ctx), n, cfg.Workers)
+	var rep Report
+	err = e.coordinatorOutage(n.BatchDate).Do(context.WithoutCancel(ctx), func(ctx context.Context) (err error) {
+		rep, err = e.Report(ctx, n, cfg.Workers)
+		return err
+	})
 	if err != nil {
 		return Report{}, err
 	}

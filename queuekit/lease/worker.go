@@ -168,14 +168,19 @@ func (e *Executor) Join(ctx context.Context, date string, wc WorkerConfig) (Work
 	}
 	deadline := time.Now().Add(wc.Wait)
 	var p poolItem
+	reads := e.db.DB().Outage(StaleAfter, fmt.Sprintf("worker %s of night %s", wc.Name, date),
+		"check the network to DynamoDB, then start the worker again")
 	for {
 		q, ok, err := e.readPool(ctx, date)
 		var missing *catalog.TableMissingError
 		if errors.As(err, &missing) { // no run has created the table yet
 			ok, err = false, nil
 		}
-		if err != nil {
+		if err = reads.Ride(ctx, err); err != nil {
 			return WorkerStats{}, err
+		}
+		if reads.Lasted() > 0 { // not answered: read again
+			continue
 		}
 		// A run that is preparing is waited for; a run whose coordinator
 		// went silent is not joined (its night is free for the next run).
@@ -204,8 +209,12 @@ func (e *Executor) Join(ctx context.Context, date string, wc WorkerConfig) (Work
 		return WorkerStats{}, err
 	}
 	err := w.loop(ctx, wc.Slots)
-	if ferr := w.flush(context.WithoutCancel(ctx), wc.Slots); err == nil {
-		err = ferr
+	// The last counters (idempotent SETs) are sent until answered, unless
+	// the worker is giving up on an outage already.
+	if err == nil {
+		err = w.outage().Do(context.WithoutCancel(ctx), func(ctx context.Context) error { return w.flush(ctx, wc.Slots) })
+	} else {
+		_ = w.flush(context.WithoutCancel(ctx), wc.Slots)
 	}
 	return w.snapshot(), err
 }
@@ -239,13 +248,19 @@ func (w *worker) join(ctx context.Context, slots int) error {
 	// A transaction conflict (another transaction held the pool item at the
 	// same moment, as AWS answers it) refused nothing: send the same join
 	// again, its nonce unchanged, until it lands or is refused.
+	// No answer: the same join is sent again (ridden out), and recognised
+	// by its nonce if it had landed.
+	joining := w.outage()
 	for backoff := 20 * time.Millisecond; ; backoff = min(2*backoff, time.Second) {
-		_, err = catalog.Call(ctx, w.e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
-			return w.e.db.Client().TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-				txUpdate(table, key(w.date, skPool), expr),
-				{Put: &types.Put{TableName: table, Item: item, ConditionExpression: aws.String("attribute_not_exists(sk)"),
-					ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}},
-			}})
+		err = joining.Do(ctx, func(ctx context.Context) error {
+			_, err := catalog.Call(ctx, w.e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
+				return w.e.db.Client().TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+					txUpdate(table, key(w.date, skPool), expr),
+					{Put: &types.Put{TableName: table, Item: item, ConditionExpression: aws.String("attribute_not_exists(sk)"),
+						ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}},
+				}})
+			})
+			return err
 		})
 		if !fence.Conflict(err) {
 			break
@@ -399,51 +414,55 @@ func (w *worker) loop(ctx context.Context, slots int) error {
 // claimLoop claims jobs for the free slots until the night is done: it
 // reads the pool, checks the run is still its own and alive, reaps expired
 // leases, and claims what the policy starts now, handing each job to a slot
-// through jobs; finished says a slot came free.
+// through jobs; finished says a slot came free. A step that gets no answer
+// from DynamoDB is ridden out (the loop starts again after a backoff) until
+// the outage passes WorkerRideOut.
 func (w *worker) claimLoop(ctx context.Context, free int, jobs chan<- claimed, finished <-chan struct{}) error {
 	poll := time.Duration(w.p.PollMS) * time.Millisecond
 	lease := time.Duration(w.p.LeaseMS) * time.Millisecond
 	c := &claimer{w: w, free: free, finished: finished, poll: poll, reapEvery: max(poll, lease/8), seen: w.p.SeenMS, seenAt: time.Now()}
+	o := w.outage()
 	for {
-		c.collect()
-		if time.Since(c.lastFlush) > time.Second {
-			if err := w.flush(ctx, cap(finished)); err != nil {
-				return err
-			}
-			c.lastFlush = time.Now()
-		}
-		p, ok, err := w.e.readPool(ctx, w.date)
-		if err != nil {
-			return err
-		}
-		if done, err := c.check(p, ok); done || err != nil {
-			return err
-		}
-		if p.State == poolWaiting {
-			if err := c.idle(ctx); err != nil {
-				return err
-			}
-			continue
-		}
-		if w.p.T0 != p.T0 { // set once, before any job is handed to a slot
-			w.p.T0 = p.T0
-		}
-		if time.Since(c.lastReap) >= c.reapEvery {
-			if err := w.reap(ctx); err != nil {
-				return err
-			}
-			c.lastReap = time.Now()
-		}
-		if c.free == 0 {
-			if err := c.idle(ctx); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := c.claimDue(ctx, p, jobs); err != nil {
+		done, err := c.step(ctx, jobs)
+		if err = o.Ride(ctx, err); done || err != nil {
 			return err
 		}
 	}
+}
+
+// step is one turn of claimLoop; done when the night is.
+func (c *claimer) step(ctx context.Context, jobs chan<- claimed) (done bool, err error) {
+	w := c.w
+	c.collect()
+	if time.Since(c.lastFlush) > time.Second {
+		if err := w.flush(ctx, cap(c.finished)); err != nil {
+			return false, err
+		}
+		c.lastFlush = time.Now()
+	}
+	p, ok, err := w.e.readPool(ctx, w.date)
+	if err != nil {
+		return false, err
+	}
+	if done, err := c.check(p, ok); done || err != nil {
+		return done, err
+	}
+	if p.State == poolWaiting {
+		return false, c.idle(ctx)
+	}
+	if w.p.T0 != p.T0 { // set once, before any job is handed to a slot
+		w.p.T0 = p.T0
+	}
+	if time.Since(c.lastReap) >= c.reapEvery {
+		if err := w.reap(ctx); err != nil {
+			return false, err
+		}
+		c.lastReap = time.Now()
+	}
+	if c.free == 0 {
+		return false, c.idle(ctx)
+	}
+	return false, c.claimDue(ctx, p, jobs)
 }
 
 // claimer is claimLoop's state from one pool read to the next.
@@ -806,8 +825,15 @@ func (w *worker) claim(ctx context.Context, p poolItem, picks []pick, nowMS int6
 		return nil, false, err
 	}
 	in.ReturnConsumedCapacity = types.ReturnConsumedCapacityIndexes
-	out, err := catalog.Call(ctx, w.e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
-		return w.e.db.Client().TransactWriteItems(ctx, in)
+	// Sent again, the same input (its ClientRequestToken too), until it is
+	// answered: a claim that landed unanswered is then recognised below,
+	// instead of leaving a job claimed by nobody until its lease expires.
+	var out *dynamodb.TransactWriteItemsOutput
+	err = w.outage().Do(ctx, func(ctx context.Context) (err error) {
+		out, err = catalog.Call(ctx, w.e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
+			return w.e.db.Client().TransactWriteItems(ctx, in)
+		})
+		return err
 	})
 	if err != nil {
 		if fence.Refused(err) {
