@@ -164,8 +164,8 @@ type Outage struct {
 	t   *Table
 	p   RideOut
 	// since is when the first unanswered call of the current outage
-	// returned; the outage is timed from there on this process's
-	// monotonic clock.
+	// returned (Ride) or was sent (Do); the outage is timed from there on
+	// this process's monotonic clock.
 	since time.Time
 	n     int
 }
@@ -224,10 +224,18 @@ func (o *Outage) Lasted() time.Duration {
 // Do calls fn until it is answered, riding out (Ride) the calls that are
 // not: the same call each time, so fn must be safe to send again (an
 // idempotent or self-recognising write, or a read).
+//
+// The outage is timed from the start of the first call that got no
+// answer: a call that hung until its timeout (a silent endpoint) counts
+// whole.
 func (o *Outage) Do(ctx context.Context, fn func(ctx context.Context) error) error {
 	for {
-		err := o.Ride(ctx, fn(ctx))
-		if err != nil || !o.inOutage() {
+		began := time.Now()
+		err := fn(ctx)
+		if o.since.IsZero() && NoAnswer(err) && ctx.Err() == nil {
+			o.since = began
+		}
+		if err = o.Ride(ctx, err); err != nil || !o.inOutage() {
 			return err
 		}
 	}
