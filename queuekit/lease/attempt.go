@@ -252,7 +252,7 @@ func (e *Executor) end(ctx context.Context, date, run string, j jobItem, step fe
 	if err != nil {
 		return err
 	}
-	attExpr, err := attemptEndExpr(outcome, errMsg, startedMS, nowMS)
+	attExpr, err := attemptEndExpr(outcome, errMsg, startedMS, nowMS, hold.Token.Next())
 	if err != nil {
 		return err
 	}
@@ -362,10 +362,14 @@ func releaseExpr(run string, j jobItem, status queuekit.Status) (expression.Expr
 	return x, nil
 }
 
-// attemptEndExpr is the end's write of the attempt's outcome (item 2).
-func attemptEndExpr(outcome queuekit.Status, errMsg string, startedMS, nowMS int64) (expression.Expression, error) {
+// attemptEndExpr is the end's write of the attempt's outcome (item 2),
+// with the fence token the end moves the job to (endToken: the holder's
+// Release and the reaper's Revoke both move it from the attempt's token to
+// the next).
+func attemptEndExpr(outcome queuekit.Status, errMsg string, startedMS, nowMS int64, endToken fence.Token) (expression.Expression, error) {
 	au := expression.Set(expression.Name("finished_ms"), expression.Value(nowMS)).
-		Set(expression.Name("outcome"), expression.Value(outcome))
+		Set(expression.Name("outcome"), expression.Value(outcome)).
+		Set(expression.Name("end_token"), expression.Value(int64(endToken)))
 	if startedMS > 0 {
 		au = au.Set(expression.Name("started_ms"), expression.Value(startedMS))
 	}

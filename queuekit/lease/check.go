@@ -80,7 +80,7 @@ func CheckSchedule(n queuekit.Night, entries []Entry, c int, policy sim.Policy) 
 	}
 	// Capacity, exclusivity and one attempt of a job at a time: the sweep
 	// Verify runs on every report.
-	if err := checkOccupancy(entries, c); err != nil {
+	if err := checkOccupancy(entries, c, 0); err != nil {
 		errs = append(errs, err)
 	}
 	// Rules at each start, against the waiting set and the running set then.

@@ -108,9 +108,10 @@ func (c Config) Validate() error {
 // a run, so any number of Executors in any number of processes may work on
 // the same night.
 type Executor struct {
-	cat *catalog.Catalog // the job catalog
-	db  *catalog.Catalog // the companion table, sharing the catalog's client
-	now func() time.Time
+	cat     *catalog.Catalog // the job catalog
+	db      *catalog.Catalog // the companion table, sharing the catalog's client
+	now     func() time.Time
+	maxSkew time.Duration // Options.MaxSkew, handed to each Report
 }
 
 // Options configure an Executor. Set them with the With... functions.
@@ -120,7 +121,23 @@ type Options struct {
 	// tests only: it simulates a host whose clock is off (see
 	// EnvClockOffset); durations stay on the monotonic clock.
 	ClockOffset time.Duration
+	// MaxSkew bounds the clock skew between any two hosts of a run (its
+	// coordinator and workers), as Report.Verify assumes it where it
+	// compares times written by different hosts (DefaultMaxSkew unless
+	// set; 0 assumes one clock). See Report.Verify and the Clocks section
+	// of docs/design/lease.md.
+	MaxSkew time.Duration
 }
+
+// DefaultMaxSkew is Options.MaxSkew unless set: the skew the executor
+// already assumes elsewhere, StaleAfter less the coordinator's 1 s
+// heartbeat. A coordinator ahead of a live run's by more takes its night
+// (it reads the run's heartbeat as stale), and a worker ahead by more does
+// not join it, so a run whose hosts disagree by more does not run as one.
+const DefaultMaxSkew = StaleAfter - time.Second
+
+// WithMaxSkew sets Options.MaxSkew.
+func WithMaxSkew(d time.Duration) Option { return func(o *Options) { o.MaxSkew = d } }
 
 // Option is one functional option of New: a func(*Options), the SDK's optFns
 // form. It is an alias, so the With helpers and a plain func literal mix.
@@ -137,9 +154,12 @@ const EnvClockOffset = "QUEUEKIT_CLOCK_OFFSET"
 
 // New returns an executor for the catalog. It does not contact DynamoDB.
 func New(cat *catalog.Catalog, opts ...Option) (*Executor, error) {
-	var o Options
+	o := Options{MaxSkew: DefaultMaxSkew}
 	for _, fn := range opts {
 		fn(&o)
+	}
+	if o.MaxSkew < 0 {
+		return nil, fmt.Errorf("max skew = %s: a bound on clock skew is 0 or more", o.MaxSkew)
 	}
 	db, err := cat.Sibling(cat.Table() + TableSuffix)
 	if err != nil {
@@ -153,7 +173,7 @@ func New(cat *catalog.Catalog, opts ...Option) (*Executor, error) {
 	if off := o.ClockOffset; off != 0 {
 		now = func() time.Time { return time.Now().Add(off) }
 	}
-	return &Executor{cat: cat, db: db, now: now}, nil
+	return &Executor{cat: cat, db: db, now: now, maxSkew: o.MaxSkew}, nil
 }
 
 // Table is the companion table's name.

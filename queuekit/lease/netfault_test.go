@@ -418,6 +418,14 @@ func TestSkewedWorkerClocksRevokeNoHealthyJob(t *testing.T) {
 			t.Fatalf("job %s read back raw: %s, want SUCCESS", it.SK, it.Status)
 		}
 	}
+	// The run's verdict on this correct night: it compares no times of two
+	// hosts but within the skew bound (8 s between the +4 s and -4 s
+	// workers, within DefaultMaxSkew), so it passes; and what a broken night
+	// leaves, planted in the table, is still caught.
+	if err := rep.Verify(n); err != nil {
+		t.Fatalf("Verify on a correct night with skewed workers: %v", err)
+	}
+	checkPlantedBreaksAreCaught(t, ex, cat, n, cfg.Workers)
 }
 
 // The bound doc.go states for taking a night: a new coordinator whose clock

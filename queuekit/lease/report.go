@@ -31,6 +31,14 @@ type Entry struct {
 	Attempt int
 	Worker  string          // the worker process that held it
 	Outcome queuekit.Status // SUCCESS, RETRIABLE_FAILURE, FATAL_FAILURE, LEASE_EXPIRED; "" while running
+	// The attempt in the table's own orders, which no clock writes (0
+	// where not recorded): ClaimToken is the job's fence token its claim
+	// set and EndToken the one its end set; PoolVersion is the pool
+	// version its claim transaction made and PoolBusy the slots busy once
+	// that transaction committed. Start and Finish come from the clocks
+	// of the hosts that claimed and ended it; these do not.
+	ClaimToken, EndToken, PoolVersion int64
+	PoolBusy                          int
 }
 
 // entryJSON is an Entry as run --json and status --json write it (a
@@ -79,6 +87,13 @@ type Report struct {
 	// Fenced counts late ends refused by their fencing condition, over
 	// every worker process (as flushed to the table).
 	Fenced int
+	// Jobs is every job item as the run left it (its state, holder,
+	// attempt and fence token), by job id.
+	Jobs []JobState
+	// MaxSkew is the bound on the clock skew between any two hosts of
+	// the run that Verify assumes where it compares times that different
+	// hosts wrote (the executor's, WithMaxSkew; DefaultMaxSkew unless set).
+	MaxSkew time.Duration
 	// TableWU and IndexWU are the write units DynamoDB reported consumed by
 	// the workers' writes (see WorkerStats), over every worker process as
 	// flushed to the table; the per-job figures divide them by the night's
@@ -148,7 +163,8 @@ func (s nightState) schedule(now time.Time) []Entry {
 			fin = now.UnixMilli()
 		}
 		out = append(out, Entry{Slot: sim.Slot{ID: a.JobID, Start: minute(a.ClaimedMS), Finish: minute(fin),
-			Exclusive: a.Exclusive, Workers: a.Slots}, Attempt: a.Attempt, Worker: a.Worker, Outcome: a.Outcome})
+			Exclusive: a.Exclusive, Workers: a.Slots}, Attempt: a.Attempt, Worker: a.Worker, Outcome: a.Outcome,
+			ClaimToken: a.ClaimToken, EndToken: a.EndToken, PoolVersion: a.PoolVersion, PoolBusy: a.PoolBusy})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Start != out[j].Start {
@@ -191,7 +207,10 @@ func (e *Executor) Report(ctx context.Context, n queuekit.Night, c int) (Report,
 	for _, j := range s.jobs {
 		r.Statuses[j.Status]++
 		r.Retries += j.CurrentRetry
+		r.Jobs = append(r.Jobs, JobState{JobID: j.JobID, Status: j.Status, Worker: j.Worker, Attempt: j.Attempt, Token: j.Token, Retries: j.CurrentRetry})
 	}
+	sort.Slice(r.Jobs, func(a, b int) bool { return r.Jobs[a].JobID < r.Jobs[b].JobID })
+	r.MaxSkew = e.maxSkew
 	for _, w := range s.workers {
 		if w.RunID != s.pool.RunID {
 			continue

@@ -895,6 +895,7 @@ func (w *worker) claimInput(p poolItem, picks []pick, nowMS int64) (*dynamodb.Tr
 	total := 0
 	up := expression.Add(expression.Name("version"), expression.Value(1))
 	var items []types.TransactWriteItem
+	var atts []attemptItem // each job's attempt, put after its job once busy is known
 	var cs []claimed
 	for _, pk := range picks {
 		j := pk.job
@@ -909,17 +910,17 @@ func (w *worker) claimInput(p poolItem, picks []pick, nowMS int64) (*dynamodb.Tr
 				Set(expression.Name(attrLeaseSh), expression.Value(w.date)).
 				Set(expression.Name("heartbeat_at"), expression.Value(nowMS)).
 				Set(expression.Name(attrClaimNonce), expression.Value(nonce)).
-				Remove(expression.Name(attrShard)).Remove(expression.Name(attrDue))).Build()
+				// The previous attempt's start is not this one's: an attempt
+				// whose start never lands (its holder died first) is reaped
+				// with no start rather than with an older attempt's.
+				Remove(expression.Name(attrShard)).Remove(expression.Name(attrDue)).Remove(expression.Name("started_ms"))).Build()
 		if err != nil {
 			return nil, nil, fmt.Errorf("build claim: %w", err)
 		}
-		att, err := attributevalue.MarshalMap(attemptItem{BatchDate: w.date, SK: attemptSK(j.JobID, attempt), JobID: j.JobID,
-			Attempt: attempt, Worker: w.name, Slots: pk.ids, Exclusive: j.Exclusive, ClaimedMS: nowMS, Estimate: j.Estimate})
-		if err != nil {
-			return nil, nil, fmt.Errorf("marshal attempt: %w", err)
-		}
-		items = append(items, txUpdate(table, key(w.date, jobSK(j.JobID)), jobExpr),
-			types.TransactWriteItem{Put: &types.Put{TableName: table, Item: att, ConditionExpression: aws.String("attribute_not_exists(sk)")}})
+		atts = append(atts, attemptItem{BatchDate: w.date, SK: attemptSK(j.JobID, attempt), JobID: j.JobID,
+			Attempt: attempt, Worker: w.name, Slots: pk.ids, Exclusive: j.Exclusive, ClaimedMS: nowMS, Estimate: j.Estimate,
+			ClaimToken: int64(grant.Hold.Token), PoolVersion: p.Version + 1})
+		items = append(items, txUpdate(table, key(w.date, jobSK(j.JobID)), jobExpr), types.TransactWriteItem{})
 		up = up.Set(expression.Name("running."+j.JobID), expression.Value(w.minuteAt(nowMS)+j.Estimate))
 		if j.Exclusive {
 			// An exclusive job holds every slot: the pool records it once
@@ -933,6 +934,17 @@ func (w *worker) claimInput(p poolItem, picks []pick, nowMS int64) (*dynamodb.Tr
 		}
 		j.Attempt, j.Worker, j.Slots, j.Token = attempt, w.name, pk.ids, int64(grant.Hold.Token)
 		cs = append(cs, claimed{job: j, slots: pk.ids, atMS: nowMS})
+	}
+	// The attempts record the pool version this transaction makes (its
+	// condition is the version read) and the slots busy after it: the
+	// night's occupancy in the pool's own order, for Report.Verify.
+	for i, a := range atts {
+		a.PoolBusy = p.Busy + total
+		att, err := attributevalue.MarshalMap(a)
+		if err != nil {
+			return nil, nil, fmt.Errorf("marshal attempt: %w", err)
+		}
+		items[2*i+1] = types.TransactWriteItem{Put: &types.Put{TableName: table, Item: att, ConditionExpression: aws.String("attribute_not_exists(sk)")}}
 	}
 	up = up.Add(expression.Name("busy"), expression.Value(total))
 	cond := claimPoolCond(w.run, p, len(picks) == 1 && picks[0].workers == p.Capacity, total)
