@@ -186,20 +186,39 @@ func (e *TableMissingError) Unwrap() error { return e.Err }
 // DynamoDB's into *awsapi.WrongServerError and a missing table into
 // *TableMissingError.
 func Call[T any](ctx context.Context, t *Table, fn func(ctx context.Context) (T, error)) (T, error) {
+	why := t.deadline(ctx, time.Now(), t.opts.CallTimeout, "the call timeout")
 	ctx, cancel := context.WithTimeout(ctx, t.opts.CallTimeout)
 	defer cancel()
 	out, err := fn(ctx)
 	if err != nil {
 		var zero T
-		return zero, t.Explain(ctx, err)
+		return zero, t.explain(ctx, err, why)
 	}
 	return out, nil
 }
 
-// Explain maps err as Call does; ctx is the context the call ran under, so
-// that its deadline reads as "no answer within" the call timeout. Other
-// errors are returned unchanged.
+// deadline names the deadline that ends a wait begun at start under ctx
+// and a timeout of its own (named what): that timeout, or the caller's
+// deadline (ctx's) when it comes first, so that an error says which one
+// expired ("no answer within 1.5s, the caller's deadline (the call
+// timeout is 30s)"), never a timeout that did not.
+func (t *Table) deadline(ctx context.Context, start time.Time, timeout time.Duration, what string) string {
+	if d, ok := ctx.Deadline(); ok && d.Before(start.Add(timeout)) {
+		return fmt.Sprintf("no answer within %s, the caller's deadline (%s is %s)", max(d.Sub(start), 0).Round(time.Millisecond), what, timeout)
+	}
+	return fmt.Sprintf("no answer within %s, %s", timeout, what)
+}
+
+// Explain maps err as Call does; ctx is the context the call ran under.
+// Its deadline, if it expired, reads as "no answer before the deadline"
+// (Call itself names which deadline and how long it was). Other errors
+// are returned unchanged.
 func (t *Table) Explain(ctx context.Context, err error) error {
+	return t.explain(ctx, err, "no answer before the deadline")
+}
+
+// explain is Explain with why as the reason of an expired deadline.
+func (t *Table) explain(ctx context.Context, err error, why string) error {
 	var rnf *types.ResourceNotFoundException
 	if errors.As(err, &rnf) {
 		hint := ""
@@ -213,7 +232,7 @@ func (t *Table) Explain(ctx context.Context, err error) error {
 	}
 	if ctx.Err() == context.DeadlineExceeded && errors.Is(err, context.DeadlineExceeded) {
 		return &awsapi.UnreachableError{Service: t.conn.Service, Endpoint: t.Where(),
-			Reason: fmt.Sprintf("no answer within %s", t.opts.CallTimeout), Local: t.conn.Local, Err: err}
+			Reason: why, Local: t.conn.Local, Err: err}
 	}
 	return err
 }
@@ -240,6 +259,7 @@ func (t *Table) CreateAndWait(ctx context.Context, in *dynamodb.CreateTableInput
 }
 
 func (t *Table) waitActive(ctx context.Context) (*dynamodb.DescribeTableOutput, error) {
+	why := t.deadline(ctx, time.Now(), t.opts.WaitTimeout, "the wait timeout")
 	ctx, cancel := context.WithTimeout(ctx, t.opts.WaitTimeout)
 	defer cancel()
 	w := dynamodb.NewTableExistsWaiter(t.client, func(o *dynamodb.TableExistsWaiterOptions) {
@@ -249,7 +269,7 @@ func (t *Table) waitActive(ctx context.Context) (*dynamodb.DescribeTableOutput, 
 	})
 	out, err := w.WaitForOutput(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(t.name)}, t.opts.WaitTimeout)
 	if err != nil {
-		return nil, fmt.Errorf("wait until active: %w", t.Explain(ctx, err))
+		return nil, fmt.Errorf("wait until active: %w", t.explain(ctx, err, why))
 	}
 	return out, nil
 }
@@ -267,6 +287,7 @@ func (t *Table) DeleteAndWait(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("delete table %s at %s: %w", t.name, t.Where(), err)
 	}
+	why := t.deadline(ctx, time.Now(), t.opts.WaitTimeout, "the wait timeout")
 	wctx, cancel := context.WithTimeout(ctx, t.opts.WaitTimeout)
 	defer cancel()
 	w := dynamodb.NewTableNotExistsWaiter(t.client, func(o *dynamodb.TableNotExistsWaiterOptions) {
@@ -275,7 +296,7 @@ func (t *Table) DeleteAndWait(ctx context.Context) error {
 		}
 	})
 	if err := w.Wait(wctx, &dynamodb.DescribeTableInput{TableName: aws.String(t.name)}, t.opts.WaitTimeout); err != nil {
-		return fmt.Errorf("delete table %s at %s: wait until gone: %w", t.name, t.Where(), t.Explain(wctx, err))
+		return fmt.Errorf("delete table %s at %s: wait until gone: %w", t.name, t.Where(), t.explain(wctx, err, why))
 	}
 	return nil
 }
