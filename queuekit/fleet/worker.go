@@ -289,14 +289,11 @@ func (f *Fleet) Join(ctx context.Context, cfg WorkerConfig) (Stats, error) {
 	wk.shards = map[int]*owned{}
 	wk.mu.Unlock()
 	for k, o := range held {
-		if o.keeper.Stop() == nil {
-			var w writes
-			err := f.releaseShard(final, &w, k, o.hold) // no lock held across the call
-			wk.merge(w)
-			if err == nil {
-				wk.add(func(st *Stats, _ *writes) { st.ShardsReleased++ })
-			}
-		}
+		// Released even when its keeper gave up on it: its renewals went
+		// unanswered but may have landed, and a shard left held by a worker
+		// that has gone would wait a whole lease for the next owner.
+		o.keeper.Stop()
+		wk.giveBack(final, k, o.hold) // no lock held across the call
 	}
 	if member != nil {
 		member.leave(final)
@@ -467,7 +464,9 @@ func (wk *worker) rebalanceOnce(ctx, life context.Context) error {
 			lost = append(lost, k)
 		}
 	}
-	for _, k := range lost {
+	lostHolds := make([]fence.Hold, len(lost))
+	for i, k := range lost {
+		lostHolds[i] = wk.shards[k].hold
 		delete(wk.shards, k)
 		wk.st.ShardsLost++
 	}
@@ -489,6 +488,13 @@ func (wk *worker) rebalanceOnce(ctx, life context.Context) error {
 		}
 	}
 	wk.mu.Unlock()
+	// A shard whose keeper gave up may still be held at our token (its
+	// renewals landed, their replies did not come back): release it, so it
+	// is free now rather than a lease from now (refused, and left alone, if
+	// another worker took it meanwhile).
+	for i, k := range lost {
+		wk.giveBack(life, k, lostHolds[i]) // life: a stop now must not leave it held
+	}
 	slices.Sort(mine)
 	target := (wk.cfg.Shards + len(load) - 1) / len(load)
 
@@ -506,16 +512,10 @@ func (wk *worker) rebalanceOnce(ctx, life context.Context) error {
 		o := wk.shards[k]
 		delete(wk.shards, k) // stop polling it first
 		wk.mu.Unlock()
-		if o.keeper.Stop() != nil { // lost before it could be given back
+		if o.keeper.Stop() != nil { // lost before it could be given back: released by its token all the same
 			wk.add(func(st *Stats, _ *writes) { st.ShardsLost++ })
-			continue
 		}
-		var w writes
-		err := f.releaseShard(ctx, &w, k, o.hold)
-		wk.merge(w)
-		if err == nil {
-			wk.add(func(st *Stats, _ *writes) { st.ShardsReleased++ })
-		}
+		wk.giveBack(life, k, o.hold) // no longer ours to release at leave
 	}
 	have := len(mine) - len(drop)
 	if have >= target {
@@ -763,6 +763,35 @@ func (wk *worker) run(ctx context.Context, j Job) {
 			st.Fatal++
 		}
 	})
+}
+
+// giveBack releases shard k, held under h, by its fence token: the
+// release's condition is the token and the holder (fence Held), not the
+// lease's end, so a shard whose keeper gave up on it (no renewal answered
+// in time, though some may have landed and kept the lease alive) is
+// released too, unless another worker took it since (the token moved on:
+// refused, and left alone). A release that gets no answer is sent again,
+// every poll, until answered or a shard lease has passed (the lease has
+// ended by then); a retry refused by its own earlier landing is recognised
+// by its nonce (releaseShard). It reports whether the shard was released.
+func (wk *worker) giveBack(ctx context.Context, k int, h fence.Hold) bool {
+	f := wk.f
+	deadline := time.Now().Add(f.opts.ShardLease)
+	for {
+		var w writes
+		err := f.releaseShard(ctx, &w, k, h)
+		wk.merge(w)
+		switch {
+		case err == nil:
+			wk.add(func(st *Stats, _ *writes) { st.ShardsReleased++ })
+			return true
+		case fence.Refused(err), errors.Is(err, fence.ErrFenced), ctx.Err() != nil, time.Now().After(deadline):
+			return false
+		}
+		if wait.Sleep(ctx, f.opts.Poll) != nil {
+			return false
+		}
+	}
 }
 
 // noAnswer reports whether err says that DynamoDB gave no answer: it is
