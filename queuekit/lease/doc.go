@@ -20,8 +20,10 @@
 // RunConfig.Slots of its slots in this process, waits until every job has
 // ended and returns a Report: the realised schedule and metrics beside the
 // simulator's forecast, claims won and lost, retries and dead letters, and
-// write units per job. Report.Verify checks the pool's rules on the recorded
-// schedule. Other processes give the rest of the slots with Join (the CLI's
+// write units per job. Report.Verify checks the pool's rules on the table's
+// own orders (each job's fence tokens, the pool's versions) and on the
+// recorded schedule within a stated clock skew bound (Options.MaxSkew).
+// Other processes give the rest of the slots with Join (the CLI's
 // `queuekit worker`); Status reads a night's execution state at any time.
 //
 // Work is a WorkFunc (default Sleep: the job's estimated runtime on the
