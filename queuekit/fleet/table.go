@@ -129,7 +129,10 @@ func New(cat *catalog.Catalog, opts ...Option) (*Fleet, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Fleet{cat: s, opts: o}, nil
+	// Workers and the coordinator ride out network outages; their client
+	// retries by the AWS layer's ride-out policy (no client-side retry
+	// quota, full-jitter backoff of at most 1 s), as the night executor's.
+	return &Fleet{cat: s.RidingOut(dynamo.RideOut{}), opts: o}, nil
 }
 
 // Table is the fleet table's name.
