@@ -136,6 +136,11 @@
 // The K shard items are leased like jobs, with the same fence: a worker
 // owns shard k while it holds the lease on SHARD/k, renewed every
 // ShardLease/4, and released (token moved on) when the worker gives it up.
+// The release is conditioned on the token and holder, not the lease's end,
+// so a shard whose keeper gave up (its renewals went unanswered, though
+// they may have landed) is released too, when the worker notices and when
+// it leaves, unless another worker took it since; a release with no answer
+// is sent again for up to a ShardLease. A worker that has left holds none.
 // Every ShardLease/4 each worker reads the K shard items with one Query
 // (its only control-plane read: O(K), nothing per other worker) and:
 //
