@@ -1,0 +1,422 @@
+package fleetplan_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/nightqueue/workshop/queuekit/capacity"
+	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/fleet"
+	"github.com/nightqueue/workshop/queuekit/fleetplan"
+	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
+	"github.com/nightqueue/workshop/queuekit/limits"
+)
+
+// controlPlaneRun is n in-process fleet workers (package fleet's Join, no
+// jobs: every request is the control plane's) on k shards for run, their
+// endpoint the limits layer s, on a table of their own.
+type controlPlaneRun struct {
+	table   string
+	stats   []fleet.Stats // one per Join (a worker started again has several)
+	errs    []string      // Joins that ended in an error before the run's end
+	elapsed time.Duration
+	totals  limits.Sample            // the layer's counts for the table: units, requests, throttles by reason
+	keys    map[string]limits.Sample // the same for the partition of pk = SHARD, MEMBER and META
+	parts   map[string]int           // those keys' partitions
+}
+
+func runControlPlane(t *testing.T, s *limits.Server, n, k int, shardLease, run time.Duration, aged bool) controlPlaneRun {
+	t.Helper()
+	ctx := context.Background()
+	name := ddbtest.TableName(t)
+	cat, err := catalog.New(ctx, catalog.WithEndpoint(s.URL), catalog.WithTable(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := fleet.New(cat, fleet.WithLease(shardLease), fleet.WithShardLease(shardLease))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The table has TTL on (fleet.Reset) and DynamoDB Local sweeps at most 7
+	// such tables: it goes when the test ends, deleted at DynamoDB Local
+	// itself (the layer is closed by then).
+	direct, err := catalog.New(ctx, catalog.WithEndpoint(ddbtest.Endpoint(t)), catalog.WithTable(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd, err := fleet.New(direct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := fd.Catalog().DeleteTable(ctx); err != nil {
+			t.Errorf("delete %s: %v", fd.Table(), err)
+		}
+	})
+	if err := fd.Reset(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	if aged {
+		ageShards(t, fd, k, shardLease)
+	}
+	r := controlPlaneRun{table: f.Table()}
+	rctx, cancel := context.WithTimeout(ctx, run)
+	defer cancel()
+	began := time.Now()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// A worker whose Join fails (its join write throttled past the
+			// SDK's attempts) is started again, as a supervisor would.
+			for rctx.Err() == nil {
+				st, err := f.Join(rctx, fleet.WorkerConfig{Name: fmt.Sprintf("w%03d", i), Slots: 1, Shards: k, Work: fleet.Sleep(0)})
+				mu.Lock()
+				r.stats = append(r.stats, st)
+				if err != nil && rctx.Err() == nil {
+					r.errs = append(r.errs, err.Error())
+				}
+				mu.Unlock()
+				select {
+				case <-rctx.Done():
+				case <-time.After(200 * time.Millisecond):
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	r.elapsed = time.Since(began)
+	samples := s.Stats()
+	r.totals = limits.Totals(samples, r.table, "")
+	r.keys, r.parts = map[string]limits.Sample{}, map[string]int{}
+	for _, pk := range []string{"SHARD", "MEMBER", "META"} {
+		p, err := s.PartitionOf(r.table, "", &types.AttributeValueMemberS{Value: pk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.parts[pk] = p
+		sum := limits.Sample{Table: r.table, Partition: p, Throttled: map[string]int{}}
+		for _, x := range samples {
+			if x.Table != r.table || x.Index != "" || x.Partition != p {
+				continue
+			}
+			sum.ReadUnits += x.ReadUnits
+			sum.WriteUnits += x.WriteUnits
+			sum.Requests += x.Requests
+			for k, v := range x.Throttled {
+				sum.Throttled[k] += v
+			}
+		}
+		r.keys[pk] = sum
+	}
+	return r
+}
+
+// ageShards gives the k shard items the history a fleet that has run a
+// while has (fleet.HistoryMax entries or more, items near
+// fleet.ShardItemBytes), at DynamoDB Local directly: one worker joins,
+// takes every shard, leaves (releasing them), and again, each round adding
+// an acquire and a release to every shard's history.
+func ageShards(t *testing.T, f *fleet.Fleet, k int, lease time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(90 * time.Second)
+	for round := 0; ; round++ {
+		st, err := f.ShardStates(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shortest := fleet.HistoryMax + 1
+		for _, x := range st {
+			shortest = min(shortest, len(x.History))
+		}
+		if len(st) == k && shortest >= fleet.HistoryMax {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ageing the shards: after %d rounds the shortest history has %d entries, want %d", round, shortest, fleet.HistoryMax)
+		}
+		jctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() {
+			_, err := f.Join(jctx, fleet.WorkerConfig{Name: "ager", Slots: 1, Shards: k, Work: fleet.Sleep(0)})
+			done <- err
+		}()
+		for all := false; !all; {
+			time.Sleep(lease / 8)
+			st, err := f.ShardStates(ctx)
+			if err != nil {
+				cancel()
+				t.Fatal(err)
+			}
+			all = len(st) == k
+			for _, x := range st {
+				all = all && x.Holder == "ager"
+			}
+			if time.Now().After(deadline) {
+				cancel()
+				t.Fatalf("ageing the shards: the worker took %d of %d shards in time", len(st), k)
+			}
+		}
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Fatalf("ageing the shards: %v", err)
+		}
+	}
+}
+
+func reasons(m map[string]int) string {
+	var out []string
+	for k, v := range m {
+		out = append(out, fmt.Sprintf("%s %d", k, v))
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}
+
+// Through the real limits layer (an HTTP proxy in front of DynamoDB Local
+// throttling per partition and per table as AWS does, every limit divided
+// by S = 22: a partition serves 136 read and 45 write units a second), the
+// one-tier control plane of 64 workers on 16 shards throttles on pk =
+// SHARD's reads and pk = MEMBER's writes, and the same protocol run by the
+// 2 dispatchers of the two-tier design throttles nothing, as fleetplan's
+// rows predict at that scale (shard items aged first to the history a
+// running fleet has, about fleet.ShardItemBytes each):
+//
+//   - one tier, N = 64, K = 16, shard lease 2 s (a look every 0.5 s): pk =
+//     SHARD read 64 · ⌈16 · 830 / 4,096⌉ · 2 = 512 read units a second
+//     (3.8x a scaled partition's 136), pk = MEMBER written 64 · 2 = 128
+//     (2.8x its 45): SHARD the bigger wall, as at seed 003's size (489x
+//     against 7.2x);
+//   - two tiers, the D = 2 dispatchers on the same K: SHARD read 2 · 4 · 2 =
+//     16, written 16 · 2 = 32, MEMBER 4: all under, even if SHARD and MEMBER
+//     shared a partition (36 of 45).
+//
+// The keys' partitions are the layer's (PartitionOf), so each throttle is
+// read as one key's. Executors are not in this run: in the two-tier design
+// they send no control-plane request to DynamoDB (their liveness is their
+// job's lease).
+func TestOneTierThrottlesOnTheLimitsLayerWhereTheDispatcherTierDoesNot(t *testing.T) {
+	const (
+		S           = 22.0
+		k           = 16
+		workers     = 64
+		dispatchers = 2
+	)
+	lease := 2 * time.Second
+	a := fleetplan.Seed003
+	a.ShardLease = lease
+	predict := func(n int) fleetplan.Deployment {
+		d, err := fleetplan.OneTier{Workers: n, JobsPerDay: 1, Shards: k, Assumptions: a}.Plan(capacity.Prices2026)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	overScaled := func(d fleetplan.Deployment) []string {
+		var over []string
+		for _, r := range d.Keys {
+			if r.Key != "SHARD" && r.Key != "MEMBER" {
+				continue
+			}
+			if r.ReadUnits > fleetplan.PartitionReadUnits/S {
+				over = append(over, fmt.Sprintf("%s read %.0f > %.0f", r.Key, r.ReadUnits, fleetplan.PartitionReadUnits/S))
+			}
+			if r.WriteUnits > fleetplan.PartitionWriteUnits/S {
+				over = append(over, fmt.Sprintf("%s write %.0f > %.0f", r.Key, r.WriteUnits, fleetplan.PartitionWriteUnits/S))
+			}
+		}
+		return over
+	}
+	oneModel, twoModel := predict(workers), predict(dispatchers)
+	if len(overScaled(oneModel)) == 0 || len(overScaled(twoModel)) != 0 {
+		t.Fatalf("the model's verdicts at S = %g: one tier over %v, dispatchers over %v; this test wants one tier over and the dispatchers under",
+			S, overScaled(oneModel), overScaled(twoModel))
+	}
+	twoSum := 0.0
+	for _, r := range twoModel.Keys {
+		if r.Key == "SHARD" || r.Key == "MEMBER" {
+			twoSum += r.WriteUnits
+		}
+	}
+	if twoSum > fleetplan.PartitionWriteUnits/S {
+		t.Fatalf("the dispatchers' SHARD and MEMBER writes (%.0f) would not fit one scaled partition (%.0f) if they shared one", twoSum, fleetplan.PartitionWriteUnits/S)
+	}
+
+	ctx := context.Background()
+	s, err := limits.Start(ctx, ddbtest.Endpoint(t), "", limits.WithScale(S))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	run := 15 * time.Second
+	one := runControlPlane(t, s, workers, k, lease, run, true)
+	two := runControlPlane(t, s, dispatchers, k, lease, run, true)
+
+	for _, c := range []struct {
+		name string
+		r    controlPlaneRun
+		d    fleetplan.Deployment
+	}{{"one tier, 64 workers", one, oneModel}, {"two tiers, 2 dispatchers", two, twoModel}} {
+		tot := c.r.totals
+		t.Logf("%s, K = %d, S = %g, %.1f s: %d requests, %.0f read units (%.1f/s), %.0f write units (%.1f/s); throttled %d: %s; worker errors %d",
+			c.name, k, S, c.r.elapsed.Seconds(), tot.Requests, tot.ReadUnits, tot.ReadUnits/c.r.elapsed.Seconds(), tot.WriteUnits,
+			tot.WriteUnits/c.r.elapsed.Seconds(), tot.ThrottledTotal(), reasons(tot.Throttled), len(c.r.errs))
+		for _, pk := range []string{"SHARD", "MEMBER", "META"} {
+			x := c.r.keys[pk]
+			var shared []string
+			for other, p := range c.r.parts {
+				if other != pk && p == c.r.parts[pk] {
+					shared = append(shared, other)
+				}
+			}
+			sort.Strings(shared)
+			t.Logf("  partition %d (pk = %s; shared with %v): %.1f read, %.1f write units/s; throttled: %s",
+				c.r.parts[pk], pk, shared, x.ReadUnits/c.r.elapsed.Seconds(), x.WriteUnits/c.r.elapsed.Seconds(), reasons(x.Throttled))
+		}
+		looks := 0
+		for _, st := range c.r.stats {
+			looks += st.Rebalances
+		}
+		t.Logf("  %.1f looks a second (%.1f workers' worth at 2 a second)", float64(looks)/c.r.elapsed.Seconds(), float64(looks)/c.r.elapsed.Seconds()/2)
+		for _, r := range c.d.Keys[:2] {
+			t.Logf("  model: %s %.1f read, %.1f write units/s (AWS units; a scaled partition serves %.0f and %.0f)",
+				r.Key, r.ReadUnits, r.WriteUnits, fleetplan.PartitionReadUnits/S, fleetplan.PartitionWriteUnits/S)
+		}
+	}
+	for _, pk := range []string{"SHARD", "MEMBER"} {
+		for other, p := range one.parts {
+			if other != pk && p == one.parts[pk] {
+				t.Fatalf("pk = %s shares partition %d with %s: its throttles cannot be told apart", pk, p, other)
+			}
+		}
+	}
+	if n := one.keys["SHARD"].Throttled["TableReadKeyRangeThroughputExceeded"]; n == 0 {
+		t.Errorf("one tier: no read of pk = SHARD throttled on its partition; its partition's throttles: %v", one.keys["SHARD"].Throttled)
+	}
+	if n := one.keys["MEMBER"].Throttled["TableWriteKeyRangeThroughputExceeded"]; n == 0 {
+		t.Errorf("one tier: no write of pk = MEMBER throttled on its partition; its partition's throttles: %v", one.keys["MEMBER"].Throttled)
+	}
+	if len(one.errs) > 0 {
+		t.Logf("one tier: %d joins failed and were started again (first: %s)", len(one.errs), one.errs[0])
+	}
+	if n := two.totals.ThrottledTotal(); n != 0 {
+		t.Errorf("two tiers: the dispatchers' control plane was throttled %d times (%v); the model says it fits", n, two.totals.Throttled)
+	}
+	if len(two.errs) > 0 {
+		t.Errorf("two tiers: dispatcher errors: %v", two.errs)
+	}
+}
+
+// The one-tier model against the requests real workers send, at the
+// sizes this machine runs (16 and 64 in-process workers; at 100 its looks
+// fell to an eighth of their schedule, Local saturated): through the
+// layer at S = 1 (nothing throttles), K = 32 shards, a shard lease of 4 s
+// (a look every second). Per look each worker sends exactly one Query
+// (fleet.ControlPlaneCost: ⌈32 · 830 B / 1 MB⌉ = 1 page) of at most
+// ⌈32 · 830 / 4,096⌉ = 7 read units at any N (O(K) a look, so O(N·K) a
+// second: the wall the two tiers remove); the layer's own count of pk =
+// SHARD's read units equals what the workers report (less the Queries the
+// run's end cut off, whose answers no worker read); the read units a
+// second, once the fleet has settled (from the 6th second), stay within the
+// model's (looks run on a timer: they fall behind on a busy machine, never
+// ahead); and every write is one unit (items under 1 KB), so the layer's
+// write units equal the write requests the workers counted, refused ones
+// included. The model counts renewals only: the refused acquires of workers
+// contending for shards come on top (logged; on AWS each is a billed write
+// on pk = SHARD).
+func TestOneTierControlPlaneModelAgainstRealWorkers(t *testing.T) {
+	const k = 32
+	lease := 4 * time.Second
+	a := fleetplan.Seed003
+	a.ShardLease = lease
+	ctx := context.Background()
+	s, err := limits.Start(ctx, ddbtest.Endpoint(t), "", limits.WithScale(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, n := range []int{16, 64} {
+		d, err := fleetplan.OneTier{Workers: n, JobsPerDay: 1, Shards: k, Assumptions: a}.Plan(capacity.Prices2026)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cp, err := fleet.ControlPlaneCost(n, k, lease, capacity.Prices2026)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cp.ReadRequestsPerRebalance != 1 || cp.ReadUnitsPerRebalance != 7 {
+			t.Fatalf("the model: %d Queries and %.0f units a look, want 1 and 7 (by hand above)", cp.ReadRequestsPerRebalance, cp.ReadUnitsPerRebalance)
+		}
+		began := time.Now()
+		r := runControlPlane(t, s, n, k, lease, 14*time.Second, false)
+		if len(r.errs) > 0 {
+			t.Errorf("n=%d: worker errors: %v", n, r.errs)
+		}
+		var looks, queries int
+		var units float64
+		for _, st := range r.stats {
+			looks += st.Rebalances
+			queries += st.ShardReads
+			units += st.ShardReadUnits
+		}
+		if looks == 0 {
+			t.Fatalf("n=%d: no look at the shards in %s", n, r.elapsed)
+		}
+		if queries != looks {
+			t.Errorf("n=%d: %d shard Queries in %d looks, want one each", n, queries, looks)
+		}
+		perLook := units / float64(looks)
+		if perLook > cp.ReadUnitsPerRebalance {
+			t.Errorf("n=%d: %.2f read units a look, more than the model's %.0f", n, perLook, cp.ReadUnitsPerRebalance)
+		}
+		if layer := r.keys["SHARD"].ReadUnits; layer < units-1 || layer > units+float64(n)*cp.ReadUnitsPerRebalance {
+			t.Errorf("n=%d: the layer counted %.1f read units on pk = SHARD's partition, the workers reported %.1f (+ at most one cut-off Query each)", n, layer, units)
+		}
+		// Settled rates: the layer's per-second counts from the 6th second to
+		// the last whole one.
+		from, to := began.Add(5*time.Second).Unix()+1, began.Add(r.elapsed).Unix()-1
+		var wr, ww float64
+		for _, x := range s.Stats() {
+			if x.Table == r.table && x.Index == "" && x.Partition == -1 && x.Second.Unix() >= from && x.Second.Unix() < to {
+				wr += x.ReadUnits
+				ww += x.WriteUnits
+			}
+		}
+		secs := float64(to - from)
+		modelReads, modelWrites := 0.0, 0.0
+		for _, row := range d.Keys[:2] { // SHARD, MEMBER
+			modelReads += row.ReadUnits
+			modelWrites += row.WriteUnits
+		}
+		lookRate := float64(looks) / r.elapsed.Seconds()
+		if wr/secs > modelReads {
+			t.Errorf("n=%d: %.1f read units a second once settled, more than the model's %.1f", n, wr/secs, modelReads)
+		}
+		var writeReqs int
+		var reportedWU float64
+		for _, st := range r.stats {
+			writeReqs += st.Writes
+			reportedWU += st.TableWU
+		}
+		if r.totals.WriteUnits != float64(writeReqs) {
+			t.Errorf("n=%d: the layer counted %.0f write units, the workers sent %d write requests of one unit each", n, r.totals.WriteUnits, writeReqs)
+		}
+		t.Logf("n=%d, K=%d, %.1f s: %d looks (%.2f a worker a second, model %.2f), 1 Query and %.2f read units a look (model bound %.0f); "+
+			"settled (%0.f s): %.1f read units/s (model %.1f), %.1f write units/s (model %.1f); %d requests in all; workers: %d write requests (%.0f units reported by DynamoDB Local, which reports none for a refused write); layer: %.0f write units",
+			n, k, r.elapsed.Seconds(), looks, lookRate/float64(n), 4/lease.Seconds(), perLook, cp.ReadUnitsPerRebalance,
+			secs, wr/secs, modelReads, ww/secs, modelWrites, r.totals.Requests, writeReqs, reportedWU, r.totals.WriteUnits)
+	}
+}
