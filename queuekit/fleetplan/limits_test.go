@@ -190,7 +190,7 @@ func reasons(m map[string]int) string {
 // throttling per partition and per table as AWS does, every limit divided
 // by S = 22: a partition serves 136 read and 45 write units a second), the
 // one-tier control plane of 64 workers on 16 shards throttles on pk =
-// SHARD's reads and pk = MEMBER's writes, and the same protocol run by the
+// SHARD's partition and pk = MEMBER's, and the same protocol run by the
 // 2 dispatchers of the two-tier design throttles nothing, as fleetplan's
 // rows predict at that scale (shard items aged first to the history a
 // running fleet has, about fleet.ShardItemBytes each):
@@ -303,8 +303,13 @@ func TestOneTierThrottlesOnTheLimitsLayerWhereTheDispatcherTierDoesNot(t *testin
 			}
 		}
 	}
-	if n := one.keys["SHARD"].Throttled["TableReadKeyRangeThroughputExceeded"]; n == 0 {
-		t.Errorf("one tier: no read of pk = SHARD throttled on its partition; its partition's throttles: %v", one.keys["SHARD"].Throttled)
+	// pk = SHARD's partition takes the N workers' Queries and, besides the K
+	// renewals both designs send, the acquires and wants of N workers
+	// contending for K shards (refused ones too: AWS bills them). How many
+	// of its throttles are reads depends on how many looks the machine
+	// runs; that it throttles does not.
+	if n := one.keys["SHARD"].ThrottledTotal(); n == 0 {
+		t.Errorf("one tier: nothing throttled on pk = SHARD's partition")
 	}
 	if n := one.keys["MEMBER"].Throttled["TableWriteKeyRangeThroughputExceeded"]; n == 0 {
 		t.Errorf("one tier: no write of pk = MEMBER throttled on its partition; its partition's throttles: %v", one.keys["MEMBER"].Throttled)
@@ -334,7 +339,7 @@ func TestOneTierThrottlesOnTheLimitsLayerWhereTheDispatcherTierDoesNot(t *testin
 // model's (looks run on a timer: they fall behind on a busy machine, never
 // ahead); and every write is one unit (items under 1 KB), so the layer's
 // write units equal the write requests the workers counted, refused ones
-// included. The model counts renewals only: the refused acquires of workers
+// included (less those the run's end cut off before they were sent). The model counts renewals only: the refused acquires of workers
 // contending for shards come on top (logged; on AWS each is a billed write
 // on pk = SHARD).
 func TestOneTierControlPlaneModelAgainstRealWorkers(t *testing.T) {
@@ -411,8 +416,9 @@ func TestOneTierControlPlaneModelAgainstRealWorkers(t *testing.T) {
 			writeReqs += st.Writes
 			reportedWU += st.TableWU
 		}
-		if r.totals.WriteUnits != float64(writeReqs) {
-			t.Errorf("n=%d: the layer counted %.0f write units, the workers sent %d write requests of one unit each", n, r.totals.WriteUnits, writeReqs)
+		if w := r.totals.WriteUnits; w > float64(writeReqs) || w < float64(writeReqs-n-k) {
+			t.Errorf("n=%d: the layer counted %.0f write units, the workers counted %d write requests of one unit each (less at most %d the run's end cut off)",
+				n, w, writeReqs, n+k)
 		}
 		t.Logf("n=%d, K=%d, %.1f s: %d looks (%.2f a worker a second, model %.2f), 1 Query and %.2f read units a look (model bound %.0f); "+
 			"settled (%0.f s): %.1f read units/s (model %.1f), %.1f write units/s (model %.1f); %d requests in all; workers: %d write requests (%.0f units reported by DynamoDB Local, which reports none for a refused write); layer: %.0f write units",
