@@ -34,6 +34,12 @@ type controlPlaneRun struct {
 }
 
 func runControlPlane(t *testing.T, s *limits.Server, n, k int, shardLease, run time.Duration, aged bool) controlPlaneRun {
+	return runControlPlaneStaggered(t, s, n, k, shardLease, run, aged, 0)
+}
+
+// runControlPlaneStaggered starts worker i at i·stagger, as a fleet that is
+// rolled out one process at a time.
+func runControlPlaneStaggered(t *testing.T, s *limits.Server, n, k int, shardLease, run time.Duration, aged bool, stagger time.Duration) controlPlaneRun {
 	t.Helper()
 	ctx := context.Background()
 	name := ddbtest.TableName(t)
@@ -79,6 +85,11 @@ func runControlPlane(t *testing.T, s *limits.Server, n, k int, shardLease, run t
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			select {
+			case <-rctx.Done():
+				return
+			case <-time.After(time.Duration(i) * stagger):
+			}
 			// A worker whose Join fails (its join write throttled past the
 			// SDK's attempts) is started again, as a supervisor would.
 			for rctx.Err() == nil {
@@ -424,5 +435,87 @@ func TestOneTierControlPlaneModelAgainstRealWorkers(t *testing.T) {
 			"settled (%0.f s): %.1f read units/s (model %.1f), %.1f write units/s (model %.1f); %d requests in all; workers: %d write requests (%.0f units reported by DynamoDB Local, which reports none for a refused write); layer: %.0f write units",
 			n, k, r.elapsed.Seconds(), looks, lookRate/float64(n), 4/lease.Seconds(), perLook, cp.ReadUnitsPerRebalance,
 			secs, wr/secs, modelReads, ww/secs, modelWrites, r.totals.Requests, writeReqs, reportedWU, r.totals.WriteUnits)
+	}
+}
+
+// The two-tier control plane at its true size runs here: seed 003's cell
+// is D = 3 dispatchers on K = 14 shards, ten times seed 003's is D = 10 on
+// K = 47 a cell (fleetplan's plans, derived by hand in plan_test.go). Run
+// as package fleet's shard protocol (shard lease 6 s, a look every 1.5 s,
+// shard items aged first, the dispatchers started a second apart as a
+// rollout would), through the limits layer at an S that puts the
+// model's busiest control-plane key at about half a scaled partition (seed:
+// SHARD's 9.3 write units a second against 1,000 / 50 = 20; 10x: 31.3
+// against 1,000 / 16 = 62.5): once settled (8 s after the last start) nothing
+// throttles, and the rates on pk = SHARD's and pk = MEMBER's partitions
+// stay within the model's rows (writes: plus one refused acquire a look).
+func TestTwoTierControlPlaneAtItsTrueSizeStaysWithinTheModel(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		n      int
+		jobs   float64
+		scale  float64
+		wantDK [2]int
+	}{
+		{"seed 003", 10851, 1e8, 50, [2]int{3, 14}},
+		{"ten times seed 003, one cell", 108507, 1e9, 16, [2]int{10, 47}},
+	} {
+		d, err := fleetplan.TwoTier{Executors: c.n, JobsPerDay: c.jobs, Assumptions: fleetplan.Seed003}.Plan(capacity.Prices2026)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.DispatchersPerCell != c.wantDK[0] || d.ShardsPerCell != c.wantDK[1] {
+			t.Fatalf("%s: %d dispatchers and %d shards a cell, want %v", c.name, d.DispatchersPerCell, d.ShardsPerCell, c.wantDK)
+		}
+		rows := map[string]fleetplan.KeyRow{}
+		for _, r := range d.Keys {
+			rows[r.Key] = r
+		}
+		s, err := limits.Start(context.Background(), ddbtest.Endpoint(t), "", limits.WithScale(c.scale))
+		if err != nil {
+			t.Fatal(err)
+		}
+		began := time.Now()
+		const stagger = time.Second
+		r := runControlPlaneStaggered(t, s, d.DispatchersPerCell, d.ShardsPerCell, fleetplan.Seed003.ShardLease, 30*time.Second, true, stagger)
+		samples := s.Stats()
+		_ = s.Close()
+		// The start is a burst the model does not count: a dispatcher tries
+		// to acquire the free shards at its first look (up to K writes in a
+		// second on pk = SHARD, limits divided by S but seconds not), so
+		// throttles there are logged; once settled, none.
+		t.Logf("%s: at the start %d requests throttled (%v), %d joins failed and were started again",
+			c.name, r.totals.ThrottledTotal(), r.totals.Throttled, len(r.errs))
+		looks := 0
+		for _, st := range r.stats {
+			looks += st.Rebalances
+		}
+		// Settled: from 8 s after the last dispatcher started to the last
+		// whole second.
+		settle := time.Duration(d.DispatchersPerCell-1)*stagger + 8*time.Second
+		from, to := began.Add(settle).Unix()+1, began.Add(r.elapsed).Unix()-1
+		secs := float64(to - from)
+		for _, pk := range []string{"SHARD", "MEMBER"} {
+			var ru, wu float64
+			throttled := 0
+			for _, x := range samples {
+				if x.Table == r.table && x.Index == "" && x.Partition == r.parts[pk] && x.Second.Unix() >= from && x.Second.Unix() < to {
+					ru += x.ReadUnits
+					wu += x.WriteUnits
+					throttled += x.ThrottledTotal()
+				}
+			}
+			if throttled != 0 {
+				t.Errorf("%s: pk = %s's partition throttled %d requests once settled", c.name, pk, throttled)
+			}
+			m := rows[pk]
+			slack := float64(looks) / r.elapsed.Seconds()
+			if ru/secs > m.ReadUnits || wu/secs > m.WriteUnits+slack {
+				t.Errorf("%s: pk = %s's partition took %.1f read and %.1f write units a second settled; the model's row: %.1f and %.1f (+ %.1f refused acquires at most)",
+					c.name, pk, ru/secs, wu/secs, m.ReadUnits, m.WriteUnits, slack)
+			}
+			t.Logf("%s, D = %d, K = %d, S = %g: pk = %s's partition %.1f read, %.1f write units/s settled (%.0f s); model %.1f read, %.1f write; throttled once settled %d, in all %d",
+				c.name, d.DispatchersPerCell, d.ShardsPerCell, c.scale, pk, ru/secs, wu/secs, secs, m.ReadUnits, m.WriteUnits, throttled, r.keys[pk].ThrottledTotal())
+		}
 	}
 }
