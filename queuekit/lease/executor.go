@@ -462,8 +462,15 @@ func (e *Executor) fencedWrite(ctx context.Context, date, runID string, reqs []t
 			}
 		}
 		for attempt := 1; ; attempt++ {
-			_, err = catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
-				return e.db.Client().TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+			// No answer: the same transaction (its puts and deletes are the
+			// same whenever they land, and its guard still holds for this
+			// run) is sent again, ridden out as the coordinator's other calls.
+			in := &dynamodb.TransactWriteItemsInput{TransactItems: items}
+			err = e.coordinatorOutage(date).Do(ctx, func(ctx context.Context) error {
+				_, err := catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
+					return e.db.Client().TransactWriteItems(ctx, in)
+				})
+				return err
 			})
 			if err == nil {
 				break
