@@ -290,7 +290,6 @@ func (t TwoTier) Plan(p prices.Table) (Deployment, error) {
 				int(math.Ceil(running/float64(a.SlotsPerExecutor)-1e-9)))}
 	}
 	lc := lambda / float64(cells)
-	nc := n / float64(cells)
 	pollRate := 1 / a.DispatchPoll.Seconds()
 	dc := max(a.MinDispatchers, ceil(lc/(a.DispatcherJobsPerSecond*a.QuotaUtilization)))
 	kc := max(a.ShardsPerDispatcher*dc, ceil(lc*iwu/(PartitionWriteUnits*a.KeyUtilization)),
@@ -299,6 +298,28 @@ func (t TwoTier) Plan(p prices.Table) (Deployment, error) {
 		return Deployment{}, &LimitError{Limit: "shards per table", Need: float64(kc), Have: fleet.MaxShards,
 			Why: "a cell's due index needs more shards than package fleet allows; lower the quota utilisation so that more cells share the rate"}
 	}
+	d, err := t.deploy(p, cells, dc, kc)
+	if err != nil {
+		return d, err
+	}
+	if v := d.Violations(); len(v) > 0 {
+		return d, &LimitError{Limit: v[0], Need: 1, Have: 0, Why: "the sizing rules left a row over its limit (a bug in this package: report it with the input)"}
+	}
+	return d, nil
+}
+
+// deploy computes the rows, cost and takeover bounds of a two-tier fleet of
+// cells cells, each with dc dispatchers and kc shards (Plan's sizing, or a
+// person's choice: CheckDesign).
+func (t TwoTier) deploy(p prices.Table, cells, dc, kc int) (Deployment, error) {
+	a := t.Assumptions
+	lambda := t.JobsPerDay / capacity.SecondsPerDay
+	n := float64(t.Executors)
+	running := lambda * a.JobSeconds
+	twu, iwu, ru := a.TableWriteUnitsPerJob(), a.IndexWriteUnitsPerJob(), a.ReadUnitsPerJob()
+	lc := lambda / float64(cells)
+	nc := n / float64(cells)
+	pollRate := 1 / a.DispatchPoll.Seconds()
 	d := Deployment{Design: "two-tier", Executors: t.Executors, JobsPerDay: t.JobsPerDay, JobsPerSecond: lambda, Cells: cells,
 		Dispatchers: cells * dc, Shards: cells * kc, DispatchersPerCell: dc, ShardsPerCell: kc, Queues: cells,
 		HeartbeatsPerJob: a.Heartbeats(), RunningJobs: running}
@@ -353,9 +374,6 @@ func (t TwoTier) Plan(p prices.Table) (Deployment, error) {
 	// lease unchanged on its own clock, then sends it; an executor claims it
 	// as soon as one has a free slot.
 	d.TakeoverExecutorJob = 2*a.JobLease + a.DispatchPoll
-	if v := d.Violations(); len(v) > 0 {
-		return d, &LimitError{Limit: v[0], Need: 1, Have: 0, Why: "the sizing rules left a row over its limit (a bug in this package: report it with the input)"}
-	}
 	return d, nil
 }
 
