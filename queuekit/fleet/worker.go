@@ -61,6 +61,23 @@ type WorkerConfig struct {
 	// coordinator), not progress toward a total.
 	OnStats    func(Stats)
 	StatsEvery time.Duration
+
+	// Dispatch, when set, makes the worker a dispatcher of the two-tier
+	// fleet (package dispatch): it joins, owns shards and polls them as any
+	// worker, but hands the due jobs it reads to Dispatch (which sends them
+	// to a queue) instead of claiming them; it claims nothing and runs no
+	// work (Slots and Work are unused). A look reads one page of Page
+	// entries of a shard (default 100); a job handed over is not handed
+	// over again at the same fence token until Resend (default 30 s) has
+	// passed, so a shard whose oldest Page entries were all sent and not
+	// yet claimed sends nothing new: the queue holds at most about K·Page
+	// messages, whatever the backlog in the index. A job read while held is
+	// handed over only after its lease was seen unchanged for a whole lease
+	// on this worker's clock, as a worker's claim would be. A Dispatch that
+	// fails (the queue away) is counted and tried again at the next look.
+	Dispatch func(ctx context.Context, jobs []Job) error
+	Page     int
+	Resend   time.Duration
 }
 
 // Stats are one worker's counters.
@@ -122,6 +139,10 @@ type Stats struct {
 	ShardReadUnits float64 `json:"shard_read_units"`
 	// LastLoss says how the last fenced attempt lost its lease.
 	LastLoss string `json:"last_loss,omitempty"`
+	// Dispatched counts the jobs a dispatcher handed over (WorkerConfig
+	// Dispatch), DispatchErrors the hand-overs that failed.
+	Dispatched     int `json:"dispatched,omitempty"`
+	DispatchErrors int `json:"dispatch_errors,omitempty"`
 }
 
 // owned is one shard this worker holds.
@@ -155,6 +176,9 @@ type worker struct {
 	// unchanged for a whole lease (see the package doc, "Clocks").
 	watch      map[string]seenLease
 	shardWatch map[string]seenLease
+	// sent is, for a dispatcher, each job handed over: its token then and
+	// when (this worker's clock).
+	sent map[string]seenLease
 }
 
 // seenLease is a lease as first seen: its token and end (the holder's
@@ -216,6 +240,15 @@ func (wk *worker) stats() Stats {
 // holds finish and end, releases its shards and leaves. It returns its
 // counters.
 func (f *Fleet) Join(ctx context.Context, cfg WorkerConfig) (Stats, error) {
+	if cfg.Dispatch != nil { // a dispatcher claims nothing: one slot hands its looks over
+		cfg.Slots, cfg.Work = 1, func(context.Context, Job) error { return nil }
+		if cfg.Page <= 0 {
+			cfg.Page = 100
+		}
+		if cfg.Resend <= 0 {
+			cfg.Resend = 30 * time.Second
+		}
+	}
 	if cfg.Slots < 1 || cfg.Name == "" || cfg.Work == nil {
 		return Stats{}, fmt.Errorf("worker: slots %d (want >= 1), name %q (want one), work (want one)", cfg.Slots, cfg.Name)
 	}
@@ -231,7 +264,7 @@ func (f *Fleet) Join(ctx context.Context, cfg WorkerConfig) (Stats, error) {
 		cfg.StatsEvery = 250 * time.Millisecond
 	}
 	wk := &worker{f: f, cfg: cfg, shards: map[int]*owned{}, inflight: map[string]bool{},
-		watch: map[string]seenLease{}, shardWatch: map[string]seenLease{}}
+		watch: map[string]seenLease{}, shardWatch: map[string]seenLease{}, sent: map[string]seenLease{}}
 	wk.st.Name = cfg.Name
 	// Final writes (ends of jobs in flight, releases) outlive ctx, briefly.
 	final, cancelFinal := context.WithCancel(context.WithoutCancel(ctx))
@@ -638,6 +671,10 @@ func (wk *worker) poll(ctx context.Context, cands chan<- Job) error {
 			continue
 		}
 		idle = 0
+		if wk.cfg.Dispatch != nil {
+			wk.dispatch(ctx, jobs)
+			continue
+		}
 		for _, j := range jobs {
 			select {
 			case cands <- j:
@@ -650,6 +687,36 @@ func (wk *worker) poll(ctx context.Context, cands chan<- Job) error {
 	return nil
 }
 
+// dispatch hands jobs to the dispatcher's Dispatch and remembers them as
+// sent at their tokens; a failed hand-over leaves them to the next look.
+func (wk *worker) dispatch(ctx context.Context, jobs []Job) {
+	err := wk.cfg.Dispatch(ctx, jobs)
+	now := time.Now()
+	wk.mu.Lock()
+	for _, j := range jobs {
+		delete(wk.inflight, j.JobID)
+		if err == nil {
+			wk.sent[j.JobID] = seenLease{token: j.Token, at: now}
+		}
+	}
+	if err == nil {
+		wk.st.Dispatched += len(jobs)
+	} else {
+		wk.st.DispatchErrors++
+	}
+	if len(wk.sent) > 4*wk.cfg.Page*wk.cfg.Shards { // forget hand-overs past Resend
+		for id, s := range wk.sent {
+			if now.Sub(s.at) >= wk.cfg.Resend {
+				delete(wk.sent, id)
+			}
+		}
+	}
+	wk.mu.Unlock()
+	if err != nil && ctx.Err() == nil {
+		_ = wait.Sleep(ctx, wk.f.opts.Poll)
+	}
+}
+
 func (wk *worker) done(id string) {
 	wk.mu.Lock()
 	delete(wk.inflight, id)
@@ -660,14 +727,17 @@ func (wk *worker) done(id string) {
 // first, without those already in this worker's hands (marked in flight).
 func (wk *worker) due(ctx context.Context, k int) ([]Job, error) {
 	f := wk.f
-	limit := int32(2 * wk.cfg.Slots)
+	limit, pages := int32(2*wk.cfg.Slots), 4
+	if wk.cfg.Dispatch != nil { // one page a look (see WorkerConfig.Dispatch)
+		limit, pages = int32(wk.cfg.Page), 1
+	}
 	in := &dynamodb.QueryInput{TableName: aws.String(f.Table()), IndexName: aws.String(IndexDue), Limit: aws.Int32(limit),
 		KeyConditionExpression: aws.String("claim_shard = :k AND due_at <= :now"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":k":   &types.AttributeValueMemberN{Value: fmt.Sprint(k)},
 			":now": &types.AttributeValueMemberN{Value: fmt.Sprint(f.now().UnixMilli())}}}
 	var jobs []Job
-	for page := 0; page < 4 && len(jobs) == 0; page++ {
+	for page := 0; page < pages && len(jobs) == 0; page++ {
 		out, err := catalog.Call(ctx, f.cat, func(ctx context.Context) (*dynamodb.QueryOutput, error) { return f.client().Query(ctx, in) })
 		if err != nil {
 			return nil, fmt.Errorf("query shard %d of the due index: %w", k, err)
@@ -682,6 +752,9 @@ func (wk *worker) due(ctx context.Context, k int) ([]Job, error) {
 		for _, j := range got {
 			if wk.inflight[j.JobID] {
 				continue
+			}
+			if s, ok := wk.sent[j.JobID]; ok && s.token == j.Token && now.Sub(s.at) < wk.cfg.Resend {
+				continue // handed over at this token, not yet claimed
 			}
 			// A job read while held is due by its holder's clock; it is
 			// taken over only after it was seen unchanged for a lease on

@@ -1,0 +1,211 @@
+// Package dispatch runs the two-tier fleet (docs/design/fleet.md, "Two
+// tiers"): a few dispatchers own the due index's shards and send the jobs
+// due to an SQS standard queue; many executors receive them, claim each job
+// with the fleet's fenced write, run it and end it. It is built on package
+// fleet, whose items, shard leases, claim and end it reuses unchanged.
+//
+// The protocol:
+//
+//   - A dispatcher (Tier.Dispatch) is a fleet worker with a Dispatch hook
+//     (fleet.WorkerConfig.Dispatch): it joins (a MEMBER item: dispatchers
+//     only), owns shards through the fenced shard leases of package fleet
+//     (acquired when free or seen unchanged for a ShardLease on its own
+//     clock, renewed every ShardLease/4, released when it leaves), polls
+//     only the shards it owns (one page of Page entries of `claim_shard = k
+//     AND due_at <= now`, oldest first) and sends what it reads to the queue
+//     with SendMessageBatch, a message per job: its key, fence_token,
+//     execution_status, lease_until, current_retry, max_retry and attempt
+//     (Message). A job it sent is not sent again at the same token within
+//     Resend; a job read while held is sent only once its lease was seen
+//     unchanged for a whole Lease on the dispatcher's clock.
+//   - An executor (Tier.Execute) has Slots slots. It long-polls the queue
+//     for as many messages as it has free slots (at most 10), claims every
+//     job received with fleet.Fleet.Claim (fence_token = the message's
+//     AND due_at <= now; for a held job, fence_token AND lease_until as
+//     the message has them), deletes the messages (DeleteMessageBatch)
+//     whatever the claims did, and runs each claimed job in a slot
+//     (fleet.Attempt.Run: a heartbeat every Lease/4, the end fenced by the
+//     token). It writes nothing else: no MEMBER item; its liveness is its
+//     jobs' leases.
+//
+// What it promises, and why:
+//
+//   - Every job ends exactly once (once per run of a recurring job): an end
+//     is conditioned on the claim's token, and a claim moves the token on.
+//     A duplicate message (SQS standard delivers at least once; a
+//     dispatcher resends after Resend or after a takeover) carries a token
+//     that has moved on, or finds the job out of the index: its claim is
+//     refused and its message deleted.
+//   - The work runs at least once: a job is deleted from the index only by
+//     its end, so a job whose executor died (its message was deleted at
+//     the claim) is due again when its lease ends, seen unchanged for a
+//     Lease by its shard's owner, sent, and claimed by the takeover
+//     condition: within 2·Lease plus a poll of the death. Its work runs
+//     again from the start.
+//   - A dead dispatcher's shards are taken by the others as the fleet's
+//     shards are: within ShardLease + ShardLease/4 plus a poll. Jobs it
+//     sent stay in the queue; jobs it read and did not send are still due.
+//   - An executor that dies between receive and claim leaves its messages
+//     invisible for the visibility timeout; SQS delivers them again.
+//
+// The queue is a hand-off, never the record: the job item is. So a
+// message lost or sent twice changes when a job runs, never whether it
+// ends, nor how often.
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/nightqueue/workshop/queuekit"
+	"github.com/nightqueue/workshop/queuekit/fleet"
+	"github.com/nightqueue/workshop/queuekit/sqsqueue"
+)
+
+// Options configure a Tier. Set them with the With... functions.
+type Options struct {
+	// Visibility is the visibility timeout of a received message (default
+	// 10 s): a message whose executor died before deleting it is delivered
+	// again after it.
+	Visibility time.Duration
+	// Wait is an executor's long poll (default 20 s, at most 20 s): how
+	// long a receive waits for a message.
+	Wait time.Duration
+	// Page is how many entries of a shard a dispatcher reads in one look
+	// (default 100; SQS's in-flight limit is 120,000 a queue).
+	Page int
+	// Resend is how long a dispatcher waits before it sends a job again at
+	// the same token (default 30 s): longer than a message waits in the
+	// queue, or the queue fills with duplicates (each a refused claim).
+	Resend time.Duration
+}
+
+// Option is one functional option of New, a func(*Options) as package
+// fleet's.
+type Option = func(*Options)
+
+// WithVisibility sets the visibility timeout of received messages.
+func WithVisibility(d time.Duration) Option { return func(o *Options) { o.Visibility = d } }
+
+// WithWait sets the executors' long poll.
+func WithWait(d time.Duration) Option { return func(o *Options) { o.Wait = d } }
+
+// WithPage sets the entries a dispatcher reads from a shard in one look.
+func WithPage(n int) Option { return func(o *Options) { o.Page = n } }
+
+// WithResend sets how long a dispatcher waits before sending a job again
+// at the same token.
+func WithResend(d time.Duration) Option { return func(o *Options) { o.Resend = d } }
+
+// Tier is the two-tier fleet on one fleet table and one SQS queue. Safe
+// for concurrent use: a process may run dispatchers and executors at once.
+type Tier struct {
+	f    *fleet.Fleet
+	sqs  *sqsqueue.Client
+	q    sqsqueue.Queue
+	opts Options
+}
+
+// New opens the tier on f's table and the queue q of client c. It does not
+// contact either.
+func New(f *fleet.Fleet, c *sqsqueue.Client, q sqsqueue.Queue, opts ...Option) (*Tier, error) {
+	o := Options{Visibility: 10 * time.Second, Wait: 20 * time.Second, Page: 100, Resend: 30 * time.Second}
+	for _, fn := range opts {
+		fn(&o)
+	}
+	if o.Visibility < time.Second || o.Wait < 0 || o.Wait > 20*time.Second || o.Page < 1 || o.Resend <= 0 {
+		return nil, fmt.Errorf("dispatch options: visibility %s (at least 1s), wait %s (0 to 20s), page %d (at least 1), resend %s (> 0)",
+			o.Visibility, o.Wait, o.Page, o.Resend)
+	}
+	if f == nil || c == nil || q.URL == "" {
+		return nil, fmt.Errorf("dispatch: want a fleet, an SQS client and a queue with its URL (open it with sqsqueue.Client.Open or CreateQueue)")
+	}
+	return &Tier{f: f, sqs: c, q: q, opts: o}, nil
+}
+
+// Fleet is the fleet the tier runs on.
+func (t *Tier) Fleet() *fleet.Fleet { return t.f }
+
+// Queue is the tier's queue.
+func (t *Tier) Queue() sqsqueue.Queue { return t.q }
+
+// CreateQueue creates (or opens, when it exists with the same attributes)
+// the standard queue name with the given visibility timeout (whole seconds,
+// at least 1 s): standard and not FIFO, the design says why.
+func CreateQueue(ctx context.Context, c *sqsqueue.Client, name string, visibility time.Duration) (sqsqueue.Queue, error) {
+	return c.Create(ctx, name, map[string]string{
+		"VisibilityTimeout": fmt.Sprint(max(1, int(visibility.Round(time.Second)/time.Second)))})
+}
+
+// Message is one job handed to the executors: what its claim needs.
+type Message struct {
+	UserID       string          `json:"user_id"`
+	JobID        string          `json:"job_id"`
+	Token        int64           `json:"fence_token"`
+	Status       queuekit.Status `json:"execution_status"`
+	LeaseUntil   int64           `json:"lease_until,omitempty"`
+	CurrentRetry int             `json:"current_retry"`
+	MaxRetry     int             `json:"max_retry"`
+	Attempt      int             `json:"attempt"`
+}
+
+// MessageOf is the message of job j as read from the due index.
+func MessageOf(j fleet.Job) Message {
+	return Message{UserID: j.UserID, JobID: j.JobID, Token: j.Token, Status: j.Status, LeaseUntil: j.LeaseUntil,
+		CurrentRetry: j.CurrentRetry, MaxRetry: j.MaxRetry, Attempt: j.Attempt}
+}
+
+// Job is the job a message names, with the fields its claim reads.
+func (m Message) Job() fleet.Job {
+	return fleet.Job{UserID: m.UserID, JobID: m.JobID, Token: m.Token, Status: m.Status, LeaseUntil: m.LeaseUntil,
+		CurrentRetry: m.CurrentRetry, MaxRetry: m.MaxRetry, Attempt: m.Attempt}
+}
+
+// Encode is a message's body (JSON).
+func (m Message) Encode() string {
+	b, _ := json.Marshal(m) // a struct of strings and numbers always marshals
+	return string(b)
+}
+
+// Decode reads a message body.
+func Decode(body string) (Message, error) {
+	var m Message
+	if err := json.Unmarshal([]byte(body), &m); err != nil {
+		return Message{}, fmt.Errorf("message %.80q: not a job message: %w", body, err)
+	}
+	if m.UserID == "" || m.JobID == "" {
+		return Message{}, fmt.Errorf("message %.80q: no user_id or job_id", body)
+	}
+	return m, nil
+}
+
+// Send sends jobs' messages to the queue (SendMessageBatch, ten at a time):
+// the dispatchers' hand-over, also what a test uses to send a duplicate.
+func (t *Tier) Send(ctx context.Context, jobs []fleet.Job) error {
+	bodies := make([]string, len(jobs))
+	for i, j := range jobs {
+		bodies[i] = MessageOf(j).Encode()
+	}
+	return t.sqs.SendBatch(ctx, t.q, bodies)
+}
+
+// DispatcherConfig configures one dispatcher.
+type DispatcherConfig struct {
+	Name string
+	// Shards is K, checked against the table's (0: the table's).
+	Shards int
+	// OnStats and StatsEvery as fleet.WorkerConfig's.
+	OnStats    func(fleet.Stats)
+	StatsEvery time.Duration
+}
+
+// Dispatch runs one dispatcher until ctx ends (see the package doc): a
+// fleet worker that owns shards and sends their due jobs to the queue. It
+// returns the worker's counters (Dispatched: jobs sent).
+func (t *Tier) Dispatch(ctx context.Context, cfg DispatcherConfig) (fleet.Stats, error) {
+	return t.f.Join(ctx, fleet.WorkerConfig{Name: cfg.Name, Shards: cfg.Shards, OnStats: cfg.OnStats, StatsEvery: cfg.StatsEvery,
+		Page: t.opts.Page, Resend: t.opts.Resend,
+		Dispatch: func(ctx context.Context, jobs []fleet.Job) error { return t.Send(ctx, jobs) }})
+}

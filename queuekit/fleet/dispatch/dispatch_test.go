@@ -1,0 +1,342 @@
+package dispatch_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/nightqueue/workshop/queuekit"
+	"github.com/nightqueue/workshop/queuekit/fence"
+	"github.com/nightqueue/workshop/queuekit/fleet"
+	"github.com/nightqueue/workshop/queuekit/fleet/dispatch"
+	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
+	"github.com/nightqueue/workshop/queuekit/internal/sqstest"
+)
+
+// rig is a two-tier fleet of the test's own: a fleet table on DynamoDB
+// Local and a standard queue on ElasticMQ.
+type rig struct {
+	t      *testing.T
+	ctx    context.Context
+	f      *fleet.Fleet
+	tier   *dispatch.Tier
+	shards int
+	lease  time.Duration
+	// runs counts, per job, the works that finished with the lease held.
+	mu      sync.Mutex
+	runs    map[string][]int
+	started map[string]time.Time // the last start of each job's work
+}
+
+const (
+	testLease      = 2 * time.Second
+	testShardLease = time.Second
+)
+
+func newRig(t *testing.T, shards int) *rig {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	cat := ddbtest.NewCatalog(t)
+	f, err := fleet.New(cat, fleet.WithLease(testLease), fleet.WithShardLease(testShardLease), fleet.WithPoll(20*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = f.Catalog().DeleteTable(c)
+	})
+	if err := f.Reset(ctx, shards); err != nil {
+		t.Fatal(err)
+	}
+	c := sqstest.Client(t)
+	q, err := dispatch.CreateQueue(ctx, c, sqstest.Name(t), 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sqstest.Cleanup(t, c, q)
+	tier, err := dispatch.New(f, c, q, dispatch.WithWait(time.Second), dispatch.WithVisibility(2*time.Second), dispatch.WithResend(3*time.Second), dispatch.WithPage(20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &rig{t: t, ctx: ctx, f: f, tier: tier, shards: shards, lease: testLease, runs: map[string][]int{}, started: map[string]time.Time{}}
+}
+
+// submit submits n one-off jobs of user-000, due now, with maxRetry retries.
+func (r *rig) submit(n, maxRetry int) []fleet.Job {
+	r.t.Helper()
+	now := time.Now().UTC().Format(fleet.TimeLayout)
+	var jobs []fleet.Job
+	for i := range n {
+		jobs = append(jobs, fleet.Job{UserID: "user-000", JobID: fmt.Sprintf("job-%03d", i), JobType: "report", ScheduledAt: now, MaxRetry: maxRetry})
+	}
+	if _, err := r.f.SubmitJobs(r.ctx, jobs); err != nil {
+		r.t.Fatal(err)
+	}
+	got, err := r.f.ListAllJobs(r.ctx, "user-000")
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return got
+}
+
+// work is the executors' work: d of sleep, recording each finished run.
+func (r *rig) work(d time.Duration) fleet.WorkFunc {
+	return func(ctx context.Context, j fleet.Job) error {
+		r.mu.Lock()
+		r.started[j.JobID] = time.Now()
+		r.mu.Unlock()
+		if err := fleet.Sleep(d)(ctx, j); err != nil {
+			return err
+		}
+		r.mu.Lock()
+		r.runs[j.JobID] = append(r.runs[j.JobID], j.Attempt)
+		r.mu.Unlock()
+		return nil
+	}
+}
+
+// fleetRun is dispatchers and executors running until stopped.
+type fleetRun struct {
+	mu    sync.Mutex
+	disp  map[string]fleet.Stats
+	execs map[string]dispatch.ExecutorStats
+	stop  map[string]context.CancelFunc
+	g     errgroup.Group
+}
+
+func (r *rig) start(dispatchers []string, executors []string, slots int, work fleet.WorkFunc) *fleetRun {
+	fr := &fleetRun{disp: map[string]fleet.Stats{}, execs: map[string]dispatch.ExecutorStats{}, stop: map[string]context.CancelFunc{}}
+	for _, name := range dispatchers {
+		ctx, cancel := context.WithCancel(r.ctx)
+		fr.stop[name] = cancel
+		fr.g.Go(func() error {
+			st, err := r.tier.Dispatch(ctx, dispatch.DispatcherConfig{Name: name, Shards: r.shards})
+			fr.mu.Lock()
+			fr.disp[name] = st
+			fr.mu.Unlock()
+			return err
+		})
+	}
+	for _, name := range executors {
+		ctx, cancel := context.WithCancel(r.ctx)
+		fr.stop[name] = cancel
+		fr.g.Go(func() error {
+			st, err := r.tier.Execute(ctx, dispatch.ExecutorConfig{Name: name, Slots: slots, Work: work})
+			fr.mu.Lock()
+			fr.execs[name] = st
+			fr.mu.Unlock()
+			return err
+		})
+	}
+	return fr
+}
+
+func (fr *fleetRun) stopAll(t *testing.T) {
+	t.Helper()
+	for _, c := range fr.stop {
+		c()
+	}
+	if err := fr.g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitDone waits until no job is left in the due index.
+func (r *rig) waitDone(within time.Duration) {
+	r.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		n, err := r.f.Unfinished(r.ctx, r.shards)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("%d jobs still unfinished after %s", n, within)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// checkEndedOnce reads every job back and checks that it ended SUCCESS
+// exactly once, by its last claim: one end (ends 1, runs 1), and a fence
+// token of attempt+1 (each claim moved it on once, the one end once more:
+// an end refused by its token, or a second end, would leave another
+// count). It returns the jobs by id.
+func (r *rig) checkEndedOnce(n int) map[string]fleet.Job {
+	r.t.Helper()
+	jobs, err := r.f.ListAllJobs(r.ctx, "user-000")
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if len(jobs) != n {
+		r.t.Fatalf("%d jobs read back, want %d", len(jobs), n)
+	}
+	byID := map[string]fleet.Job{}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, j := range jobs {
+		byID[j.JobID] = j
+		if j.Status != queuekit.StatusSuccess || j.Ends != 1 || j.Runs != 1 {
+			r.t.Errorf("%s: %s, ends %d, runs %d; want SUCCESS, 1, 1", j.JobID, j.Status, j.Ends, j.Runs)
+		}
+		if j.Token != int64(j.Attempt)+1 {
+			r.t.Errorf("%s: fence token %d after %d attempts: want %d (one end, by the last claim's token)", j.JobID, j.Token, j.Attempt, j.Attempt+1)
+		}
+		runs := r.runs[j.JobID]
+		if len(runs) == 0 || runs[len(runs)-1] != j.Attempt {
+			r.t.Errorf("%s: works finished at attempts %v; want the last at %d, the attempt that ended it", j.JobID, runs, j.Attempt)
+		}
+	}
+	return byID
+}
+
+// Every job of a batch ends exactly once on 2 dispatchers and 4 executors
+// while every job's message is also sent twice more by the test (SQS
+// standard's duplicates, and stale ones): the duplicates are refused
+// claims, dropped, never second holders.
+func TestEveryJobEndsOnceWithDuplicateMessages(t *testing.T) {
+	r := newRig(t, 8)
+	const n = 120
+	jobs := r.submit(n, 3)
+	// Two copies of every job's message before the dispatchers send theirs.
+	if err := r.tier.Send(r.ctx, append(jobs, jobs...)); err != nil {
+		t.Fatal(err)
+	}
+	fr := r.start([]string{"d1", "d2"}, []string{"e1", "e2", "e3", "e4"}, 4, r.work(5*time.Millisecond))
+	r.waitDone(90 * time.Second)
+	// Stale messages of ended jobs: refused too.
+	if err := r.tier.Send(r.ctx, jobs[:20]); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	fr.stopAll(t)
+	r.checkEndedOnce(n)
+	var won, refused, succeeded, dispatched int
+	for _, st := range fr.execs {
+		won, refused, succeeded = won+st.Won, refused+st.Refused, succeeded+st.Succeeded
+		if st.Fenced != 0 || st.ClaimErrors != 0 || st.EndErrors != 0 {
+			t.Errorf("executor %s: fenced %d, claim errors %d, end errors %d; want none on a healthy run", st.Name, st.Fenced, st.ClaimErrors, st.EndErrors)
+		}
+	}
+	for _, st := range fr.disp {
+		dispatched += st.Dispatched
+	}
+	if won != n || succeeded != n {
+		t.Errorf("claims won %d, successes %d; want %d each (one claim and one end a job)", won, succeeded, n)
+	}
+	// At least the test's 2n+20 copies were refused; the dispatchers' own
+	// messages of jobs already claimed through a copy were refused too.
+	if refused < 2*n+20-n {
+		t.Errorf("refused claims %d: want at least %d of the %d extra messages", refused, n+20, 2*n+20)
+	}
+	if dispatched == 0 {
+		t.Error("the dispatchers sent nothing")
+	}
+	t.Logf("won %d, refused %d, dispatched %d", won, refused, dispatched)
+}
+
+// An executor that died mid-job (it claimed the job, deleted its message,
+// and stopped: no heartbeat, no end) leaves the job held; its lease runs
+// out, its shard's dispatcher watches it unchanged for a lease and sends it
+// again, and a live executor takes it over with the takeover condition: it
+// ends once, at attempt 2 with one retry counted, not before the dead
+// holder's lease, and within the bound 2·Lease plus a poll (with slack for
+// this shared machine). The dead holder's late end is refused by the token.
+func TestADeadExecutorsJobIsDispatchedAgainAfterItsLeaseAndEndsOnce(t *testing.T) {
+	r := newRig(t, 4)
+	const n = 40
+	jobs := r.submit(n, 3)
+	dead, res, _, err := r.f.Claim(r.ctx, jobs[0], "dead-executor")
+	if err != nil || res != fleet.Claimed {
+		t.Fatalf("the dead executor's claim: %v, %v", res, err)
+	}
+	claimed := time.Now()
+	fr := r.start([]string{"d1", "d2"}, []string{"e1", "e2", "e3", "e4"}, 4, r.work(5*time.Millisecond))
+	r.waitDone(90 * time.Second)
+	fr.stopAll(t)
+	byID := r.checkEndedOnce(n)
+	j := byID[jobs[0].JobID]
+	r.mu.Lock()
+	took := r.started[j.JobID].Sub(claimed) // when the takeover's work started
+	r.mu.Unlock()
+	if j.Attempt != 2 || j.CurrentRetry != 1 {
+		t.Errorf("%s: attempt %d, current_retry %d; want 2 and 1 (the dead attempt counted as a failed try)", j.JobID, j.Attempt, j.CurrentRetry)
+	}
+	if took < r.lease {
+		t.Errorf("%s taken over %s after the dead claim: before its lease of %s ran out", j.JobID, took, r.lease)
+	}
+	if bound := 2*r.lease + 10*time.Second; took > bound {
+		t.Errorf("%s taken over %s after the dead claim: want within 2·lease plus a poll (%s, with slack)", j.JobID, took, bound)
+	}
+	t.Logf("%s taken over %s after the dead claim (lease %s)", j.JobID, took.Round(time.Millisecond), r.lease)
+	if _, err := dead.End(r.ctx, nil); !errors.Is(err, fence.ErrFenced) {
+		t.Errorf("the dead executor's late end: %v; want refused by the fence token", err)
+	}
+	again, err := r.f.ViewJob(r.ctx, "user-000", jobs[0].JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Ends != 1 || again.Token != j.Token {
+		t.Errorf("after the late end: ends %d, token %d; want 1 and %d (nothing written)", again.Ends, again.Token, j.Token)
+	}
+	var fatal int
+	for _, st := range fr.execs {
+		fatal += st.Fatal
+	}
+	if fatal != 0 {
+		t.Errorf("%d jobs ended FATAL_FAILURE: want none (retries were left)", fatal)
+	}
+}
+
+// A dispatcher that stops: the other takes all its shards within the shard
+// lease bound (ShardLease + ShardLease/4 plus a look, with slack), and the
+// jobs submitted after the stop, in every shard, all end once.
+func TestAStoppedDispatchersShardsAreTakenOverAndItsJobsEnd(t *testing.T) {
+	r := newRig(t, 8)
+	fr := r.start([]string{"d1", "d2"}, []string{"e1", "e2", "e3", "e4"}, 4, r.work(5*time.Millisecond))
+	owners := func() map[string]int {
+		states, err := r.f.ShardStates(r.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int{}
+		for _, s := range states {
+			got[s.Holder]++
+		}
+		return got
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for o := owners(); o["d1"] == 0 || o["d2"] == 0 || o["d1"]+o["d2"] != r.shards; o = owners() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the two dispatchers did not share the %d shards: %v", r.shards, o)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	fr.stop["d1"]()
+	stopped := time.Now()
+	for o := owners(); o["d2"] != r.shards; o = owners() {
+		if bound := testShardLease + testShardLease/4 + 10*time.Second; time.Since(stopped) > bound {
+			t.Fatalf("d2 owns %v of %d shards %s after d1 stopped: want all within %s", o, r.shards, time.Since(stopped), bound)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("d2 owned all %d shards %s after d1 stopped", r.shards, time.Since(stopped).Round(time.Millisecond))
+	const n = 60
+	r.submit(n, 3)
+	r.waitDone(90 * time.Second)
+	fr.stopAll(t)
+	r.checkEndedOnce(n)
+	if st := fr.disp["d2"]; st.Dispatched < n {
+		t.Errorf("d2 dispatched %d jobs: want all %d (the only dispatcher left)", st.Dispatched, n)
+	}
+}
