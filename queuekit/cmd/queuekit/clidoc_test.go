@@ -49,7 +49,7 @@ func cliDoc(t *testing.T) []byte {
 	for _, c := range commands {
 		sections = append(sections, []string{c.name})
 		if c.name == "fleet" {
-			for _, sub := range []string{"submit", "list", "view", "cost"} {
+			for _, sub := range []string{"submit", "list", "view", "cost", "dispatcher", "executor"} {
 				sections = append(sections, []string{"fleet", sub})
 			}
 		}

@@ -99,6 +99,10 @@ func runFleet(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return runFleetView(ctx, args[1:], stdout)
 		case "cost":
 			return runFleetCost(ctx, args[1:], stdout)
+		case "dispatcher":
+			return runFleetDispatcher(ctx, args[1:], stdout, stderr)
+		case "executor":
+			return runFleetExecutor(ctx, args[1:], stdout, stderr)
 		}
 	}
 	fs := newFlags("fleet")

@@ -77,7 +77,7 @@ var commands = []command{
 	{"status", "a night's execution state: jobs per execution_status, retries, dead letters", runStatus},
 	{"timers", "schedule timers on DynamoDB TTL, fire them from the stream, and measure their delay", runTimers},
 	{"fanout", "fan the generated nights out through SQS, one slice per night, and collate a capacity report", runFanout},
-	{"fleet", "seed 003's sharded fleet: N jobs, W worker processes, K shards, measured (also: fleet submit|list|view|cost)", runFleet},
+	{"fleet", "seed 003's sharded fleet: N jobs, W worker processes, K shards, measured (also: fleet submit|list|view|cost|dispatcher|executor)", runFleet},
 	{"fleet-worker", "join a fleet with S slots until stopped (queuekit fleet starts these)", runFleetWorker},
 	{"limits", "serve a limits layer in front of DynamoDB Local that throttles as AWS does (docs/limits.md)", runLimits},
 	{"board", "serve the room board: every participant's self-checks, live (a JupyterHub service: docs/room.md)", runBoard},

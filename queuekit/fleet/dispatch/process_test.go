@@ -1,0 +1,254 @@
+package dispatch_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nightqueue/workshop/queuekit/fleet/dispatch"
+	"github.com/nightqueue/workshop/queuekit/internal/sqstest"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// buildCLI builds the queuekit command once for the package's tests.
+func buildCLI(t testing.TB) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "queuekit-dispatch-test-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "queuekit")
+		out, err := exec.Command("go", "build", "-o", binPath, "../../cmd/queuekit").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build the CLI: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// proc is one `queuekit fleet dispatcher` or `fleet executor` process; last
+// is its last JSON line of counters (fleet.Stats or dispatch.ExecutorStats).
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	last []byte
+	errb bytes.Buffer
+	done chan struct{}
+}
+
+// startProc starts `queuekit fleet <role>` on the rig's table and queue.
+func (r *rig) startProc(role, name string, args ...string) *proc {
+	t := r.t
+	t.Helper()
+	all := append([]string{"fleet", role, "--endpoint", r.f.Catalog().Endpoint(), "--table", r.f.Table(),
+		"--sqs-endpoint", sqstest.Endpoint(t), "--queue", r.tier.Queue().Name, "--visibility-s", "2", "--name", name,
+		"--lease-ms", strconv.Itoa(int(testLease / time.Millisecond)), "--shard-lease-ms", strconv.Itoa(int(testShardLease / time.Millisecond))}, args...)
+	p := &proc{name: name, cmd: exec.Command(buildCLI(t), all...), done: make(chan struct{})}
+	out, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.cmd.Stderr = &p.errb
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.last = append(p.last[:0], sc.Bytes()...)
+			p.mu.Unlock()
+		}
+		_ = p.cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Signal(syscall.SIGCONT)
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	})
+	return p
+}
+
+func (p *proc) execStats(t *testing.T) dispatch.ExecutorStats {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var st dispatch.ExecutorStats
+	if err := json.Unmarshal(p.last, &st); err != nil {
+		t.Fatalf("%s: last line %q: %v", p.name, p.last, err)
+	}
+	return st
+}
+
+func (p *proc) signal(t *testing.T, s syscall.Signal) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(s); err != nil {
+		t.Fatalf("%s: %v: %v", p.name, s, err)
+	}
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (p *proc) stop(t *testing.T) {
+	t.Helper()
+	p.signal(t, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s did not stop within 30 s of SIGTERM", p.name)
+	}
+	if !p.cmd.ProcessState.Success() {
+		t.Fatalf("%s exited %v: %s", p.name, p.cmd.ProcessState, p.errb.String())
+	}
+}
+
+// workLog reads the work log: per job, the attempts whose work finished.
+func workLog(t *testing.T, path string) map[string][]int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		id, a, ok := strings.Cut(line, " ")
+		n, err := strconv.Atoi(a)
+		if !ok || err != nil {
+			t.Fatalf("work log line %q: want \"<job_id> <attempt>\"", line)
+		}
+		out[id] = append(out[id], n)
+	}
+	return out
+}
+
+// waitBusy waits until some job is held (its work under way).
+func (r *rig) waitBusy() {
+	r.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		jobs, err := r.f.ListAllJobs(r.ctx, "user-000")
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		for _, j := range jobs {
+			if j.Holder != "" && strings.HasPrefix(j.Holder, "e") {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	r.t.Fatal("no executor held a job within 30 s")
+}
+
+// Real processes: 2 dispatchers and 4 executors; one executor SIGKILLed in
+// the middle of its jobs and one dispatcher SIGKILLed too. Every job ends
+// SUCCESS exactly once, by its last claim; the killed executor's jobs were
+// run again (attempt 2) after their leases; the killed dispatcher's shards
+// are all the other's.
+func TestKilledExecutorAndDispatcherProcessesEveryJobEndsOnce(t *testing.T) {
+	r := newRig(t, 8)
+	const n = 200
+	r.submit(n, 3)
+	logPath := filepath.Join(t.TempDir(), "work.log")
+	d1 := r.startProc("dispatcher", "d1", "--shards", "8", "--page", "20", "--resend-ms", "3000")
+	d2 := r.startProc("dispatcher", "d2", "--shards", "8", "--page", "20", "--resend-ms", "3000")
+	var execs []*proc
+	for i := range 4 {
+		execs = append(execs, r.startProc("executor", fmt.Sprintf("e%d", i+1), "--slots", "4", "--job-ms", "150", "--wait-s", "1", "--work-log", logPath))
+	}
+	r.waitBusy()
+	time.Sleep(300 * time.Millisecond)
+	execs[0].signal(t, syscall.SIGKILL)
+	d1.signal(t, syscall.SIGKILL)
+	killed := time.Now()
+	r.waitDone(2 * time.Minute)
+	t.Logf("all jobs ended %s after the kills", time.Since(killed).Round(time.Millisecond))
+	for _, p := range execs[1:] {
+		p.stop(t)
+	}
+	// d2 owns every shard (d1's were stale, then taken) before it leaves.
+	states, err := r.f.ShardStates(r.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range states {
+		if s.Holder != "d2" {
+			t.Errorf("shard %d held by %q; want d2, the only dispatcher alive", s.Shard, s.Holder)
+		}
+	}
+	d2.stop(t)
+	r.runs = workLog(t, logPath)
+	byID := r.checkEndedOnce(n)
+	again := 0
+	for _, j := range byID {
+		if j.Attempt >= 2 {
+			again++
+		}
+	}
+	if again == 0 {
+		t.Error("no job ran twice: the killed executor held none (want its jobs taken over at attempt 2)")
+	}
+	var refused, won int
+	for _, p := range execs[1:] {
+		st := p.execStats(t)
+		won, refused = won+st.Won, refused+st.Refused
+	}
+	t.Logf("%d jobs run again after the kill; the live executors won %d claims, refused %d", again, won, refused)
+}
+
+// An executor paused (SIGSTOP) in the middle of its jobs for 3 leases:
+// its jobs are taken over by the others and end once; resumed (SIGCONT),
+// it finds its leases gone (fenced, or expired before any renewal) and
+// ends nothing.
+func TestPausedExecutorProcessIsFencedAndNothingEndsTwice(t *testing.T) {
+	r := newRig(t, 4)
+	const n = 120
+	r.submit(n, 3)
+	logPath := filepath.Join(t.TempDir(), "work.log")
+	d := r.startProc("dispatcher", "d1", "--shards", "4", "--page", "20", "--resend-ms", "3000")
+	var execs []*proc
+	for i := range 4 {
+		execs = append(execs, r.startProc("executor", fmt.Sprintf("e%d", i+1), "--slots", "4", "--job-ms", "300", "--wait-s", "1", "--work-log", logPath))
+	}
+	r.waitBusy()
+	time.Sleep(500 * time.Millisecond)
+	execs[0].signal(t, syscall.SIGSTOP)
+	time.Sleep(3 * testLease)
+	execs[0].signal(t, syscall.SIGCONT)
+	r.waitDone(2 * time.Minute)
+	for _, p := range execs {
+		p.stop(t)
+	}
+	d.stop(t)
+	paused := execs[0].execStats(t)
+	if paused.Fenced == 0 {
+		t.Errorf("the paused executor: %+v; want its attempts fenced", paused)
+	}
+	r.runs = workLog(t, logPath)
+	// A paused attempt may have finished its work (a work-log line: the work
+	// runs at least once) but not its end; checkEndedOnce wants a line of
+	// the attempt that ended the job.
+	r.checkEndedOnce(n)
+	t.Logf("the paused executor: won %d, fenced %d (expired %d), succeeded %d", paused.Won, paused.Fenced, paused.Expired, paused.Succeeded)
+}
