@@ -46,23 +46,23 @@ func (t TwoTier) CheckDesign(p prices.Table, dispatchers, shards int) (Deploymen
 	pollJobs := k * float64(a.PollPage) / a.DispatchPoll.Seconds() * a.KeyUtilization
 	rules := []Rule{
 		{"at least " + fmt.Sprint(a.MinDispatchers) + " dispatchers, so that a dead one's shards have a taker",
-			dispatchers >= a.MinDispatchers, fmt.Sprintf("D = %d", dispatchers),
+			dispatchers >= a.MinDispatchers, "D = " + gi(dispatchers),
 			"one dispatcher is a single point: its death stops every hand-off until its shards are taken"},
 		{"the dispatchers hand off the cell's jobs", d*a.DispatcherJobsPerSecond*a.QuotaUtilization >= lc-1e-9,
-			fmt.Sprintf("%d × %s jobs a second at %s %% = %s, the cell needs %s", dispatchers, num(a.DispatcherJobsPerSecond),
+			fmt.Sprintf("%s × %s jobs a second at %s %% = %s, the cell needs %s", gi(dispatchers), num(a.DispatcherJobsPerSecond),
 				num(100*a.QuotaUtilization), f1(d*a.DispatcherJobsPerSecond*a.QuotaUtilization), f1(lc)),
 			"jobs a second over what one dispatcher hands off at the utilisation, rounded up"},
 		{fmt.Sprintf("at least %d shards a dispatcher, so that a dead one's share spreads", a.ShardsPerDispatcher),
-			shards >= a.ShardsPerDispatcher*dispatchers, fmt.Sprintf("K = %d for D = %d", shards, dispatchers),
+			shards >= a.ShardsPerDispatcher*dispatchers, fmt.Sprintf("K = %s for D = %s", gi(shards), gi(dispatchers)),
 			"a dead dispatcher's shards go to the others one by one: give each several"},
 		{"each shard key's index writes within " + num(100*a.KeyUtilization) + " % of a partition",
 			shards > 0 && keyWrites <= PartitionWriteUnits*a.KeyUtilization+1e-9,
 			fmt.Sprintf("%s index write units a second a key, the key may take %s", f1(keyWrites), num(PartitionWriteUnits*a.KeyUtilization)),
 			fmt.Sprintf("a job writes %s index units (put, a moved key at the claim and at each heartbeat, a delete); the cell's index writes over half a partition, rounded up", num(a.IndexWriteUnitsPerJob()))},
 		{"the shards' polls keep up with the jobs", pollJobs >= lc-1e-9,
-			fmt.Sprintf("%d shards × a page of %d every %s s at %s %% = %s jobs a second", shards, a.PollPage, f1(a.DispatchPoll.Seconds()), num(100*a.KeyUtilization), f1(pollJobs)),
+			fmt.Sprintf("%s shards × a page of %s every %s s at %s %% = %s jobs a second", gi(shards), gi(a.PollPage), f1(a.DispatchPoll.Seconds()), num(100*a.KeyUtilization), f1(pollJobs)),
 			"a shard's owner reads one page a poll"},
-		{"at most " + strings.TrimSuffix(f1(fleet.MaxShards), ".0") + " shards (package fleet)", shards <= fleet.MaxShards, "K = " + strings.TrimSuffix(f1(float64(shards)), ".0"),
+		{"at most " + gi(fleet.MaxShards) + " shards (package fleet)", shards <= fleet.MaxShards, "K = " + gi(shards),
 			"more shards than needed cost every dispatcher's look at the shard items"},
 	}
 	if dispatchers < 1 || shards < 1 || shards > fleet.MaxShards {
@@ -72,12 +72,12 @@ func (t TwoTier) CheckDesign(p prices.Table, dispatchers, shards int) (Deploymen
 	if err != nil {
 		return Deployment{}, rules, err
 	}
-	v := dep.Violations()
 	detail := "every key under a partition's 3,000 read and 1,000 write units, every table and index under the quota"
-	if len(v) > 0 {
-		detail = v[0]
+	ok := len(dep.Violations()) == 0
+	if !ok {
+		detail = firstOver(dep)
 	}
-	rules = append(rules, Rule{"every key, table and index under its limit", len(v) == 0, detail,
+	rules = append(rules, Rule{"every key, table and index under its limit", ok, detail,
 		"every dispatcher reads all K shard items each ShardLease/4: D is sized by the jobs, not by the machines"})
 	return dep, rules, nil
 }
@@ -96,4 +96,30 @@ func f1(v float64) string {
 		whole = "-" + whole
 	}
 	return whole + frac
+}
+
+// gi is n with its thousands grouped (10,851).
+func gi(n int) string { return strings.TrimSuffix(f1(float64(n)), ".0") }
+
+// firstOver names the first row of d over its limit, numbers grouped.
+func firstOver(d Deployment) string {
+	for _, k := range d.Keys {
+		if k.ReadUnits > PartitionReadUnits {
+			return fmt.Sprintf("pk = %s reads %s units a second, %sx one partition's 3,000", k.Key, f1(k.ReadUnits), f1(k.ReadUnits/PartitionReadUnits))
+		}
+		if k.WriteUnits > PartitionWriteUnits {
+			return fmt.Sprintf("pk = %s takes %s write units a second, %sx one partition's 1,000", k.Key, f1(k.WriteUnits), f1(k.WriteUnits/PartitionWriteUnits))
+		}
+	}
+	for _, t := range d.Tables {
+		if u := math.Max(t.ReadUnits, t.WriteUnits); u > TableQuota {
+			return fmt.Sprintf("%s: %s units a second, %sx the 40,000 quota", t.Name, f1(u), f1(u/TableQuota))
+		}
+	}
+	for _, q := range d.QueueRows {
+		if q.InFlightBound > SQSInFlightLimit {
+			return fmt.Sprintf("%s: up to %s messages in flight, over SQS's 120,000", q.Name, f1(q.InFlightBound))
+		}
+	}
+	return ""
 }

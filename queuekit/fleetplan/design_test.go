@@ -58,7 +58,7 @@ func TestCheckDesignAtSeed003(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := rules[len(rules)-1]
-	if last.OK || !strings.Contains(last.Detail, "key SHARD") {
+	if last.OK || !strings.Contains(last.Detail, "pk = SHARD reads 33,833.3") {
 		t.Errorf("D = 250, K = 1,000: the rows' rule %+v, want it failed on pk = SHARD (250 · 203 · 4/6 = 33,833 read units a second)", last)
 	}
 	if r := dep.Keys[0].ReadUnits; r < 33833 || r > 33834 {

@@ -1,0 +1,176 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/nightqueue/workshop/queuekit/capacity"
+	"github.com/nightqueue/workshop/queuekit/fleetplan"
+	"github.com/nightqueue/workshop/queuekit/format"
+)
+
+// Seed003Fleet is seed 003's fleet as notebook 10 sizes it: 10,851
+// executors (capacity.Seed003's machines) and 100 M jobs a day, on
+// fleetplan's Seed003 assumptions.
+func Seed003Fleet() fleetplan.TwoTier {
+	return fleetplan.TwoTier{Executors: 10851, JobsPerDay: capacity.Seed003.JobsPerDay, Assumptions: fleetplan.Seed003}
+}
+
+// Seed003OneTier is package fleet's one-tier fleet at seed 003's size: every
+// one of the 10,851 machines a worker and a shard owner, on the most shards
+// package fleet allows (1,000), shard lease 6 s.
+func Seed003OneTier() (fleetplan.Deployment, error) {
+	t := Seed003Fleet()
+	return fleetplan.OneTier{Workers: t.Executors, JobsPerDay: t.JobsPerDay, Shards: 1000, Assumptions: t.Assumptions}.Plan(capacity.Prices2026)
+}
+
+// over is "n x" over a limit ("0.2x" under it), for a table cell.
+func over(units, limit float64) string {
+	return format.Num(math.Round(10*units/limit)/10) + "x"
+}
+
+// KeyRows is a row per key class of d: the key, which items, read and write
+// units a second, and each against one partition (3,000 and 1,000).
+func KeyRows(d fleetplan.Deployment) [][]string {
+	rows := make([][]string, 0, len(d.Keys))
+	for _, k := range d.Keys {
+		rows = append(rows, []string{k.Key, k.Items, format.Num(math.Round(10*k.ReadUnits) / 10), over(k.ReadUnits, fleetplan.PartitionReadUnits),
+			format.Num(math.Round(10*k.WriteUnits) / 10), over(k.WriteUnits, fleetplan.PartitionWriteUnits)})
+	}
+	return rows
+}
+
+// TableRows is a row per table and index of d (one cell): read and write
+// units a second against the per-table quota.
+func TableRows(d fleetplan.Deployment) [][]string {
+	rows := make([][]string, 0, len(d.Tables))
+	for _, t := range d.Tables {
+		rows = append(rows, []string{t.Name, format.Num(math.Round(10*t.ReadUnits) / 10), format.Num(math.Round(10*t.WriteUnits) / 10),
+			over(math.Max(t.ReadUnits, t.WriteUnits), fleetplan.TableQuota)})
+	}
+	return rows
+}
+
+// ShowFleetRows shows d's key rows and table rows against AWS's limits.
+func ShowFleetRows(d fleetplan.Deployment) {
+	ShowTable([]string{"partition key", "items", "read units/s", "x one partition (3,000)", "write units/s", "x one partition (1,000)"}, KeyRows(d))
+	ShowTable([]string{"table or index", "read units/s", "write units/s", "the larger x the quota (40,000)"}, TableRows(d))
+}
+
+// usd is dollars with cents and thousands grouped ("$16,394.01"); Markdown
+// output escapes it (ShowTable, format.EscapeMarkdown).
+func usd(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "–"
+	}
+	return "$" + format.Group(strconv.FormatFloat(v, 'f', 2, 64))
+}
+
+// CostRows is a row per design: the jobs' own DynamoDB cost, the control
+// plane's, SQS, and the total, dollars a day on demand.
+func CostRows(designs map[string]fleetplan.Deployment, order ...string) [][]string {
+	rows := make([][]string, 0, len(order))
+	for _, name := range order {
+		c := designs[name].USDPerDay
+		rows = append(rows, []string{name, usd(c.DynamoDBJobs), usd(c.DynamoDBControlPlane), usd(c.SQS), usd(c.Total)})
+	}
+	return rows
+}
+
+// CostHeaders are CostRows' headers.
+var CostHeaders = []string{"design", "the jobs (DynamoDB)", "control plane (DynamoDB)", "SQS", "a day in all"}
+
+// DesignCheck is the outcome of CheckFleetDesign: the rules, the run through
+// the layer (when it ran), and the design's deployment.
+type DesignCheck struct {
+	Deployment fleetplan.Deployment
+	Rules      []fleetplan.Rule
+	RulesOK    bool
+	Ran        bool               // the control plane ran through the layer
+	Run        ControlPlaneResult // that run
+	Scale      float64            // its S
+	Why        string             // why it did not run, when it did not
+}
+
+// OK is whether every rule held and the run (when it ran) throttled
+// nothing once settled.
+func (c DesignCheck) OK() bool { return c.RulesOK && (!c.Ran || c.Run.Settled == 0) }
+
+// Laptop bounds: the largest dispatcher control plane CheckFleetDesign runs
+// through the layer on a laptop (more is checked by the rules only).
+const (
+	MaxRunDispatchers = 16
+	MaxRunShards      = 96
+)
+
+// CheckFleetDesign is notebook 10's exercise: a person's D dispatchers and K
+// shards for seed 003's cell, checked against fleetplan's rules (one
+// self-check line each), then, when they hold and the size runs on a
+// laptop, run as package fleet's shard protocol through a limits layer:
+// the D dispatchers on K aged shard items, shard lease 2 s, started half a
+// second apart, at the S that puts the busiest control-plane key at half a
+// scaled partition (so the run has a margin of 2 on AWS's limits, scaled;
+// S at least 1, at most 50). The run must throttle nothing once settled.
+// An error is a server or a run that failed, not a wrong answer.
+func CheckFleetDesign(ctx context.Context, dispatchers, shards int) (DesignCheck, error) {
+	t := Seed003Fleet()
+	dep, rules, err := t.CheckDesign(capacity.Prices2026, dispatchers, shards)
+	if err != nil {
+		return DesignCheck{}, err
+	}
+	c := DesignCheck{Deployment: dep, Rules: rules, RulesOK: true}
+	for _, r := range rules {
+		report(r.OK, r.Name, r.Detail, r.Hint)
+		c.RulesOK = c.RulesOK && r.OK
+	}
+	switch {
+	case !c.RulesOK:
+		c.Why = "a rule does not hold"
+		return c, nil
+	case dispatchers > MaxRunDispatchers || shards > MaxRunShards:
+		c.Why = fmt.Sprintf("more than %d dispatchers or %d shards: too many to run on a laptop, checked by the rules only", MaxRunDispatchers, MaxRunShards)
+		return c, nil
+	}
+	const lease = 2 * time.Second
+	a := t.Assumptions
+	a.ShardLease = lease
+	model, err := fleetplan.OneTier{Workers: dispatchers, JobsPerDay: t.JobsPerDay, Shards: shards, Assumptions: a}.Plan(capacity.Prices2026)
+	if err != nil {
+		return c, err
+	}
+	busiest := 0.0
+	for _, k := range model.Keys[:2] { // SHARD, MEMBER: the protocol's keys
+		busiest = math.Max(busiest, math.Max(k.ReadUnits/fleetplan.PartitionReadUnits, k.WriteUnits/fleetplan.PartitionWriteUnits))
+	}
+	c.Scale = math.Max(1, math.Min(50, math.Floor(0.5/busiest)))
+	s, err := StartLimits(ctx, c.Scale)
+	if err != nil {
+		return c, err
+	}
+	defer s.Close()
+	const stagger = 500 * time.Millisecond
+	cp := ControlPlane{Name: fmt.Sprintf("your dispatchers, D = %d", dispatchers), Workers: dispatchers, Shards: shards, ShardLease: lease, Aged: true,
+		Stagger: stagger, Run: time.Duration(dispatchers-1)*stagger + 3*lease + 6*time.Second}
+	if c.Run, err = cp.Execute(ctx, s); err != nil {
+		return c, err
+	}
+	c.Ran = true
+	report(c.Run.Settled == 0, fmt.Sprintf("your dispatchers' control plane on the limits layer (S = %s, a partition: %s read and %s write units a second) throttles nothing once settled",
+		format.Num(c.Scale), format.Num(fleetplan.PartitionReadUnits/c.Scale), format.Num(fleetplan.PartitionWriteUnits/c.Scale)),
+		fmt.Sprintf("%s throttled in the last %s s", format.Int(c.Run.Settled), format.Num(math.Round(c.Run.SettledFor.Seconds()))),
+		"a throttle once settled means a key's load is over its scaled partition: fewer dispatchers read the shard items less often")
+	return c, nil
+}
+
+// ShowDesignCheck shows what the run through the layer counted per key, or
+// why it did not run.
+func ShowDesignCheck(c DesignCheck) {
+	if !c.Ran {
+		Markdown("Not run on the limits layer: " + format.EscapeMarkdown(c.Why) + ".")
+		return
+	}
+	ShowControlPlanes([]ControlPlaneResult{c.Run})
+}
