@@ -75,9 +75,13 @@ type WorkerConfig struct {
 	// handed over only after its lease was seen unchanged for a whole lease
 	// on this worker's clock, as a worker's claim would be. A Dispatch that
 	// fails (the queue away) is counted and tried again at the next look.
+	// When a round of looks at its shards finds nothing new to send, a
+	// dispatcher waits Idle (default 500 ms) before the next round, where a
+	// worker waits the fleet's Poll.
 	Dispatch func(ctx context.Context, jobs []Job) error
 	Page     int
 	Resend   time.Duration
+	Idle     time.Duration
 }
 
 // Stats are one worker's counters.
@@ -248,6 +252,11 @@ func (f *Fleet) Join(ctx context.Context, cfg WorkerConfig) (Stats, error) {
 		if cfg.Resend <= 0 {
 			cfg.Resend = 30 * time.Second
 		}
+		if cfg.Idle <= 0 {
+			cfg.Idle = 500 * time.Millisecond
+		}
+	} else {
+		cfg.Idle = f.opts.Poll
 	}
 	if cfg.Slots < 1 || cfg.Name == "" || cfg.Work == nil {
 		return Stats{}, fmt.Errorf("worker: slots %d (want >= 1), name %q (want one), work (want one)", cfg.Slots, cfg.Name)
@@ -664,7 +673,7 @@ func (wk *worker) poll(ctx context.Context, cands chan<- Job) error {
 			idle++
 			if idle >= len(shards) {
 				idle = 0
-				if wait.Sleep(ctx, f.opts.Poll) != nil {
+				if wait.Sleep(ctx, wk.cfg.Idle) != nil {
 					return nil
 				}
 			}

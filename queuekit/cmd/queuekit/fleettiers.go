@@ -93,9 +93,13 @@ func runFleetDispatcher(ctx context.Context, args []string, stdout, stderr io.Wr
 	shards := fs.Int("shards", 0, "shards of the fleet table, K (required; must match the table's)")
 	page := fs.Int("page", 100, "entries of a shard read in one look, 1 to 1,000 (one Query page)")
 	resendMS := fs.Int("resend-ms", 30000, "send a job again at the same fence token only after this long, ms (100 to 3,600,000)")
+	idleMS := fs.Int("idle-ms", 500, "after a round of looks with nothing new to send, wait this long before the next, ms (1 to 60,000)")
 	tf := addTierFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *idleMS < 1 || *idleMS > 60_000 {
+		return usagef("--idle-ms %d: must be 1 to 60,000", *idleMS)
 	}
 	if *shards < 1 || *shards > fleet.MaxShards {
 		return usagef("--shards %d: required, 1 to %d (the fleet table's K)", *shards, fleet.MaxShards)
@@ -109,7 +113,8 @@ func runFleetDispatcher(ctx context.Context, args []string, stdout, stderr io.Wr
 	if err := tf.check(); err != nil {
 		return err
 	}
-	t, err := tf.open(ctx, dispatch.WithPage(*page), dispatch.WithResend(time.Duration(*resendMS)*time.Millisecond))
+	t, err := tf.open(ctx, dispatch.WithPage(*page), dispatch.WithResend(time.Duration(*resendMS)*time.Millisecond),
+		dispatch.WithIdle(time.Duration(*idleMS)*time.Millisecond))
 	if err != nil {
 		return err
 	}

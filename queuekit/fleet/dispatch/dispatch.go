@@ -13,7 +13,8 @@
 //     clock, renewed every ShardLease/4, released when it leaves), polls
 //     only the shards it owns (one page of Page entries of `claim_shard = k
 //     AND due_at <= now`, oldest first) and sends what it reads to the queue
-//     with SendMessageBatch, a message per job: its key, fence_token,
+//     with SendMessageBatch (after a round of looks with nothing new to
+//     send, it waits Idle before the next), a message per job: its key, fence_token,
 //     execution_status, lease_until, current_retry, max_retry and attempt
 //     (Message). A job it sent is not sent again at the same token within
 //     Resend; a job read while held is sent only once its lease was seen
@@ -80,6 +81,10 @@ type Options struct {
 	// the same token (default 30 s): longer than a message waits in the
 	// queue, or the queue fills with duplicates (each a refused claim).
 	Resend time.Duration
+	// Idle is how long a dispatcher waits when a round of looks at its
+	// shards found nothing new to send (default 500 ms): a new job waits up
+	// to Idle before it is sent.
+	Idle time.Duration
 }
 
 // Option is one functional option of New, a func(*Options) as package
@@ -94,6 +99,10 @@ func WithWait(d time.Duration) Option { return func(o *Options) { o.Wait = d } }
 
 // WithPage sets the entries a dispatcher reads from a shard in one look.
 func WithPage(n int) Option { return func(o *Options) { o.Page = n } }
+
+// WithIdle sets how long a dispatcher with nothing new to send waits
+// before it reads its shards again.
+func WithIdle(d time.Duration) Option { return func(o *Options) { o.Idle = d } }
 
 // WithResend sets how long a dispatcher waits before sending a job again
 // at the same token.
@@ -111,13 +120,13 @@ type Tier struct {
 // New opens the tier on f's table and the queue q of client c. It does not
 // contact either.
 func New(f *fleet.Fleet, c *sqsqueue.Client, q sqsqueue.Queue, opts ...Option) (*Tier, error) {
-	o := Options{Visibility: 10 * time.Second, Wait: 20 * time.Second, Page: 100, Resend: 30 * time.Second}
+	o := Options{Visibility: 10 * time.Second, Wait: 20 * time.Second, Page: 100, Resend: 30 * time.Second, Idle: 500 * time.Millisecond}
 	for _, fn := range opts {
 		fn(&o)
 	}
-	if o.Visibility < time.Second || o.Wait < 0 || o.Wait > 20*time.Second || o.Page < 1 || o.Resend <= 0 {
-		return nil, fmt.Errorf("dispatch options: visibility %s (at least 1s), wait %s (0 to 20s), page %d (at least 1), resend %s (> 0)",
-			o.Visibility, o.Wait, o.Page, o.Resend)
+	if o.Visibility < time.Second || o.Wait < 0 || o.Wait > 20*time.Second || o.Page < 1 || o.Resend <= 0 || o.Idle <= 0 {
+		return nil, fmt.Errorf("dispatch options: visibility %s (at least 1s), wait %s (0 to 20s), page %d (at least 1), resend %s and idle %s (> 0)",
+			o.Visibility, o.Wait, o.Page, o.Resend, o.Idle)
 	}
 	if f == nil || c == nil || q.URL == "" {
 		return nil, fmt.Errorf("dispatch: want a fleet, an SQS client and a queue with its URL (open it with sqsqueue.Client.Open or CreateQueue)")
@@ -206,6 +215,6 @@ type DispatcherConfig struct {
 // returns the worker's counters (Dispatched: jobs sent).
 func (t *Tier) Dispatch(ctx context.Context, cfg DispatcherConfig) (fleet.Stats, error) {
 	return t.f.Join(ctx, fleet.WorkerConfig{Name: cfg.Name, Shards: cfg.Shards, OnStats: cfg.OnStats, StatsEvery: cfg.StatsEvery,
-		Page: t.opts.Page, Resend: t.opts.Resend,
+		Page: t.opts.Page, Resend: t.opts.Resend, Idle: t.opts.Idle,
 		Dispatch: func(ctx context.Context, jobs []fleet.Job) error { return t.Send(ctx, jobs) }})
 }
