@@ -44,7 +44,7 @@ RACE_LEASE_TESTS := TestLostRepliesPerWriteKind|TestSkewBoundTakeNight|TestModel
 TEST_STAGES := test-go test-deploy test-notebooks test-browser test-security test-runtime
 
 .PHONY: help workshop setup cli-doc dynamodb sqs lint lint-shell test test-go test-deploy test-notebooks test-restart check-notebooks test-browser \
-	test-security test-runtime test-compose room test-room room-capacity readme-shot notebooks browser security browser-deps bench bench-dynamodb bench-fleet bench-limits bench-limits-pin bench-sqs clean \
+	test-security test-runtime test-compose room test-room room-capacity readme-shot notebooks browser security browser-deps bench bench-dynamodb bench-fleet bench-tiers bench-limits bench-limits-pin bench-sqs clean \
 	reset-notebooks
 
 help: ## list the targets
@@ -191,9 +191,13 @@ bench-limits-pin: ## bench-limits with DynamoDB Local pinned to one CPU, the cli
 	SERVERS=dynamodb $(WITH_TEST_SERVERS) go test -run '^$$' -bench 'Overhead$$|OverheadPerCall' -benchtime 1x -timeout 20m ./queuekit/limits/ \
 	  -args -pin -bench-workers $${BENCH_WORKERS:-8}
 
-bench-fleet: ## the fleet beside the night executor at 2 and 8 workers, 20,000 jobs per fleet run, 3 interleaved rounds (about 25 min)
-	$(WITH_TEST_SERVERS) go test -run '^$$' -bench Compare -benchtime 1x -timeout 90m ./queuekit/claimrate/ \
+bench-fleet: ## the fleet beside the night executor, then the one tier beside the two tiers, at 2 and 8 workers, 20,000 jobs per fleet run, 3 interleaved rounds (about 40 min)
+	$(WITH_TEST_SERVERS) go test -run '^$$' -bench 'Compare|Tiers' -benchtime 1x -timeout 120m ./queuekit/claimrate/ \
 	  -args -fleet-jobs $${FLEET_JOBS:-20000} -fleet-workers $${FLEET_WORKERS:-2,8} -rounds $${ROUNDS:-3}
+
+bench-tiers: ## the one-tier fleet beside the two tiers (dispatchers, SQS, executors) at 2 and 8 workers, side by side (FLEET_JOBS, default 2,000)
+	$(WITH_TEST_SERVERS) go test -run '^$$' -bench Tiers -benchtime 1x -timeout 60m ./queuekit/claimrate/ \
+	  -args -fleet-jobs $${FLEET_JOBS:-2000} -fleet-workers $${FLEET_WORKERS:-2,8} -rounds $${ROUNDS:-3} -dispatchers $${DISPATCHERS:-2}
 
 bench-sqs: ## SQS sends and receive+delete with 1, 4, 8 processors on ElasticMQ; TTL timer delay for 20 and 200 items (minutes)
 	$(WITH_TEST_SERVERS) go test -run '^$$' -bench 'SendBatch|ReceiveDelete' -benchtime 10000x ./queuekit/sqsqueue/

@@ -20,14 +20,14 @@
 //     Resend; a job read while held is sent only once its lease was seen
 //     unchanged for a whole Lease on the dispatcher's clock.
 //   - An executor (Tier.Execute) has Slots slots. It long-polls the queue
-//     for as many messages as it has free slots (at most 10), claims every
-//     job received with fleet.Fleet.Claim (fence_token = the message's
-//     AND due_at <= now; for a held job, fence_token AND lease_until as
-//     the message has them), deletes the messages (DeleteMessageBatch)
-//     whatever the claims did, and runs each claimed job in a slot
-//     (fleet.Attempt.Run: a heartbeat every Lease/4, the end fenced by the
-//     token). It writes nothing else: no MEMBER item; its liveness is its
-//     jobs' leases.
+//     for up to 10 messages at a time and keeps at most Slots of them
+//     waiting for a slot; a free slot claims the next message's job with
+//     fleet.Fleet.Claim (fence_token = the message's AND due_at <= now; for
+//     a held job, fence_token AND lease_until as the message has them),
+//     hands the message to be deleted (DeleteMessageBatch, up to 10 a call)
+//     whatever the claim did, and runs the job it won (fleet.Attempt.Run: a
+//     heartbeat every Lease/4, the end fenced by the token). It writes
+//     nothing else: no MEMBER item; its liveness is its jobs' leases.
 //
 // What it promises, and why:
 //

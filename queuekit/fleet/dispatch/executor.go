@@ -96,12 +96,16 @@ func (e *executor) stats() ExecutorStats {
 	return e.st
 }
 
-// Execute runs one executor until ctx ends (see the package doc): it
-// receives messages for its free slots, claims their jobs, deletes the
-// messages, runs the jobs it won and ends them. When ctx ends it stops
-// receiving, lets its jobs finish and end, and returns its counters. It
-// never exits on SQS or DynamoDB being away: it counts the error and tries
-// again after a pause (its jobs' leases lapse meanwhile, and they come back).
+// Execute runs one executor until ctx ends (see the package doc): a
+// receiver long-polls the queue for up to 10 messages at a time and keeps
+// at most Slots of them waiting for a slot; each slot claims the job of
+// the next message, hands the message to the deleter (DeleteMessageBatch,
+// up to 10 a call, whatever the claim did) and runs the job it won to its
+// end. When ctx ends it stops receiving and claiming (messages received and
+// not claimed come back after the visibility timeout), lets its jobs finish
+// and end, and returns its counters. It never exits on SQS or DynamoDB
+// being away: it counts the error and tries again after a pause (its jobs'
+// leases lapse meanwhile, and they come back).
 func (t *Tier) Execute(ctx context.Context, cfg ExecutorConfig) (ExecutorStats, error) {
 	if cfg.Slots < 1 || cfg.Name == "" || cfg.Work == nil {
 		return ExecutorStats{}, fmt.Errorf("executor: slots %d (want >= 1), name %q (want one), work (want one)", cfg.Slots, cfg.Name)
@@ -131,49 +135,29 @@ func (t *Tier) Execute(ctx context.Context, cfg ExecutorConfig) (ExecutorStats, 
 			}
 		}
 	}()
-	slots := make(chan struct{}, cfg.Slots) // a token per busy slot
-	var running sync.WaitGroup
-	for ctx.Err() == nil {
-		select { // one free slot at least
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			continue
-		}
-		free := 1
-		for free < min(10, cfg.Slots) {
-			select {
-			case slots <- struct{}{}:
-				free++
-				continue
-			default:
+	msgs := make(chan types.Message, cfg.Slots)
+	go e.receiveLoop(ctx, msgs)
+	dels := make(chan *string, 2*cfg.Slots+10)
+	delDone := make(chan struct{})
+	go func() { defer close(delDone); e.deleteLoop(final, dels) }()
+	var slots sync.WaitGroup
+	for range cfg.Slots {
+		slots.Add(1)
+		go func() {
+			defer slots.Done()
+			for m := range msgs {
+				if ctx.Err() != nil { // stopping: not claimed, delivered again after the visibility timeout
+					continue
+				}
+				if a := e.claim(final, m, dels); a != nil {
+					e.run(final, a)
+				}
 			}
-			break
-		}
-		msgs, err := e.receive(ctx, free)
-		for range free - len(msgs) {
-			<-slots
-		}
-		if err != nil {
-			if ctx.Err() == nil {
-				e.add(func(st *ExecutorStats) { st.ReceiveErrors++; st.LastError = err.Error() })
-				_ = wait.Sleep(ctx, time.Second)
-			}
-			continue
-		}
-		won := e.claimAll(final, msgs)
-		for range len(msgs) - len(won) {
-			<-slots
-		}
-		for _, a := range won {
-			running.Add(1)
-			go func() {
-				defer running.Done()
-				defer func() { <-slots }()
-				e.run(final, a)
-			}()
-		}
+		}()
 	}
-	running.Wait()
+	slots.Wait()
+	close(dels)
+	<-delDone
 	close(stopStats)
 	<-statsDone
 	st := e.stats()
@@ -181,6 +165,29 @@ func (t *Tier) Execute(ctx context.Context, cfg ExecutorConfig) (ExecutorStats, 
 		cfg.OnStats(st)
 	}
 	return st, nil
+}
+
+// receiveLoop long-polls the queue until ctx ends, handing messages to the
+// slots; it closes msgs when it stops.
+func (e *executor) receiveLoop(ctx context.Context, msgs chan<- types.Message) {
+	defer close(msgs)
+	for ctx.Err() == nil {
+		batch, err := e.receive(ctx, min(10, e.cfg.Slots))
+		if err != nil {
+			if ctx.Err() == nil {
+				e.add(func(st *ExecutorStats) { st.ReceiveErrors++; st.LastError = err.Error() })
+				_ = wait.Sleep(ctx, time.Second)
+			}
+			continue
+		}
+		for _, m := range batch {
+			select {
+			case msgs <- m:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
 }
 
 // receive long-polls the queue for up to n messages.
@@ -196,59 +203,76 @@ func (e *executor) receive(ctx context.Context, n int) ([]types.Message, error) 
 	return out.Messages, nil
 }
 
-// claimAll claims the jobs of msgs at once, deletes every message (a
-// refused claim is a duplicate or a stale message: dropped; a claim with
-// no answer may have landed, and the job comes back by its lease or its
-// dispatcher's resend either way), and returns the attempts won.
-func (e *executor) claimAll(ctx context.Context, msgs []types.Message) []*fleet.Attempt {
-	got := make([]*fleet.Attempt, len(msgs))
-	var wg sync.WaitGroup
-	for i, m := range msgs {
-		msg, err := Decode(aws.ToString(m.Body))
-		if err != nil {
-			e.add(func(st *ExecutorStats) { st.BadMessages++; st.LastError = err.Error() })
-			continue
+// claim claims the job of m and hands m's receipt to the deleter whatever
+// the claim did: a refused claim is a duplicate or a stale message
+// (dropped); a claim with no answer may have landed, and the job comes back
+// by its lease or its dispatcher's resend either way. It returns the
+// attempt won, or nil.
+func (e *executor) claim(ctx context.Context, m types.Message, dels chan<- *string) *fleet.Attempt {
+	defer func() { dels <- m.ReceiptHandle }()
+	msg, err := Decode(aws.ToString(m.Body))
+	if err != nil {
+		e.add(func(st *ExecutorStats) { st.BadMessages++; st.LastError = err.Error() })
+		return nil
+	}
+	a, res, cost, err := e.t.f.Claim(ctx, msg.Job(), e.cfg.Name)
+	e.add(func(st *ExecutorStats) {
+		st.cost(cost)
+		switch {
+		case err != nil:
+			st.ClaimErrors++
+			st.LastError = err.Error()
+		case res == fleet.Claimed:
+			st.Won++
+		case res == fleet.EndedFatal:
+			st.Fatal++
+		default:
+			st.Refused++
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			a, res, cost, err := e.t.f.Claim(ctx, msg.Job(), e.cfg.Name)
-			e.add(func(st *ExecutorStats) {
-				st.cost(cost)
-				switch {
-				case err != nil:
-					st.ClaimErrors++
-					st.LastError = err.Error()
-				case res == fleet.Claimed:
-					st.Won++
-				case res == fleet.EndedFatal:
-					st.Fatal++
-				default:
-					st.Refused++
-				}
-			})
-			got[i] = a
-		}()
+	})
+	return a
+}
+
+// deleteLoop deletes the messages whose receipts come on dels, ten to a
+// DeleteMessageBatch, sending a batch when it is full or 20 ms after its
+// first receipt; it returns when dels is closed and drained.
+func (e *executor) deleteLoop(ctx context.Context, dels <-chan *string) {
+	var batch []types.DeleteMessageBatchRequestEntry
+	flush := func() {
+		if len(batch) == 0 {
+			return
+		}
+		if err := e.t.sqs.DeleteBatch(ctx, e.t.q, batch); err != nil {
+			// Not deleted: delivered again after the visibility timeout,
+			// and then refused by the token.
+			e.add(func(st *ExecutorStats) { st.DeleteErrors++; st.LastError = err.Error() })
+		} else {
+			n := len(batch)
+			e.add(func(st *ExecutorStats) { st.Deleted += n })
+		}
+		batch = batch[:0]
 	}
-	wg.Wait()
-	del := make([]types.DeleteMessageBatchRequestEntry, len(msgs))
-	for i, m := range msgs {
-		del[i] = types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: m.ReceiptHandle}
-	}
-	if err := e.t.sqs.DeleteBatch(ctx, e.t.q, del); err != nil {
-		// Not deleted: delivered again after the visibility timeout, and
-		// then refused by the token.
-		e.add(func(st *ExecutorStats) { st.DeleteErrors++; st.LastError = err.Error() })
-	} else {
-		e.add(func(st *ExecutorStats) { st.Deleted += len(del) })
-	}
-	var won []*fleet.Attempt
-	for _, a := range got {
-		if a != nil {
-			won = append(won, a)
+	var tick <-chan time.Time
+	for {
+		select {
+		case h, ok := <-dels:
+			if !ok {
+				flush()
+				return
+			}
+			batch = append(batch, types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(len(batch))), ReceiptHandle: h})
+			if len(batch) == 1 {
+				tick = time.After(20 * time.Millisecond)
+			}
+			if len(batch) == 10 {
+				flush()
+				tick = nil
+			}
+		case <-tick:
+			flush()
+			tick = nil
 		}
 	}
-	return won
 }
 
 // run runs one claimed attempt to its end.
