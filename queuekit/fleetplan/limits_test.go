@@ -2,35 +2,34 @@ package fleetplan_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/nightqueue/workshop/queuekit/capacity"
-	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fleet"
 	"github.com/nightqueue/workshop/queuekit/fleetplan"
 	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
+	"github.com/nightqueue/workshop/queuekit/lab"
 	"github.com/nightqueue/workshop/queuekit/limits"
 )
 
 // controlPlaneRun is n in-process fleet workers (package fleet's Join, no
 // jobs: every request is the control plane's) on k shards for run, their
-// endpoint the limits layer s, on a table of their own.
+// endpoint the limits layer s, on a table of their own: lab.ControlPlane,
+// the rig notebook 10 runs, read back as the layer's samples.
 type controlPlaneRun struct {
-	table   string
-	stats   []fleet.Stats // one per Join (a worker started again has several)
-	errs    []string      // Joins that ended in an error before the run's end
-	elapsed time.Duration
-	totals  limits.Sample            // the layer's counts for the table: units, requests, throttles by reason
-	keys    map[string]limits.Sample // the same for the partition of pk = SHARD, MEMBER and META
-	parts   map[string]int           // those keys' partitions
+	table    string
+	stats    []fleet.Stats // one per Join (a worker started again has several)
+	failed   int           // Joins that ended in an error before the run's end
+	firstErr string
+	began    time.Time
+	elapsed  time.Duration
+	totals   limits.Sample            // the layer's counts for the table: units, requests, throttles by reason
+	keys     map[string]limits.Sample // the same for the partition of pk = SHARD, MEMBER and META
+	parts    map[string]int           // those keys' partitions
 }
 
 func runControlPlane(t *testing.T, s *limits.Server, n, k int, shardLease, run time.Duration, aged bool) controlPlaneRun {
@@ -38,154 +37,24 @@ func runControlPlane(t *testing.T, s *limits.Server, n, k int, shardLease, run t
 }
 
 // runControlPlaneStaggered starts worker i at i·stagger, as a fleet that is
-// rolled out one process at a time.
+// rolled out one process at a time. The shard items are aged (aged: the
+// history a running fleet has, fleet.HistoryMax entries) at DynamoDB Local
+// directly, and the table is deleted before it returns.
 func runControlPlaneStaggered(t *testing.T, s *limits.Server, n, k int, shardLease, run time.Duration, aged bool, stagger time.Duration) controlPlaneRun {
 	t.Helper()
-	ctx := context.Background()
-	name := ddbtest.TableName(t)
-	cat, err := catalog.New(ctx, catalog.WithEndpoint(s.URL), catalog.WithTable(name))
+	res, err := lab.ControlPlane{Name: fmt.Sprintf("%d workers on %d shards", n, k), Workers: n, Shards: k, ShardLease: shardLease,
+		Run: run, Stagger: stagger, Aged: aged}.Execute(context.Background(), s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := fleet.New(cat, fleet.WithLease(shardLease), fleet.WithShardLease(shardLease))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The table has TTL on (fleet.Reset) and DynamoDB Local sweeps at most 7
-	// such tables: it goes when the test ends, deleted at DynamoDB Local
-	// itself (the layer is closed by then).
-	direct, err := catalog.New(ctx, catalog.WithEndpoint(ddbtest.Endpoint(t)), catalog.WithTable(name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fd, err := fleet.New(direct)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := fd.Catalog().DeleteTable(ctx); err != nil {
-			t.Errorf("delete %s: %v", fd.Table(), err)
-		}
-	})
-	if err := fd.Reset(ctx, k); err != nil {
-		t.Fatal(err)
-	}
-	if aged {
-		ageShards(t, fd, k, shardLease)
-	}
-	r := controlPlaneRun{table: f.Table()}
-	rctx, cancel := context.WithTimeout(ctx, run)
-	defer cancel()
-	began := time.Now()
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case <-rctx.Done():
-				return
-			case <-time.After(time.Duration(i) * stagger):
-			}
-			// A worker whose Join fails (its join write throttled past the
-			// SDK's attempts) is started again, as a supervisor would.
-			for rctx.Err() == nil {
-				st, err := f.Join(rctx, fleet.WorkerConfig{Name: fmt.Sprintf("w%03d", i), Slots: 1, Shards: k, Work: fleet.Sleep(0)})
-				mu.Lock()
-				r.stats = append(r.stats, st)
-				if err != nil && rctx.Err() == nil {
-					r.errs = append(r.errs, err.Error())
-				}
-				mu.Unlock()
-				select {
-				case <-rctx.Done():
-				case <-time.After(200 * time.Millisecond):
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	r.elapsed = time.Since(began)
-	samples := s.Stats()
-	r.totals = limits.Totals(samples, r.table, "")
-	r.keys, r.parts = map[string]limits.Sample{}, map[string]int{}
-	for _, pk := range []string{"SHARD", "MEMBER", "META"} {
-		p, err := s.PartitionOf(r.table, "", &types.AttributeValueMemberS{Value: pk})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.parts[pk] = p
-		sum := limits.Sample{Table: r.table, Partition: p, Throttled: map[string]int{}}
-		for _, x := range samples {
-			if x.Table != r.table || x.Index != "" || x.Partition != p {
-				continue
-			}
-			sum.ReadUnits += x.ReadUnits
-			sum.WriteUnits += x.WriteUnits
-			sum.Requests += x.Requests
-			for k, v := range x.Throttled {
-				sum.Throttled[k] += v
-			}
-		}
-		r.keys[pk] = sum
+	r := controlPlaneRun{table: res.Table, stats: res.Stats, failed: res.FailedJoins, firstErr: res.FirstError, began: res.Began,
+		elapsed: res.Elapsed, totals: res.Totals, keys: map[string]limits.Sample{}, parts: map[string]int{}}
+	for _, kl := range res.Keys {
+		r.parts[kl.Key] = kl.Partition
+		r.keys[kl.Key] = limits.Sample{Table: res.Table, Partition: kl.Partition, Throttled: kl.Throttled,
+			ReadUnits: kl.ReadUnits * res.Elapsed.Seconds(), WriteUnits: kl.WriteUnits * res.Elapsed.Seconds()}
 	}
 	return r
-}
-
-// ageShards gives the k shard items the history a fleet that has run a
-// while has (fleet.HistoryMax entries or more, items near
-// fleet.ShardItemBytes), at DynamoDB Local directly: one worker joins,
-// takes every shard, leaves (releasing them), and again, each round adding
-// an acquire and a release to every shard's history.
-func ageShards(t *testing.T, f *fleet.Fleet, k int, lease time.Duration) {
-	t.Helper()
-	ctx := context.Background()
-	deadline := time.Now().Add(90 * time.Second)
-	for round := 0; ; round++ {
-		st, err := f.ShardStates(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		shortest := fleet.HistoryMax + 1
-		for _, x := range st {
-			shortest = min(shortest, len(x.History))
-		}
-		if len(st) == k && shortest >= fleet.HistoryMax {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("ageing the shards: after %d rounds the shortest history has %d entries, want %d", round, shortest, fleet.HistoryMax)
-		}
-		jctx, cancel := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() {
-			_, err := f.Join(jctx, fleet.WorkerConfig{Name: "ager", Slots: 1, Shards: k, Work: fleet.Sleep(0)})
-			done <- err
-		}()
-		for all := false; !all; {
-			time.Sleep(lease / 8)
-			st, err := f.ShardStates(ctx)
-			if err != nil {
-				cancel()
-				t.Fatal(err)
-			}
-			all = len(st) == k
-			for _, x := range st {
-				all = all && x.Holder == "ager"
-			}
-			if time.Now().After(deadline) {
-				cancel()
-				t.Fatalf("ageing the shards: the worker took %d of %d shards in time", len(st), k)
-			}
-		}
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Fatalf("ageing the shards: %v", err)
-		}
-	}
 }
 
 func reasons(m map[string]int) string {
@@ -284,7 +153,7 @@ func TestOneTierThrottlesOnTheLimitsLayerWhereTheDispatcherTierDoesNot(t *testin
 		tot := c.r.totals
 		t.Logf("%s, K = %d, S = %g, %.1f s: %d requests, %.0f read units (%.1f/s), %.0f write units (%.1f/s); throttled %d: %s; worker errors %d",
 			c.name, k, S, c.r.elapsed.Seconds(), tot.Requests, tot.ReadUnits, tot.ReadUnits/c.r.elapsed.Seconds(), tot.WriteUnits,
-			tot.WriteUnits/c.r.elapsed.Seconds(), tot.ThrottledTotal(), reasons(tot.Throttled), len(c.r.errs))
+			tot.WriteUnits/c.r.elapsed.Seconds(), tot.ThrottledTotal(), reasons(tot.Throttled), c.r.failed)
 		for _, pk := range []string{"SHARD", "MEMBER", "META"} {
 			x := c.r.keys[pk]
 			var shared []string
@@ -325,14 +194,14 @@ func TestOneTierThrottlesOnTheLimitsLayerWhereTheDispatcherTierDoesNot(t *testin
 	if n := one.keys["MEMBER"].Throttled["TableWriteKeyRangeThroughputExceeded"]; n == 0 {
 		t.Errorf("one tier: no write of pk = MEMBER throttled on its partition; its partition's throttles: %v", one.keys["MEMBER"].Throttled)
 	}
-	if len(one.errs) > 0 {
-		t.Logf("one tier: %d joins failed and were started again (first: %s)", len(one.errs), one.errs[0])
+	if one.failed > 0 {
+		t.Logf("one tier: %d joins failed and were started again (first: %s)", one.failed, one.firstErr)
 	}
 	if n := two.totals.ThrottledTotal(); n != 0 {
 		t.Errorf("two tiers: the dispatchers' control plane was throttled %d times (%v); the model says it fits", n, two.totals.Throttled)
 	}
-	if len(two.errs) > 0 {
-		t.Errorf("two tiers: dispatcher errors: %v", two.errs)
+	if two.failed > 0 {
+		t.Errorf("two tiers: %d dispatcher joins failed (first: %s)", two.failed, two.firstErr)
 	}
 }
 
@@ -376,10 +245,9 @@ func TestOneTierControlPlaneModelAgainstRealWorkers(t *testing.T) {
 		if cp.ReadRequestsPerRebalance != 1 || cp.ReadUnitsPerRebalance != 7 {
 			t.Fatalf("the model: %d Queries and %.0f units a look, want 1 and 7 (by hand above)", cp.ReadRequestsPerRebalance, cp.ReadUnitsPerRebalance)
 		}
-		began := time.Now()
 		r := runControlPlane(t, s, n, k, lease, 14*time.Second, false)
-		if len(r.errs) > 0 {
-			t.Errorf("n=%d: worker errors: %v", n, r.errs)
+		if r.failed > 0 {
+			t.Errorf("n=%d: %d worker joins failed (first: %s)", n, r.failed, r.firstErr)
 		}
 		var looks, queries int
 		var units float64
@@ -403,7 +271,7 @@ func TestOneTierControlPlaneModelAgainstRealWorkers(t *testing.T) {
 		}
 		// Settled rates: the layer's per-second counts from the 6th second to
 		// the last whole one.
-		from, to := began.Add(5*time.Second).Unix()+1, began.Add(r.elapsed).Unix()-1
+		from, to := r.began.Add(5*time.Second).Unix()+1, r.began.Add(r.elapsed).Unix()-1
 		var wr, ww float64
 		for _, x := range s.Stats() {
 			if x.Table == r.table && x.Index == "" && x.Partition == -1 && x.Second.Unix() >= from && x.Second.Unix() < to {
@@ -475,7 +343,6 @@ func TestTwoTierControlPlaneAtItsTrueSizeStaysWithinTheModel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		began := time.Now()
 		const stagger = time.Second
 		r := runControlPlaneStaggered(t, s, d.DispatchersPerCell, d.ShardsPerCell, fleetplan.Seed003.ShardLease, 30*time.Second, true, stagger)
 		samples := s.Stats()
@@ -485,7 +352,7 @@ func TestTwoTierControlPlaneAtItsTrueSizeStaysWithinTheModel(t *testing.T) {
 		// second on pk = SHARD, limits divided by S but seconds not), so
 		// throttles there are logged; once settled, none.
 		t.Logf("%s: at the start %d requests throttled (%v), %d joins failed and were started again",
-			c.name, r.totals.ThrottledTotal(), r.totals.Throttled, len(r.errs))
+			c.name, r.totals.ThrottledTotal(), r.totals.Throttled, r.failed)
 		looks := 0
 		for _, st := range r.stats {
 			looks += st.Rebalances
@@ -493,7 +360,7 @@ func TestTwoTierControlPlaneAtItsTrueSizeStaysWithinTheModel(t *testing.T) {
 		// Settled: from 8 s after the last dispatcher started to the last
 		// whole second.
 		settle := time.Duration(d.DispatchersPerCell-1)*stagger + 8*time.Second
-		from, to := began.Add(settle).Unix()+1, began.Add(r.elapsed).Unix()-1
+		from, to := r.began.Add(settle).Unix()+1, r.began.Add(r.elapsed).Unix()-1
 		secs := float64(to - from)
 		for _, pk := range []string{"SHARD", "MEMBER"} {
 			var ru, wu float64

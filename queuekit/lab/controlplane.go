@@ -67,6 +67,7 @@ type ControlPlaneResult struct {
 	ControlPlane
 	Table       string
 	Scale       float64
+	Began       time.Time // the first worker's start
 	Elapsed     time.Duration
 	Totals      limits.Sample // the table's units, requests and throttles by reason
 	Keys        []KeyLoad     // one per ControlPlaneKeys, in that order
@@ -75,7 +76,8 @@ type ControlPlaneResult struct {
 	Looks       int           // the workers' reads of the shard items
 	Joins       int           // fleet.Join calls (a worker whose join failed is started again)
 	FailedJoins int
-	FirstError  string // the first failed join's error, "" when none failed
+	FirstError  string        // the first failed join's error, "" when none failed
+	Stats       []fleet.Stats // one per Join, in the order they ended
 }
 
 // LooksPerSecond is the workers' looks at the shard items a second.
@@ -177,22 +179,21 @@ func (c ControlPlane) Execute(ctx context.Context, s *limits.Server) (ControlPla
 		return ControlPlaneResult{}, err
 	}
 	r := ControlPlaneResult{ControlPlane: c, Table: f.Table(), Scale: s.Scale()}
-	r.Elapsed, r.Looks, r.Joins, r.FailedJoins, r.FirstError = c.join(ctx, f)
+	c.join(ctx, f, &r)
 	if err := ctx.Err(); err != nil {
 		return r, err
 	}
 	return r, r.count(s)
 }
 
-// join runs the workers for c.Run and returns how long they ran, their
-// looks, the joins and the failed ones.
-func (c ControlPlane) join(ctx context.Context, f *fleet.Fleet) (time.Duration, int, int, int, string) {
+// join runs the workers for c.Run and records in r when they began, how
+// long they ran, their looks, stats, the joins and the failed ones.
+func (c ControlPlane) join(ctx context.Context, f *fleet.Fleet, r *ControlPlaneResult) {
 	rctx, cancel := context.WithTimeout(ctx, c.Run)
 	defer cancel()
-	began := time.Now()
+	r.Began = time.Now()
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	looks, joins, failed, first := 0, 0, 0, ""
 	for i := range c.Workers {
 		wg.Add(1)
 		go func() {
@@ -207,12 +208,13 @@ func (c ControlPlane) join(ctx context.Context, f *fleet.Fleet) (time.Duration, 
 			for rctx.Err() == nil {
 				st, err := f.Join(rctx, fleet.WorkerConfig{Name: fmt.Sprintf("w%04d", i), Slots: 1, Shards: c.Shards, Work: fleet.Sleep(0)})
 				mu.Lock()
-				looks += st.Rebalances
-				joins++
+				r.Looks += st.Rebalances
+				r.Joins++
+				r.Stats = append(r.Stats, st)
 				if err != nil && rctx.Err() == nil {
-					failed++
-					if first == "" {
-						first = err.Error()
+					r.FailedJoins++
+					if r.FirstError == "" {
+						r.FirstError = err.Error()
 					}
 				}
 				mu.Unlock()
@@ -224,7 +226,7 @@ func (c ControlPlane) join(ctx context.Context, f *fleet.Fleet) (time.Duration, 
 		}()
 	}
 	wg.Wait()
-	return time.Since(began), looks, joins, failed, first
+	r.Elapsed = time.Since(r.Began)
 }
 
 // count reads the layer's samples of the run's table: its totals, each
@@ -233,9 +235,8 @@ func (c ControlPlane) join(ctx context.Context, f *fleet.Fleet) (time.Duration, 
 func (r *ControlPlaneResult) count(s *limits.Server) error {
 	samples := s.Stats()
 	r.Totals = limits.Totals(samples, r.Table, "")
-	began := time.Now().Add(-r.Elapsed)
-	settled := began.Add(time.Duration(max(r.Workers-1, 0))*r.Stagger + r.Settle)
-	r.SettledFor = max(0, r.Elapsed-settled.Sub(began))
+	settled := r.Began.Add(time.Duration(max(r.Workers-1, 0))*r.Stagger + r.Settle)
+	r.SettledFor = max(0, r.Elapsed-settled.Sub(r.Began))
 	for _, x := range samples {
 		if x.Table == r.Table && x.Index == "" && x.Partition == -1 && !x.Second.Before(settled.Truncate(time.Second).Add(time.Second)) {
 			r.Settled += x.ThrottledTotal()

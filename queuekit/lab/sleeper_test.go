@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -120,6 +121,19 @@ func TestTakeoverReassignsTheDeadWorkersShards(t *testing.T) {
 		if row[1] == "bob" || row[1] == "nobody" {
 			t.Errorf("shard %s owned by %s %s after bob's leases ended: want a live worker", row[0], row[1], res.AtAfter.Sub(res.AtBefore))
 		}
+	}
+	// The watched shard is one bob owned before the kill, and its history
+	// shows the handover: an acquire by bob, then one by a survivor of the
+	// lease that had ended.
+	var bobHeld bool
+	for _, row := range OwnerRows(res.Before, res.AtBefore) {
+		bobHeld = bobHeld || (row[0] == fmt.Sprint(res.Watched.Shard) && row[1] == "bob")
+	}
+	if !bobHeld {
+		t.Errorf("watched shard %d: bob did not own it before the kill (%v)", res.Watched.Shard, OwnerRows(res.Before, res.AtBefore))
+	}
+	if h := res.Handover; h.Holder == "" || h.Holder == "bob" || h.PrevUntilMS == 0 || h.Token == 0 {
+		t.Errorf("watched shard %d: no handover from bob in its history %+v (got %+v)", res.Watched.Shard, res.Watched.History, h)
 	}
 	for _, e := range res.Watched.History {
 		if e.Op == "acquire" && e.PrevUntilMS > 0 && e.AtMS < e.PrevUntilMS {

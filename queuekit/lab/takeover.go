@@ -26,7 +26,6 @@ type Takeover struct {
 	ShardLease time.Duration // a shard's lease; default 2 s
 	Settle     time.Duration // at most this long for every shard to have a live owner before the kill; default 5 shard leases
 	Wait       time.Duration // at most this long after the kill for the others to own every shard; default 10 shard leases
-	Watch      int           // the shard whose history is returned; default 1
 }
 
 // TakeoverResult is what the demonstration read back from the shard items.
@@ -35,7 +34,14 @@ type TakeoverResult struct {
 	AtBefore      time.Time          // when Before was read (owners are leases live then)
 	AtAfter       time.Time
 	Killed        string
-	Watched       fleet.ShardState // the watched shard, with its history
+	// Watched is a shard the victim owned before the kill (the lowest
+	// numbered), as read after the takeover: its history holds the
+	// victim's acquire and the survivor's acquire of the lease that ended.
+	Watched fleet.ShardState
+	// Handover is the acquire in Watched's history that took the victim's
+	// lease over (its PrevUntilMS is when that lease ended); the zero entry
+	// when the history shows none.
+	Handover fleet.Tenure
 }
 
 func (t Takeover) withDefaults() Takeover {
@@ -54,9 +60,6 @@ func (t Takeover) withDefaults() Takeover {
 	if t.Wait == 0 {
 		t.Wait = 10 * t.ShardLease
 	}
-	if t.Watch == 0 {
-		t.Watch = 1
-	}
 	return t
 }
 
@@ -64,8 +67,8 @@ func (t Takeover) withDefaults() Takeover {
 // the victim, and stops the others with SIGTERM before it returns.
 func (t Takeover) Run(ctx context.Context, cat *catalog.Catalog) (TakeoverResult, error) {
 	t = t.withDefaults()
-	if t.Victim < 0 || t.Victim >= len(t.Workers) || t.Watch < 0 || t.Watch >= t.Shards {
-		return TakeoverResult{}, fmt.Errorf("takeover: victim %d of %d workers, watched shard %d of %d: out of range", t.Victim, len(t.Workers), t.Watch, t.Shards)
+	if t.Victim < 0 || t.Victim >= len(t.Workers) {
+		return TakeoverResult{}, fmt.Errorf("takeover: victim %d of %d workers: out of range", t.Victim, len(t.Workers))
 	}
 	if t.Bin == "" {
 		bin, err := QueuekitBinary(ctx)
@@ -127,11 +130,18 @@ func (t Takeover) Run(ctx context.Context, cat *catalog.Catalog) (TakeoverResult
 	if res.After, res.AtAfter, err = settle(ctx, f, t.Shards, t.Wait, func(s fleet.ShardState, live bool) bool { return live && s.Holder != res.Killed }, ""); err != nil {
 		return res, err
 	}
+	watch := -1
+	for _, s := range res.Before {
+		if s.Holder == res.Killed && s.UntilMS > res.AtBefore.UnixMilli() && (watch < 0 || s.Shard < watch) {
+			watch = s.Shard
+		}
+	}
 	for _, s := range res.After {
-		if s.Shard == t.Watch {
+		if s.Shard == watch {
 			res.Watched = s
 		}
 	}
+	res.Handover = handover(res.Watched, res.Killed)
 	return res, nil
 }
 
@@ -163,6 +173,24 @@ func settle(ctx context.Context, f *fleet.Fleet, shards int, limit time.Duration
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// handover is the last acquire in s's history by a worker other than
+// killed that took over a lease (PrevUntilMS set) after an acquire by
+// killed: the takeover of the victim's tenure.
+func handover(s fleet.ShardState, killed string) fleet.Tenure {
+	var out fleet.Tenure
+	held := false
+	for _, e := range s.History {
+		switch {
+		case e.Op == "acquire" && e.Holder == killed:
+			held = true
+		case held && e.Op == "acquire" && e.Holder != killed && e.PrevUntilMS > 0:
+			out = e
+			held = false
+		}
+	}
+	return out
 }
 
 // OwnerRows is a row per shard: the shard, its owner (a lease live at `at`,
@@ -203,8 +231,14 @@ func ShowTakeover(r TakeoverResult) {
 	ShowTable([]string{"shard", "owner", "fencing token"}, OwnerRows(r.Before, r.AtBefore))
 	Markdown(fmt.Sprintf("**%s killed with SIGKILL, %.1f s later**", r.Killed, r.AtAfter.Sub(r.AtBefore).Seconds()))
 	ShowTable([]string{"shard", "owner", "fencing token"}, OwnerRows(r.After, r.AtAfter))
-	Markdown(fmt.Sprintf("**shard %d's history**", r.Watched.Shard))
+	Markdown(fmt.Sprintf("**shard %d's history** (%s owned it before the kill)", r.Watched.Shard, r.Killed))
 	ShowTable([]string{"operation", "worker", "token", "took over"}, HistoryRows(r.Watched))
+	if r.Handover.Holder == "" {
+		Markdown(fmt.Sprintf("The history shows no handover from %s: its last entries were overwritten (it keeps %d).", r.Killed, fleet.HistoryMax))
+		return
+	}
+	Markdown(fmt.Sprintf("%s took shard %d over with token %d, %s ms after %s's lease on it ended.",
+		r.Handover.Holder, r.Watched.Shard, r.Handover.Token, format.Int(r.Handover.AtMS-r.Handover.PrevUntilMS), r.Killed))
 }
 
 // countOwners is the number of distinct live owners at `at`.
