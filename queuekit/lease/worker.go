@@ -170,11 +170,17 @@ func (e *Executor) Join(ctx context.Context, date string, wc WorkerConfig) (Work
 	var p poolItem
 	reads := e.db.DB().Outage(StaleAfter, fmt.Sprintf("worker %s of night %s", wc.Name, date),
 		"check the network to DynamoDB, then start the worker again")
+	answered := false // DynamoDB has answered this worker once: an outage is ridden out from then on
 	for {
 		q, ok, err := e.readPool(ctx, date)
 		var missing *catalog.TableMissingError
 		if errors.As(err, &missing) { // no run has created the table yet
 			ok, err = false, nil
+		}
+		if err != nil && !answered {
+			// Never answered: a wrong endpoint or a server not started,
+			// not an outage to ride out; say so at once.
+			return WorkerStats{}, err
 		}
 		if err = reads.Ride(ctx, err); err != nil {
 			return WorkerStats{}, err
@@ -182,6 +188,7 @@ func (e *Executor) Join(ctx context.Context, date string, wc WorkerConfig) (Work
 		if reads.Lasted() > 0 { // not answered: read again
 			continue
 		}
+		answered = true
 		// A run that is preparing is waited for; a run whose coordinator
 		// went silent is not joined (its night is free for the next run).
 		if ok && (q.State == poolWaiting || q.State == poolRunning) && time.Since(time.UnixMilli(q.SeenMS)) < StaleAfter {

@@ -122,8 +122,21 @@ type OutageError struct {
 }
 
 func (e *OutageError) Error() string {
+	fix := e.Fix
+	var un *awsapi.UnreachableError
+	if errors.As(e.Err, &un) && un.Reason == "connection refused" { // nothing listens there now: maybe stopped
+		s := un.Service
+		if s.Name == "" {
+			s = awsapi.DynamoDB
+		}
+		if un.Local {
+			fix += "; if nothing runs there any more: " + s.UnreachableLocalFix
+		} else {
+			fix += "; " + s.UnreachableFix
+		}
+	}
 	return fmt.Sprintf("%s: no answer from DynamoDB at %s for %.1f s, longer than the %s it rides out (last: %s); %s",
-		e.Who, e.Endpoint, e.Lasted.Seconds(), e.Bound, shortReason(e.Err), e.Fix)
+		e.Who, e.Endpoint, e.Lasted.Seconds(), e.Bound, shortReason(e.Err), fix)
 }
 
 // Unwrap returns the last call's error.
