@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fleet"
 	"github.com/nightqueue/workshop/queuekit/format"
@@ -116,7 +117,7 @@ func (c ControlPlane) withDefaults() ControlPlane {
 // on a table of its own (its own partitions and quota in the layer),
 // and deletes the tables before it returns. progress, if not nil, is told
 // when each run ends.
-func RunControlPlanes(ctx context.Context, s *limits.Server, runs []ControlPlane, progress func(done int)) ([]ControlPlaneResult, error) {
+func RunControlPlanes(ctx context.Context, s *limits.Server, runs []ControlPlane, progress func(queuekit.Progress)) ([]ControlPlaneResult, error) {
 	out := make([]ControlPlaneResult, len(runs))
 	errs := make([]error, len(runs))
 	var wg sync.WaitGroup
@@ -130,7 +131,7 @@ func RunControlPlanes(ctx context.Context, s *limits.Server, runs []ControlPlane
 			mu.Lock()
 			done++
 			if progress != nil {
-				progress(done)
+				progress(queuekit.Progress{Done: done, Total: len(runs), Note: c.Name})
 			}
 			mu.Unlock()
 		}()
@@ -386,4 +387,18 @@ func reasonsPlain(m map[string]int) string {
 		return "none"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// ControlPlaneVerdict is the Markdown under a side-by-side run: for each
+// run, the throttles on pk = SHARD's and pk = MEMBER's partitions by
+// reason, and the table's in all.
+func ControlPlaneVerdict(results []ControlPlaneResult) string {
+	var lines []string
+	for _, r := range results {
+		sh, mb := r.Key("SHARD"), r.Key("MEMBER")
+		lines = append(lines, fmt.Sprintf("- **%s**: pk = SHARD's partition throttled **%s** requests (%s), pk = MEMBER's **%s** (%s); the table **%s** in all.",
+			format.EscapeMarkdown(r.Name), format.Int(throttledSum(sh.Throttled)), ReasonList(sh.Throttled),
+			format.Int(throttledSum(mb.Throttled)), ReasonList(mb.Throttled), format.Int(r.Totals.ThrottledTotal())))
+	}
+	return strings.Join(lines, "\n")
 }

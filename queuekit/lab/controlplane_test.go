@@ -63,6 +63,9 @@ func TestControlPlanesOneTierThrottlesTheDispatchersDoNot(t *testing.T) {
 	if two.FailedJoins != 0 || two.Looks == 0 {
 		t.Errorf("two tiers: %d looks, %d failed joins (%s)", two.Looks, two.FailedJoins, two.FirstError)
 	}
+	if v := lab.ControlPlaneVerdict(res); !strings.Contains(v, "**two tiers, D = 2**: pk = SHARD's partition throttled **0** requests (none)") {
+		t.Errorf("verdict: %s", v)
+	}
 	rows := lab.ControlPlaneRows(res)
 	if len(rows) != 6 || !strings.Contains(rows[0][1], "pk = SHARD") {
 		t.Errorf("rows: %q", rows)

@@ -60,6 +60,23 @@ func ExecutorSummary(rows []claimrate.Row) string {
 	return b.String()
 }
 
+// NightAgainstCeiling is the Markdown line that compares the night
+// executor's median jobs a second at each worker count with the pool's
+// ceiling (claimrate.PoolBound's bound, jobs a second).
+func NightAgainstCeiling(rows []claimrate.Row, ceiling float64) string {
+	var parts []string
+	for _, r := range rows {
+		if r.Executor == claimrate.Night && ceiling > 0 {
+			parts = append(parts, fmt.Sprintf("%s with %s", format.Percent(r.Median/ceiling), Plural(r.Workers, "worker", "workers")))
+		}
+	}
+	if len(parts) == 0 {
+		return "✗ no night-executor rows or no ceiling to compare"
+	}
+	return fmt.Sprintf("The night executor ran at %s of the pool's ceiling of **%s jobs a second** (measured again just before these runs).",
+		strings.Join(parts, " and "), format.Num(ceiling))
+}
+
 // Plural is "1 worker", "4 workers", with the number's thousands separated.
 func Plural(n int, one, many string) string {
 	if n == 1 {

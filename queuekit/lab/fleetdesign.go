@@ -174,3 +174,34 @@ func ShowDesignCheck(c DesignCheck) {
 	}
 	ShowControlPlanes([]ControlPlaneResult{c.Run})
 }
+
+// OneTierVerdict is the Markdown under the one-tier rows: how far its
+// busiest keys and its table are over their limits, and what its control
+// plane would cost a day beside the jobs.
+func OneTierVerdict(d fleetplan.Deployment) string {
+	if len(d.Keys) < 2 || len(d.Tables) < 1 {
+		return "✗ no rows"
+	}
+	sh, mb, tb := d.Keys[0], d.Keys[1], d.Tables[0]
+	return fmt.Sprintf("At %s workers on %s shards, pk = SHARD is read at **%s units a second, %s one partition's 3,000**, and pk = MEMBER written at %s, %s one partition's 1,000; "+
+		"the table takes %s read units a second, %s its 40,000 quota. Priced on demand this control plane would cost %s a day beside the jobs' own %s, "+
+		"but no price buys it: one key cannot take more than one partition's limit.",
+		format.Int(d.Executors), format.Int(d.Shards), format.Num(math.Round(sh.ReadUnits)), over(sh.ReadUnits, fleetplan.PartitionReadUnits),
+		format.Num(math.Round(mb.WriteUnits)), over(mb.WriteUnits, fleetplan.PartitionWriteUnits), format.Num(math.Round(tb.ReadUnits)),
+		over(tb.ReadUnits, fleetplan.TableQuota), format.EscapeMarkdown(usd(d.USDPerDay.DynamoDBControlPlane)), format.EscapeMarkdown(usd(d.USDPerDay.DynamoDBJobs)))
+}
+
+// ShowFleetCosts shows a day of the one-tier fleet beside a two-tier
+// design (zero when its rules do not hold), and a line: the share of the
+// design's day that the jobs themselves cost.
+func ShowFleetCosts(one, mine fleetplan.Deployment) {
+	if mine.Dispatchers == 0 {
+		Markdown("Your design does not hold yet (the exercise cell says which rule): fix it there, then run this cell.")
+		return
+	}
+	mineName := fmt.Sprintf("two tiers, D = %s, K = %s", format.Int(mine.Dispatchers), format.Int(mine.Shards))
+	ShowTable(CostHeaders, CostRows(map[string]fleetplan.Deployment{"one tier": one, mineName: mine}, "one tier", mineName))
+	c := mine.USDPerDay
+	Markdown(fmt.Sprintf("Your design costs **%s a day**: the jobs' own DynamoDB reads and writes are %s of it, the control plane %s, SQS %s.",
+		format.EscapeMarkdown(usd(c.Total)), format.Percent(c.DynamoDBJobs/c.Total), format.Percent(c.DynamoDBControlPlane/c.Total), format.Percent(c.SQS/c.Total)))
+}

@@ -152,3 +152,32 @@ func ExampleRunPeakStart() {
 	// the new table throttled: true
 	// the warm table landed more: true
 }
+
+// The two-tier design's control plane (2 dispatchers on 16 shard items,
+// shard lease 2 s) through a layer at S = 22, where the one tier's 64
+// workers throttle (TestControlPlanesOneTierThrottlesTheDispatchersDoNot):
+// nothing throttles, and pk = SHARD and pk = MEMBER live on different
+// partitions of the table (the layer's hash is fixed).
+func ExampleControlPlane() {
+	ctx := context.Background()
+	ep, err := ddbtest.Find()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s, err := limits.Start(ctx, ep, "", limits.WithScale(22))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	r, err := lab.ControlPlane{Name: "two tiers, D = 2", Workers: 2, Shards: 16, Run: 4 * time.Second}.Execute(ctx, s)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%s: throttled %d; SHARD and MEMBER on different partitions: %v\n", r.Name, r.Totals.ThrottledTotal(),
+		r.Key("SHARD").Partition != r.Key("MEMBER").Partition)
+	// Output:
+	// two tiers, D = 2: throttled 0; SHARD and MEMBER on different partitions: true
+}
