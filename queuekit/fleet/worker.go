@@ -77,7 +77,11 @@ type WorkerConfig struct {
 	// fails (the queue away) is counted and tried again at the next look.
 	// When a round of looks at its shards finds nothing new to send, a
 	// dispatcher waits Idle (default 500 ms) before the next round, where a
-	// worker waits the fleet's Poll.
+	// worker waits the fleet's Poll. A dispatcher's look starts where its
+	// last look at the shard ended, and from the shard's head again every
+	// 4·Idle: entries sent and not yet claimed are not read again at every
+	// look, and a job that became due behind that point (a lease that ran
+	// out, a job scheduled in the past) waits at most 4·Idle longer.
 	Dispatch func(ctx context.Context, jobs []Job) error
 	Page     int
 	Resend   time.Duration
@@ -183,6 +187,16 @@ type worker struct {
 	// sent is, for a dispatcher, each job handed over: its token then and
 	// when (this worker's clock).
 	sent map[string]seenLease
+	// cursors is, for a dispatcher, where each shard's last look ended
+	// (read and written by the poll goroutine only).
+	cursors map[int]cursor
+}
+
+// cursor is the index key of the last entry a dispatcher's look read in a
+// shard, and when it began reading from the shard's head.
+type cursor struct {
+	key   map[string]types.AttributeValue
+	since time.Time
 }
 
 // seenLease is a lease as first seen: its token and end (the holder's
@@ -273,7 +287,7 @@ func (f *Fleet) Join(ctx context.Context, cfg WorkerConfig) (Stats, error) {
 		cfg.StatsEvery = 250 * time.Millisecond
 	}
 	wk := &worker{f: f, cfg: cfg, shards: map[int]*owned{}, inflight: map[string]bool{},
-		watch: map[string]seenLease{}, shardWatch: map[string]seenLease{}, sent: map[string]seenLease{}}
+		watch: map[string]seenLease{}, shardWatch: map[string]seenLease{}, sent: map[string]seenLease{}, cursors: map[int]cursor{}}
 	wk.st.Name = cfg.Name
 	// Final writes (ends of jobs in flight, releases) outlive ctx, briefly.
 	final, cancelFinal := context.WithCancel(context.WithoutCancel(ctx))
@@ -745,6 +759,12 @@ func (wk *worker) due(ctx context.Context, k int) ([]Job, error) {
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":k":   &types.AttributeValueMemberN{Value: fmt.Sprint(k)},
 			":now": &types.AttributeValueMemberN{Value: fmt.Sprint(f.now().UnixMilli())}}}
+	c, resume := wk.cursors[k]
+	if resume && time.Since(c.since) < 4*wk.cfg.Idle {
+		in.ExclusiveStartKey = c.key
+	} else {
+		c = cursor{since: time.Now()}
+	}
 	var jobs []Job
 	for page := 0; page < pages && len(jobs) == 0; page++ {
 		out, err := catalog.Call(ctx, f.cat, func(ctx context.Context) (*dynamodb.QueryOutput, error) { return f.client().Query(ctx, in) })
@@ -752,6 +772,11 @@ func (wk *worker) due(ctx context.Context, k int) ([]Job, error) {
 			return nil, fmt.Errorf("query shard %d of the due index: %w", k, err)
 		}
 		wk.add(func(st *Stats, _ *writes) { st.Queries++ })
+		if wk.cfg.Dispatch != nil && len(out.Items) > 0 { // the next look starts after this page
+			last := out.Items[len(out.Items)-1]
+			c.key = map[string]types.AttributeValue{AttrPK: last[AttrPK], AttrSK: last[AttrSK], attrShard: last[attrShard], attrDue: last[attrDue]}
+			wk.cursors[k] = c
+		}
 		var got []Job
 		if err := attributevalue.UnmarshalListOfMaps(out.Items, &got); err != nil {
 			return nil, err

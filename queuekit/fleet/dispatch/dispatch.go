@@ -20,7 +20,7 @@
 //     Resend; a job read while held is sent only once its lease was seen
 //     unchanged for a whole Lease on the dispatcher's clock.
 //   - An executor (Tier.Execute) has Slots slots. It long-polls the queue
-//     for up to 10 messages at a time and keeps at most Slots of them
+//     for up to 10 messages at a time and keeps at most Slots + 10 of them
 //     waiting for a slot; a free slot claims the next message's job with
 //     fleet.Fleet.Claim (fence_token = the message's AND due_at <= now; for
 //     a held job, fence_token AND lease_until as the message has them),

@@ -98,7 +98,7 @@ func (e *executor) stats() ExecutorStats {
 
 // Execute runs one executor until ctx ends (see the package doc): a
 // receiver long-polls the queue for up to 10 messages at a time and keeps
-// at most Slots of them waiting for a slot; each slot claims the job of
+// at most Slots + 10 of them waiting for a slot; each slot claims the job of
 // the next message, hands the message to the deleter (DeleteMessageBatch,
 // up to 10 a call, whatever the claim did) and runs the job it won to its
 // end. When ctx ends it stops receiving and claiming (messages received and
@@ -172,7 +172,7 @@ func (t *Tier) Execute(ctx context.Context, cfg ExecutorConfig) (ExecutorStats, 
 func (e *executor) receiveLoop(ctx context.Context, msgs chan<- types.Message) {
 	defer close(msgs)
 	for ctx.Err() == nil {
-		batch, err := e.receive(ctx, min(10, e.cfg.Slots))
+		batch, err := e.receive(ctx, 10) // SQS's most: fewest calls a job
 		if err != nil {
 			if ctx.Err() == nil {
 				e.add(func(st *ExecutorStats) { st.ReceiveErrors++; st.LastError = err.Error() })
@@ -234,8 +234,9 @@ func (e *executor) claim(ctx context.Context, m types.Message, dels chan<- *stri
 }
 
 // deleteLoop deletes the messages whose receipts come on dels, ten to a
-// DeleteMessageBatch, sending a batch when it is full or 20 ms after its
-// first receipt; it returns when dels is closed and drained.
+// DeleteMessageBatch, sending a batch when it is full or 100 ms after its
+// first receipt (a message whose job was claimed may wait: its duplicates
+// are refused claims); it returns when dels is closed and drained.
 func (e *executor) deleteLoop(ctx context.Context, dels <-chan *string) {
 	var batch []types.DeleteMessageBatchRequestEntry
 	flush := func() {
@@ -262,7 +263,7 @@ func (e *executor) deleteLoop(ctx context.Context, dels <-chan *string) {
 			}
 			batch = append(batch, types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(len(batch))), ReceiptHandle: h})
 			if len(batch) == 1 {
-				tick = time.After(20 * time.Millisecond)
+				tick = time.After(100 * time.Millisecond)
 			}
 			if len(batch) == 10 {
 				flush()
