@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"time"
 
@@ -27,9 +28,26 @@ func Seed003OneTier() (fleetplan.Deployment, error) {
 	return fleetplan.OneTier{Workers: t.Executors, JobsPerDay: t.JobsPerDay, Shards: 1000, Assumptions: t.Assumptions}.Plan(capacity.Prices2026)
 }
 
-// over is "n x" over a limit ("0.2x" under it), for a table cell.
+// over is "n x" a limit, one decimal ("0.2x" under it, "0x" for none,
+// "under 0.1x" for a little), for a table cell or a sentence.
 func over(units, limit float64) string {
-	return format.Num(math.Round(10*units/limit)/10) + "x"
+	switch r := math.Round(10*units/limit) / 10; {
+	case units <= 0:
+		return "0x"
+	case r == 0:
+		return "under 0.1x"
+	default:
+		return format.Num(r) + "x"
+	}
+}
+
+// bigInts are whole numbers of 4 digits or more in a sentence.
+var bigInts = regexp.MustCompile(`\b\d{4,}\b`)
+
+// grouped is text with its whole numbers' thousands grouped (fleetplan's
+// item descriptions print counts bare).
+func grouped(text string) string {
+	return bigInts.ReplaceAllStringFunc(text, format.Group)
 }
 
 // KeyRows is a row per key class of d: the key, which items, read and write
@@ -37,7 +55,7 @@ func over(units, limit float64) string {
 func KeyRows(d fleetplan.Deployment) [][]string {
 	rows := make([][]string, 0, len(d.Keys))
 	for _, k := range d.Keys {
-		rows = append(rows, []string{k.Key, k.Items, format.Num(math.Round(10*k.ReadUnits) / 10), over(k.ReadUnits, fleetplan.PartitionReadUnits),
+		rows = append(rows, []string{k.Key, grouped(k.Items), format.Num(math.Round(10*k.ReadUnits) / 10), over(k.ReadUnits, fleetplan.PartitionReadUnits),
 			format.Num(math.Round(10*k.WriteUnits) / 10), over(k.WriteUnits, fleetplan.PartitionWriteUnits)})
 	}
 	return rows

@@ -90,6 +90,11 @@ PER_NOTEBOOK: dict[str, dict[str, list[str]]] = {
         "AWS billing rules, as in notebook 05: 13 write units a job on the night's key, 1,000 / 13 ≈ 77 jobs a second, "
         "250 for the pool item alone": ["13", "77", "250"],
         "parameters of the side-by-side cell: 300 fleet jobs, 50 night jobs per run": ["300", "50"],
+        "the header's time, as the README's table of notebooks states it": ["35"],
+        "seed 003's machines, capacity.Seed003.Plan (derived by hand in capacity's tests)": ["10,851"],
+        "parameters of the throttle cell (fleetplan's limits test): S = 22, 64 workers, 16 shard items": ["22", "64", "16"],
+        "fleetplan.Seed003's assumptions (docs/design/fleet.md): 32 slots an executor, 500 jobs a second a "
+        "dispatcher": ["32", "500"],
     },
 }
 

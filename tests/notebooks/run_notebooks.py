@@ -178,6 +178,22 @@ EXPECTATIONS["10"]["contains"] += [
     "A new on-demand table (4 partitions in the layer)",
     "A table warmed to 40,000 (40 partitions in the layer)",
 ]
+# 10, issue 33: the one tier's rows at seed 003's size (fleetplan, derived by
+# hand in its tests and docs/design/fleet.md), the dispatchers throttling
+# nothing where the one tier's 64 workers throttle (fleetplan's limits test),
+# the takeover shown on a shard the killed worker owned, and the exercises'
+# skeletons marked not yet (their right answers: lab's tests).
+EXPECTATIONS["10"]["contains"] += [
+    "pk = SHARD is read at **1,468,502 units a second, 489.5x one partition's 3,000**",
+    "pk = MEMBER written at 7,234, 7.2x one partition's 1,000",
+    "36.7x its 40,000 quota",
+    "**two tiers, 2 dispatchers**: pk = SHARD's partition throttled **0** requests (none), pk = MEMBER's **0** (none); the table **0** in all.",
+    "(bob owned it before the kill)", "bob's lease on it ended.",
+    "of the pool's ceiling of",
+    "✗ not yet: at least 2 dispatchers, so that a dead one's shards have a taker",
+    "Your design does not hold yet",
+    "✗ not yet: the due index's warm throughput covers its own writes at 80 %",
+]
 
 # A chart cell's HTML must hold an element ECharts draws into and the init call.
 ECHARTS_HTML = re.compile(r"echarts\.init\(", re.S)
