@@ -17,6 +17,7 @@ import (
 	"github.com/nightqueue/workshop/queuekit/fleet/dispatch"
 	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
 	"github.com/nightqueue/workshop/queuekit/internal/sqstest"
+	"github.com/nightqueue/workshop/queuekit/sqsqueue"
 )
 
 // rig is a two-tier fleet of the test's own: a fleet table on DynamoDB
@@ -29,6 +30,7 @@ type rig struct {
 	shards int
 	lease  time.Duration
 	// runs counts, per job, the works that finished with the lease held.
+	sqs     *sqsqueue.Client
 	mu      sync.Mutex
 	runs    map[string][]int
 	started map[string]time.Time // the last start of each job's work
@@ -66,7 +68,7 @@ func newRig(t *testing.T, shards int) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &rig{t: t, ctx: ctx, f: f, tier: tier, shards: shards, lease: testLease, runs: map[string][]int{}, started: map[string]time.Time{}}
+	return &rig{t: t, ctx: ctx, f: f, tier: tier, sqs: c, shards: shards, lease: testLease, runs: map[string][]int{}, started: map[string]time.Time{}}
 }
 
 // submit submits n one-off jobs of user-000, due now, with maxRetry retries.
@@ -113,12 +115,29 @@ type fleetRun struct {
 }
 
 func (r *rig) start(dispatchers []string, executors []string, slots int, work fleet.WorkFunc) *fleetRun {
+	same := func(string) *dispatch.Tier { return r.tier }
+	return r.startOn(same, same, dispatchers, executors, slots, work)
+}
+
+// tierOn is the rig's tier (its queue) on another view of the fleet table:
+// another client, clock or lease.
+func (r *rig) tierOn(f *fleet.Fleet) *dispatch.Tier {
+	r.t.Helper()
+	t, err := dispatch.New(f, r.sqs, r.tier.Queue(), dispatch.WithWait(time.Second), dispatch.WithVisibility(2*time.Second), dispatch.WithResend(3*time.Second), dispatch.WithPage(20))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return t
+}
+
+// startOn starts each dispatcher on dt(name) and each executor on et(name).
+func (r *rig) startOn(dt, et func(name string) *dispatch.Tier, dispatchers []string, executors []string, slots int, work fleet.WorkFunc) *fleetRun {
 	fr := &fleetRun{disp: map[string]fleet.Stats{}, execs: map[string]dispatch.ExecutorStats{}, stop: map[string]context.CancelFunc{}}
 	for _, name := range dispatchers {
 		ctx, cancel := context.WithCancel(r.ctx)
 		fr.stop[name] = cancel
 		fr.g.Go(func() error {
-			st, err := r.tier.Dispatch(ctx, dispatch.DispatcherConfig{Name: name, Shards: r.shards})
+			st, err := dt(name).Dispatch(ctx, dispatch.DispatcherConfig{Name: name, Shards: r.shards})
 			fr.mu.Lock()
 			fr.disp[name] = st
 			fr.mu.Unlock()
@@ -129,7 +148,7 @@ func (r *rig) start(dispatchers []string, executors []string, slots int, work fl
 		ctx, cancel := context.WithCancel(r.ctx)
 		fr.stop[name] = cancel
 		fr.g.Go(func() error {
-			st, err := r.tier.Execute(ctx, dispatch.ExecutorConfig{Name: name, Slots: slots, Work: work})
+			st, err := et(name).Execute(ctx, dispatch.ExecutorConfig{Name: name, Slots: slots, Work: work})
 			fr.mu.Lock()
 			fr.execs[name] = st
 			fr.mu.Unlock()

@@ -1,0 +1,166 @@
+package dispatch_test
+
+import (
+	"bytes"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/fleet"
+	"github.com/nightqueue/workshop/queuekit/fleet/dispatch"
+	"github.com/nightqueue/workshop/queuekit/internal/toxitest"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	toxitest.Stop()
+	os.Exit(code)
+}
+
+// execKind tells an executor's writes apart: its claims, heartbeats and
+// ends (an executor writes nothing else).
+func execKind(op string, body []byte) string {
+	has := func(s string) bool { return bytes.Contains(body, []byte(s)) }
+	switch {
+	case op != "UpdateItem" && op != "TransactWriteItems":
+		return ""
+	case has(`"CLAIMED"`):
+		return "claim"
+	case has(`"PROCESSING"`):
+		return "heartbeat"
+	case has("op_nonce"):
+		return "end"
+	}
+	return ""
+}
+
+// fleetOn opens the rig's fleet table on another client or clock, with the
+// rig's leases.
+func (r *rig) fleetOn(endpoint string, client func(*dynamodb.Options), opts ...fleet.Option) *fleet.Fleet {
+	r.t.Helper()
+	base, err := catalog.New(r.ctx, catalog.WithEndpoint(endpoint), catalog.WithTable(r.f.Table()), catalog.WithClientOptions(client))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	f, err := fleet.New(base, append([]fleet.Option{fleet.WithLease(testLease), fleet.WithShardLease(testShardLease), fleet.WithPoll(20 * time.Millisecond)}, opts...)...)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return f
+}
+
+// execTotals adds up the executors' counters.
+type execTotals struct {
+	won, refused, claimErrors, fenced, expired, endErrors, succeeded int
+}
+
+func totals(fr *fleetRun) execTotals {
+	var s execTotals
+	for _, st := range fr.execs {
+		s.won += st.Won
+		s.refused += st.Refused
+		s.claimErrors += st.ClaimErrors
+		s.fenced += st.Fenced
+		s.expired += st.Expired
+		s.endErrors += st.EndErrors
+		s.succeeded += st.Succeeded
+	}
+	return s
+}
+
+// attempts adds up the jobs' attempts as read back.
+func attempts(byID map[string]fleet.Job) int {
+	n := 0
+	for _, j := range byID {
+		n += j.Attempt
+	}
+	return n
+}
+
+// Lost replies on the executors' link to DynamoDB, per kind of write: every
+// reply of the kind is dropped (the write lands, its reply never comes
+// back, so the SDK sends it again) until the SDK has retried two, then 30%
+// of them; the dispatchers' link is clean. 24 jobs of a lease and a half
+// (heartbeats needed). Every job ends SUCCESS exactly once, by its last
+// claim's token; a retried claim or end refused by its own landing is
+// recognised by its nonce: the attempts in the table are the claims the
+// executors counted won (up to claims left unanswered), and no lease was
+// refused by the token (every lost lease is one its holder gave up).
+func TestLostRepliesOnTheExecutorsLinkPerWriteKind(t *testing.T) {
+	for _, kind := range []string{"claim", "heartbeat", "end"} {
+		t.Run(kind, func(t *testing.T) {
+			r := newRig(t, 4)
+			const n = 24
+			r.submit(n, 5)
+			rt := toxitest.NewRouter(t, r.f.Catalog().Endpoint(), execKind, "claim", "heartbeat", "end")
+			px := rt.Proxy(t, kind)
+			all := px.LoseReplies(t, 1, 250*time.Millisecond)
+			rt.AfterRetries(kind, 2, func() {
+				all()
+				px.LoseReplies(t, 0.3, 250*time.Millisecond)
+			})
+			et := r.tierOn(r.fleetOn(rt.Default.URL, func(o *dynamodb.Options) {
+				o.HTTPClient = rt.HTTPClient()
+				o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) { so.MaxAttempts, so.MaxBackoff = 12, 100*time.Millisecond })
+			}))
+			same := func(string) *dispatch.Tier { return r.tier }
+			fr := r.startOn(same, func(string) *dispatch.Tier { return et }, []string{"d1", "d2"}, []string{"e1", "e2", "e3", "e4"}, 3, r.work(testLease*3/2))
+			r.waitDone(2 * time.Minute)
+			fr.stopAll(t)
+			byID := r.checkEndedOnce(n)
+			s := totals(fr)
+			a := attempts(byID)
+			if a < s.won || a > s.won+s.claimErrors {
+				t.Errorf("%d attempts in the table, the executors won %d claims (%d unanswered): a landed claim was counted lost", a, s.won, s.claimErrors)
+			}
+			if s.fenced != s.expired {
+				t.Errorf("%d attempts lost their lease, %d by expiry: %d refused by the token (a landed write taken for a fence)", s.fenced, s.expired, s.fenced-s.expired)
+			}
+			if rt.Retries(kind) == 0 {
+				t.Fatalf("no %s was sent again: the fault was not injected (%d sent)", kind, rt.Count(kind))
+			}
+			t.Logf("%s: %d sent, %d sent again after a lost reply; %d jobs in %d attempts; won %d, refused %d, unanswered %d; leases lost %d (expired %d)",
+				kind, rt.Count(kind), rt.Retries(kind), n, a, s.won, s.refused, s.claimErrors, s.fenced, s.expired)
+		})
+	}
+}
+
+// Dispatchers and executors whose wall clocks run ±lease/2 and ±2·lease
+// off (fleet.WithClock) run jobs longer than a lease, kept by heartbeats.
+// No one compares clocks across hosts: a dispatcher sends a held job only
+// after it saw (fence_token, lease_until) unchanged for a lease on its own
+// clock, and the claim checks that pair. So no lease is taken from a
+// holder still renewing it (every lost lease is one its holder gave up),
+// every re-claim follows such a loss, and every job ends SUCCESS once.
+func TestSkewedClocksRevokeNoHealthyJob(t *testing.T) {
+	r := newRig(t, 4)
+	const n = 24
+	r.submit(n, 20)
+	offsets := map[string]time.Duration{"d1": 2 * testLease, "d2": -2 * testLease,
+		"e1": testLease / 2, "e2": -testLease / 2, "e3": 2 * testLease, "e4": -2 * testLease}
+	tiers := map[string]*dispatch.Tier{}
+	for name, off := range offsets {
+		tiers[name] = r.tierOn(r.fleetOn(r.f.Catalog().Endpoint(), func(*dynamodb.Options) {}, fleet.WithClock(func() time.Time { return time.Now().Add(off) })))
+	}
+	pick := func(name string) *dispatch.Tier { return tiers[name] }
+	fr := r.startOn(pick, pick, []string{"d1", "d2"}, []string{"e1", "e2", "e3", "e4"}, 3, r.work(testLease+testLease/5))
+	r.waitDone(2 * time.Minute)
+	fr.stopAll(t)
+	byID := r.checkEndedOnce(n)
+	s := totals(fr)
+	a := attempts(byID)
+	if s.fenced != s.expired {
+		t.Errorf("%d attempts lost their lease, %d by expiry: %d taken from a holder still renewing them (skew)", s.fenced, s.expired, s.fenced-s.expired)
+	}
+	if a-n > s.expired+s.claimErrors+s.endErrors {
+		t.Errorf("%d re-claims, but %d leases expired and %d claims, %d ends unanswered: a healthy job was taken over", a-n, s.expired, s.claimErrors, s.endErrors)
+	}
+	if dl, err := r.f.DeadLetters(r.ctx); err != nil || len(dl) != 0 {
+		t.Errorf("dead letters %v (%v); want none", dl, err)
+	}
+	t.Logf("%d jobs in %d attempts; won %d, refused %d; leases lost %d (expired %d)", n, a, s.won, s.refused, s.fenced, s.expired)
+}
