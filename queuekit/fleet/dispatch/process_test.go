@@ -109,9 +109,21 @@ func (p *proc) signal(t *testing.T, s syscall.Signal) {
 	}
 }
 
-// stop sends SIGTERM and waits for a clean exit.
+// stop sends SIGTERM, once the process has printed its first counters
+// (it handles signals by then), and waits for a clean exit.
 func (p *proc) stop(t *testing.T) {
 	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		p.mu.Lock()
+		up := len(p.last) > 0
+		p.mu.Unlock()
+		if up {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s printed nothing within 30 s: %s", p.name, p.errb.String())
+		}
+	}
 	p.signal(t, syscall.SIGTERM)
 	select {
 	case <-p.done:
@@ -251,4 +263,60 @@ func TestPausedExecutorProcessIsFencedAndNothingEndsTwice(t *testing.T) {
 	// the attempt that ended the job.
 	r.checkEndedOnce(n)
 	t.Logf("the paused executor: won %d, fenced %d (expired %d), succeeded %d", paused.Won, paused.Fenced, paused.Expired, paused.Succeeded)
+}
+
+// A kill storm: every 700 ms a process of 2 dispatchers and 4 executors
+// is SIGKILLed (an executor, and every third time a dispatcher) and a
+// replacement of the same role started under a new name (8 kills), while
+// 300 jobs of 300 ms run. Every job ends SUCCESS
+// exactly once, by its last claim's token, with a work-log line of that
+// attempt; jobs whose executor was killed ran again.
+func TestKillStormEveryJobEndsOnce(t *testing.T) {
+	r := newRig(t, 8)
+	const n = 300
+	r.submit(n, 20)
+	logPath := filepath.Join(t.TempDir(), "work.log")
+	type live struct {
+		role string
+		p    *proc
+	}
+	next := 0
+	start := func(role string) live {
+		next++
+		name := fmt.Sprintf("%c%d", role[0], next)
+		if role == "dispatcher" {
+			return live{role, r.startProc(role, name, "--shards", "8", "--page", "20", "--resend-ms", "3000")}
+		}
+		return live{role, r.startProc(role, name, "--slots", "4", "--job-ms", "300", "--wait-s", "1", "--work-log", logPath)}
+	}
+	procs := []live{start("dispatcher"), start("dispatcher")}
+	for range 4 {
+		procs = append(procs, start("executor"))
+	}
+	r.waitBusy()
+	for i := range 8 {
+		time.Sleep(700 * time.Millisecond)
+		k := 2 + i%4 // an executor, and every third kill a dispatcher
+		if i%3 == 2 {
+			k = i % 2
+		}
+		procs[k].p.signal(t, syscall.SIGKILL)
+		procs[k] = start(procs[k].role)
+	}
+	r.waitDone(2 * time.Minute)
+	for _, l := range procs {
+		l.p.stop(t)
+	}
+	r.runs = workLog(t, logPath)
+	byID := r.checkEndedOnce(n)
+	again := 0
+	for _, j := range byID {
+		if j.Attempt >= 2 {
+			again++
+		}
+	}
+	if again == 0 {
+		t.Error("no job ran twice: the killed executors held none (want their jobs taken over)")
+	}
+	t.Logf("8 kills; %d jobs ran again", again)
 }
