@@ -12,7 +12,9 @@ import (
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fleet"
 	"github.com/nightqueue/workshop/queuekit/fleet/dispatch"
+	"github.com/nightqueue/workshop/queuekit/internal/sqstest"
 	"github.com/nightqueue/workshop/queuekit/internal/toxitest"
+	"github.com/nightqueue/workshop/queuekit/sqsqueue"
 )
 
 func TestMain(m *testing.M) {
@@ -163,4 +165,86 @@ func TestSkewedClocksRevokeNoHealthyJob(t *testing.T) {
 		t.Errorf("dead letters %v (%v); want none", dl, err)
 	}
 	t.Logf("%d jobs in %d attempts; won %d, refused %d; leases lost %d (expired %d)", n, a, s.won, s.refused, s.fenced, s.expired)
+}
+
+// Slow calls and connection resets on every link to DynamoDB, the
+// dispatchers' and the executors': 5% of replies held 4 s (two leases) and
+// 5% of connections reset. Leases that slow calls cost are lost and their
+// jobs sent and claimed again; every job ends SUCCESS exactly once, and
+// every re-claim follows a lease lost or a claim or end left unanswered.
+func TestSlowCallsAndResetsKeepTheInvariants(t *testing.T) {
+	r := newRig(t, 4)
+	const n = 24
+	r.submit(n, 20)
+	rt := toxitest.NewRouter(t, r.f.Catalog().Endpoint(), func(string, []byte) string { return "" })
+	rt.Default.Slow(t, 0.05, 4*time.Second, 0)
+	rt.Default.ResetPeer(t, 0.05, 0)
+	tier := r.tierOn(r.fleetOn(rt.Default.URL, func(o *dynamodb.Options) {
+		o.HTTPClient = rt.HTTPClient()
+		o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) { so.MaxAttempts, so.MaxBackoff = 12, 100*time.Millisecond })
+	}))
+	same := func(string) *dispatch.Tier { return tier }
+	fr := r.startOn(same, same, []string{"d1", "d2"}, []string{"e1", "e2", "e3", "e4"}, 3, r.work(testLease/2))
+	r.waitDone(3 * time.Minute)
+	fr.stopAll(t)
+	byID := r.checkEndedOnce(n)
+	s := totals(fr)
+	a := attempts(byID)
+	if a-n > s.fenced+s.claimErrors+s.endErrors {
+		t.Errorf("%d re-claims but %d leases lost, %d claims and %d ends unanswered: a lease was taken that its holder kept", a-n, s.fenced, s.claimErrors, s.endErrors)
+	}
+	t.Logf("%d requests, %d SDK retries; %d jobs in %d attempts; leases lost %d (expired %d), claims unanswered %d",
+		rt.Count(""), rt.Retries(""), n, a, s.fenced, s.expired, s.claimErrors)
+}
+
+// SQS unreachable for 4 s mid-run (the proxy in front of ElasticMQ
+// disabled): the dispatchers' sends and the executors' receives fail and
+// are tried again (counted, no process exits); once SQS answers, every job
+// ends SUCCESS exactly once.
+func TestSQSOutageMidRunKeepsTheInvariants(t *testing.T) {
+	r := newRig(t, 4)
+	const n = 60
+	r.submit(n, 20)
+	px := toxitest.NewProxy(t, sqstest.Endpoint(t))
+	c, err := sqsqueue.New(r.ctx, sqsqueue.WithEndpoint(px.URL), sqsqueue.WithCallTimeout(3*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tier, err := dispatch.New(r.f, c, r.tier.Queue(), dispatch.WithWait(time.Second), dispatch.WithVisibility(2*time.Second), dispatch.WithResend(3*time.Second), dispatch.WithPage(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := func(string) *dispatch.Tier { return tier }
+	fr := r.startOn(same, same, []string{"d1", "d2"}, []string{"e1", "e2"}, 2, r.work(200*time.Millisecond))
+	deadline := time.Now().Add(time.Minute)
+	for {
+		left, err := r.f.Unfinished(r.ctx, r.shards)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if left <= n-8 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d jobs left after a minute", left, n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	px.Cut(t)
+	time.Sleep(4 * time.Second)
+	px.Restore(t)
+	r.waitDone(2 * time.Minute)
+	fr.stopAll(t)
+	r.checkEndedOnce(n)
+	var recvErrs, sendErrs int
+	for _, st := range fr.execs {
+		recvErrs += st.ReceiveErrors
+	}
+	for _, st := range fr.disp {
+		sendErrs += st.DispatchErrors
+	}
+	if recvErrs+sendErrs == 0 {
+		t.Error("no receive or send failed: the outage was not injected")
+	}
+	t.Logf("during the outage: %d receives and %d sends failed and were tried again", recvErrs, sendErrs)
 }
