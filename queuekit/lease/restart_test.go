@@ -2,6 +2,7 @@ package lease_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -27,7 +28,12 @@ import (
 // to ride out an outage of that length (100 attempts, backoffs up to
 // 500 ms, no client-side retry quota). Run's steps are spelled out, with
 // two worker processes' worth of slots (Join twice), so that each worker's
-// error and counters can be checked. Afterwards: no worker died, Verify
+// error and counters can be checked. A restart slower than StaleAfter (a
+// JVM starting on a loaded machine: 10-17 s were seen) makes workers leave
+// by design; a replacement then joins for each, and the night must still
+// end with every invariant (run once with a 12 s sleep here: 1 of 2 workers
+// left, the replacement finished the night). Afterwards: unless the outage
+// was that slow no worker died, Verify
 // holds (every job ended exactly once, at most 1 + max_retry attempts, the
 // pool clean), every job SUCCESS, the table read back raw keeps the chaos
 // suite's invariants (checkNight), and the WORKER# counters equal what the
@@ -79,18 +85,44 @@ func TestDynamoDBLocalRestartMidRunKeepsTheInvariants(t *testing.T) {
 	srv.Restart(t)
 	outage := time.Since(down)
 	t.Logf("DynamoDB Local unreachable for %.1f s (killed, restarted on the same -dbPath)", outage.Seconds())
-	if err := <-done; err != nil {
-		t.Fatalf("run across the restart: %v", err)
-	}
-	var won, lost, dropped, fenced int
-	for range workers {
-		j := <-wch
+	// A restart slower than StaleAfter (a JVM starting on a loaded machine)
+	// makes the workers leave by design: the coordinator's heartbeat was
+	// silent too long. Then the night is finished by the next workers, as
+	// the lease rules promise: a replacement joins for each one that left,
+	// and the invariants below must hold all the same. The margin covers
+	// the heartbeat the workers last saw before the kill (1 s old at most)
+	// and their polls around the outage.
+	slow := outage >= lease.StaleAfter-3*time.Second
+	var won, lost, dropped, fenced, replaced int
+	for pending := len(workers); pending > 0; pending-- {
+		var j joined
+		select {
+		case j = <-wch:
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("run across the restart: %v", err)
+			}
+			done <- nil
+			j = <-wch
+		}
 		if j.err != nil {
-			// A worker that saw no heartbeat of the coordinator for
-			// StaleAfter leaves by design; the outage is meant to be shorter.
-			t.Errorf("worker %s died: %v (DynamoDB Local was unreachable for %.1f s; lease.StaleAfter is %s)", j.st.Name, j.err, outage.Seconds(), lease.StaleAfter)
+			if !slow {
+				t.Errorf("worker %s died: %v (DynamoDB Local was unreachable for %.1f s; lease.StaleAfter is %s)", j.st.Name, j.err, outage.Seconds(), lease.StaleAfter)
+			} else {
+				t.Logf("worker %s left after an outage of %.1f s (StaleAfter %s): %v; a replacement joins", j.st.Name, outage.Seconds(), lease.StaleAfter, j.err)
+				replaced++
+				pending++
+				name := fmt.Sprintf("r%d", replaced)
+				go func() {
+					st, err := ex.Join(ctx, n.BatchDate, lease.WorkerConfig{Slots: 2, Name: name, Wait: time.Minute})
+					wch <- joined{st, err}
+				}()
+			}
 		}
 		won, lost, dropped, fenced = won+j.st.Won, lost+j.st.Lost, dropped+j.st.Dropped, fenced+j.st.Fenced
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("run across the restart: %v", err)
 	}
 	rep, err := ex0.Report(context.Background(), n, cfg.Workers)
 	if err != nil {
