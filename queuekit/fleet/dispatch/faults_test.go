@@ -248,3 +248,112 @@ func TestSQSOutageMidRunKeepsTheInvariants(t *testing.T) {
 	}
 	t.Logf("during the outage: %d receives and %d sends failed and were tried again", recvErrs, sendErrs)
 }
+
+// dispatcherKind tells a dispatcher's writes apart: its shard leases and
+// its membership (a dispatcher writes nothing else).
+func dispatcherKind(op string, body []byte) string {
+	has := func(s string) bool { return bytes.Contains(body, []byte(s)) }
+	switch {
+	case (op == "DeleteItem" || op == "UpdateItem") && has(`"MEMBER"`):
+		return "member"
+	case op != "UpdateItem" || !has(`"SHARD"`):
+		return ""
+	case has("list_append"):
+		return "shard_release"
+	case has("op_nonce"):
+		return "shard_acquire"
+	case has("wanted_by"):
+		return "" // a want
+	}
+	return "shard_renew"
+}
+
+// Lost replies on the dispatchers' link, per kind of write (shard
+// acquires, renewals, releases, membership), as on the executors': every
+// reply of the kind lost until the SDK retried two, then 30%. Dispatchers
+// join, share the shards and leave (releases) while 40 jobs run: every job
+// ends SUCCESS exactly once, no dispatcher dies, and every shard is free
+// once they left (a release whose reply was lost is recognised by its
+// nonce, or sent again).
+func TestLostRepliesOnTheDispatchersLinkPerWriteKind(t *testing.T) {
+	for _, kind := range []string{"shard_acquire", "shard_renew", "shard_release", "member"} {
+		t.Run(kind, func(t *testing.T) {
+			r := newRig(t, 4)
+			const n = 40
+			r.submit(n, 20)
+			rt := toxitest.NewRouter(t, r.f.Catalog().Endpoint(), dispatcherKind, "shard_acquire", "shard_renew", "shard_release", "member")
+			px := rt.Proxy(t, kind)
+			all := px.LoseReplies(t, 1, 250*time.Millisecond)
+			rt.AfterRetries(kind, 2, func() {
+				all()
+				px.LoseReplies(t, 0.3, 250*time.Millisecond)
+			})
+			dt := r.tierOn(r.fleetOn(rt.Default.URL, func(o *dynamodb.Options) {
+				o.HTTPClient = rt.HTTPClient()
+				o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) { so.MaxAttempts, so.MaxBackoff = 12, 100*time.Millisecond })
+			}))
+			fr := r.startOn(func(string) *dispatch.Tier { return dt }, func(string) *dispatch.Tier { return r.tier },
+				[]string{"d1", "d2"}, []string{"e1", "e2", "e3", "e4"}, 3, r.work(100*time.Millisecond))
+			time.Sleep(testShardLease) // the second dispatcher joins, shards change hands
+			fr.stop["d1"]()            // d1 leaves: its releases
+			r.waitDone(2 * time.Minute)
+			fr.stopAll(t)
+			r.checkEndedOnce(n)
+			states, err := r.f.ShardStates(r.ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range states {
+				if s.Holder != "" {
+					t.Errorf("shard %d still held by %s after the dispatchers left", s.Shard, s.Holder)
+				}
+			}
+			if rt.Retries(kind) == 0 {
+				t.Fatalf("no %s was sent again: the fault was not injected (%d sent)", kind, rt.Count(kind))
+			}
+			var landed, dispatched int
+			for _, st := range fr.disp {
+				landed += st.Landed
+				dispatched += st.Dispatched
+			}
+			t.Logf("%s: %d sent, %d sent again after a lost reply, %d recognised as landed; %d jobs sent %d times", kind, rt.Count(kind), rt.Retries(kind), landed, n, dispatched)
+		})
+	}
+}
+
+// DynamoDB unreachable for 4 s mid-run (two job leases, four shard
+// leases) for dispatchers and executors alike (the proxy disabled, as
+// during a restart): leases lapse, shards and jobs come back; no process
+// exits, and every job ends SUCCESS exactly once.
+func TestDynamoDBOutageMidRunKeepsTheInvariants(t *testing.T) {
+	r := newRig(t, 4)
+	const n = 40
+	r.submit(n, 20)
+	rt := toxitest.NewRouter(t, r.f.Catalog().Endpoint(), func(string, []byte) string { return "" })
+	tier := r.tierOn(r.fleetOn(rt.Default.URL, func(o *dynamodb.Options) { o.HTTPClient = rt.HTTPClient() }))
+	same := func(string) *dispatch.Tier { return tier }
+	fr := r.startOn(same, same, []string{"d1", "d2"}, []string{"e1", "e2", "e3", "e4"}, 2, r.work(testLease/2))
+	deadline := time.Now().Add(time.Minute)
+	for {
+		left, err := r.f.Unfinished(r.ctx, r.shards)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if left <= n-4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d jobs left after a minute", left, n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	rt.Default.Cut(t)
+	time.Sleep(4 * time.Second)
+	rt.Default.Restore(t)
+	r.waitDone(3 * time.Minute)
+	fr.stopAll(t)
+	byID := r.checkEndedOnce(n)
+	s := totals(fr)
+	t.Logf("%d jobs in %d attempts; leases lost %d (expired %d), claims unanswered %d, ends unanswered %d",
+		n, attempts(byID), s.fenced, s.expired, s.claimErrors, s.endErrors)
+}
