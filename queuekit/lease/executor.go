@@ -364,10 +364,17 @@ func (e *Executor) takeNight(ctx context.Context, date string, pool map[string]t
 	if err != nil {
 		return fmt.Errorf("build take: %w", err)
 	}
-	_, err = catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
-		return e.db.Client().PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(e.db.Table()), Item: pool,
-			ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
+	// Sent again while DynamoDB gives no answer, like the coordinator's
+	// other calls. A take that landed and lost its reply is refused when
+	// sent again (the sequence moved on): the pool then names this very
+	// run, which is the take's success, not a busy night.
+	err = e.coordinatorOutage(date).Do(ctx, func(ctx context.Context) error {
+		_, err := catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
+			return e.db.Client().PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(e.db.Table()), Item: pool,
+				ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+				ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
+		})
+		return err
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
@@ -376,6 +383,9 @@ func (e *Executor) takeNight(ctx context.Context, date string, pool map[string]t
 			if p, ok, rerr := e.readPool(ctx, date); rerr == nil && ok {
 				old = p
 			}
+		}
+		if mine, ok := pool[attrRun].(*types.AttributeValueMemberS); ok && old.RunID == mine.Value {
+			return nil // this take landed; its reply was lost
 		}
 		return &BusyError{BatchDate: date, RunID: old.RunID, Host: old.Host, PID: old.PID,
 			Started: time.UnixMilli(old.StartedMS), Seen: e.now().Sub(time.UnixMilli(old.SeenMS))}

@@ -249,6 +249,10 @@ func leaseKind(op string, body []byte) string {
 		case has(`"ATTEMPT#`):
 			return "claim"
 		}
+	case "PutItem":
+		if has(`"PREPARING"`) {
+			return "take"
+		}
 	case "UpdateItem":
 		switch {
 		case has(`"run_seen_ms"`):
@@ -262,7 +266,7 @@ func leaseKind(op string, body []byte) string {
 	return ""
 }
 
-var leaseKinds = []string{"claim", "start", "heartbeat", "end", "counters", "join", "reset", "run-pool"}
+var leaseKinds = []string{"claim", "start", "heartbeat", "end", "counters", "join", "reset", "run-pool", "take"}
 
 // Lost replies, one kind of write at a time: every request of that kind
 // goes through a Toxiproxy proxy that drops its replies (a `timeout` toxic
