@@ -66,8 +66,15 @@ func putRun(ctx context.Context, f *fleet.Fleet, r runItem) error {
 		item[k] = v
 	}
 	cat := f.Catalog()
-	_, err = catalog.Call(ctx, cat, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
-		return cat.Client().PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(f.Table()), Item: item})
+	// An unconditional put of the same item: safe to send again, so the
+	// coordinator rides out an outage here as in its count (Fleet.RideOut).
+	o := cat.DB().Outage(f.RideOut(), "the fleet coordinator's write of its run record on "+f.Table(),
+		"the workers keep their jobs; check the network to DynamoDB, then run the same fleet again (it resumes the table)")
+	err = o.Do(ctx, func(ctx context.Context) error {
+		_, err := catalog.Call(ctx, cat, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
+			return cat.Client().PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(f.Table()), Item: item})
+		})
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("record the run on %s: %w", f.Table(), err)
