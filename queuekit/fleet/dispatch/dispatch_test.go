@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/nightqueue/workshop/queuekit"
+	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fence"
 	"github.com/nightqueue/workshop/queuekit/fleet"
 	"github.com/nightqueue/workshop/queuekit/fleet/dispatch"
@@ -41,11 +42,13 @@ const (
 	testShardLease = time.Second
 )
 
-func newRig(t *testing.T, shards int) *rig {
+// newRig opens the rig on the shared DynamoDB Local, or where opts say
+// (catalog.WithEndpoint: a private server of the test's own).
+func newRig(t *testing.T, shards int, opts ...catalog.Option) *rig {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
-	cat := ddbtest.NewCatalog(t)
+	cat := ddbtest.NewCatalog(t, opts...)
 	f, err := fleet.New(cat, fleet.WithLease(testLease), fleet.WithShardLease(testShardLease), fleet.WithPoll(20*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -105,13 +108,39 @@ func (r *rig) work(d time.Duration) fleet.WorkFunc {
 	}
 }
 
-// fleetRun is dispatchers and executors running until stopped.
+// fleetRun is dispatchers and executors running until stopped. A process
+// that returns before it is stopped died: its error is kept in deaths
+// (stopAll fails the test with them) and a replacement of the same name is
+// started half a second later, so that the jobs still end and the run's
+// invariants are still checked.
 type fleetRun struct {
-	mu    sync.Mutex
-	disp  map[string]fleet.Stats
-	execs map[string]dispatch.ExecutorStats
-	stop  map[string]context.CancelFunc
-	g     errgroup.Group
+	mu     sync.Mutex
+	disp   map[string]fleet.Stats
+	execs  map[string]dispatch.ExecutorStats
+	stop   map[string]context.CancelFunc
+	deaths []error
+	g      errgroup.Group
+}
+
+// supervise runs one process until ctx ends, replacing it each time it
+// returns before (see fleetRun).
+func (fr *fleetRun) supervise(ctx context.Context, name string, run func(ctx context.Context) error) {
+	fr.g.Go(func() error {
+		for {
+			err := run(ctx)
+			if ctx.Err() != nil {
+				return err
+			}
+			fr.mu.Lock()
+			fr.deaths = append(fr.deaths, fmt.Errorf("%s returned before it was stopped: %v", name, err))
+			fr.mu.Unlock()
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+	})
 }
 
 func (r *rig) start(dispatchers []string, executors []string, slots int, work fleet.WorkFunc) *fleetRun {
@@ -136,7 +165,7 @@ func (r *rig) startOn(dt, et func(name string) *dispatch.Tier, dispatchers []str
 	for _, name := range dispatchers {
 		ctx, cancel := context.WithCancel(r.ctx)
 		fr.stop[name] = cancel
-		fr.g.Go(func() error {
+		fr.supervise(ctx, name, func(ctx context.Context) error {
 			st, err := dt(name).Dispatch(ctx, dispatch.DispatcherConfig{Name: name, Shards: r.shards})
 			fr.mu.Lock()
 			fr.disp[name] = st
@@ -147,7 +176,7 @@ func (r *rig) startOn(dt, et func(name string) *dispatch.Tier, dispatchers []str
 	for _, name := range executors {
 		ctx, cancel := context.WithCancel(r.ctx)
 		fr.stop[name] = cancel
-		fr.g.Go(func() error {
+		fr.supervise(ctx, name, func(ctx context.Context) error {
 			st, err := et(name).Execute(ctx, dispatch.ExecutorConfig{Name: name, Slots: slots, Work: work})
 			fr.mu.Lock()
 			fr.execs[name] = st
@@ -165,6 +194,9 @@ func (fr *fleetRun) stopAll(t *testing.T) {
 	}
 	if err := fr.g.Wait(); err != nil {
 		t.Fatal(err)
+	}
+	for _, err := range fr.deaths {
+		t.Errorf("a process died (replaced to finish the run): %v", err)
 	}
 }
 
