@@ -103,11 +103,11 @@ func TestDynamoDBLocalRestartMidRunKeepsTheInvariants(t *testing.T) {
 // membership leases (the shard lease, 1 s here), so their memberships are
 // lost and taken again slowly, over and over, while their shard writes,
 // their polls and the executors' calls stay fast. No lock is held across a
-// membership call, so the shard renewals and looks do not wait behind it,
-// and an executor's job lease never depends on a dispatcher's membership:
-// no job lease is lost, every job of 40 (each of a job lease, so
-// heartbeats run) succeeds on its first attempt, ended once, no dispatcher
-// dies, and every shard is free once they left. Executors have no
+// membership call, so the shard renewals and looks do not wait behind it
+// (no shard lease is lost), and an executor's job lease never depends on a
+// dispatcher's membership: no job lease is lost, every job of 40 (each of a
+// job lease, so heartbeats run) succeeds on its first attempt, ended once,
+// no dispatcher dies, and every shard is free once they left. Executors have no
 // membership (their liveness is their jobs' leases), so there is no
 // executor rejoin to slow: the executors' own slow calls are
 // TestSlowCallsAndResetsKeepTheInvariants.
@@ -145,6 +145,9 @@ func TestSlowRejoinOfTheDispatchersLosesNoJobLease(t *testing.T) {
 		rejoins += st.Rejoins
 		shardsLost += st.ShardsLost
 		dispatched += st.Dispatched
+	}
+	if shardsLost != 0 {
+		t.Errorf("the dispatchers lost %d shard leases while their membership writes were slow: their shard renewals waited behind them", shardsLost)
 	}
 	if rejoins == 0 {
 		t.Errorf("no membership was lost and taken again: the slow rejoin was not exercised (%d member requests)", rt.Count("member"))
