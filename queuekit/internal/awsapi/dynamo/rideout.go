@@ -26,10 +26,12 @@ import (
 //   - the client's retryer (Options.RideOut): the SDK's standard retryer
 //     (its retryable errors, plus transaction conflicts as for every
 //     Table), Attempts tries a call, a full-jitter backoff of
-//     [0, min(Max, Base·2^(n-1))] before the n-th resend, and no
-//     client-side retry quota: the standard one (500 tokens, 5 or 10 a
-//     retry) is spent within seconds of an outage by a process's heartbeats
-//     and polls, after which every call fails at its first error;
+//     [0, min(Max, Base·2^(n-1))] before the n-th resend (a throttle, which
+//     is an answer, backs off as the standard retryer does: up to 20 s),
+//     and no client-side retry quota: the standard one (500 tokens, 5 or 10
+//     a retry) is spent within seconds of an outage by a process's
+//     heartbeats and polls, after which every call fails at its first
+//     error;
 //   - an Outage, for a caller that calls again once a call's tries are
 //     spent: it waits the same backoff between calls and gives up only
 //     once no call has been answered for its bound.
@@ -67,11 +69,19 @@ func (r RideOut) WithDefaults() RideOut {
 // Retryer is the SDK retryer of the policy (see RideOut).
 func (r RideOut) Retryer() aws.Retryer {
 	r = r.WithDefaults()
+	// A throttle is an answer, not an outage: it is backed off as the SDK's
+	// standard retryer backs it off (exponential, full jitter, up to 20 s),
+	// so that a throttled table is not sent its refused writes again within
+	// a second. Only calls that got no answer take the short backoff.
+	throttled := retry.IsErrorThrottles(retry.DefaultThrottles)
+	slow := retry.NewExponentialJitterBackoff(20 * time.Second)
 	return retry.NewStandard(func(o *retry.StandardOptions) {
 		o.MaxAttempts = r.Attempts
-		o.MaxBackoff = r.Max
 		o.RateLimiter = ratelimit.None
-		o.Backoff = retry.BackoffDelayerFunc(func(attempt int, _ error) (time.Duration, error) {
+		o.Backoff = retry.BackoffDelayerFunc(func(attempt int, err error) (time.Duration, error) {
+			if throttled.IsErrorThrottle(err) == aws.TrueTernary {
+				return slow.BackoffDelay(attempt, err)
+			}
 			return Backoff(attempt, r.Base, r.Max), nil
 		})
 	})

@@ -95,3 +95,34 @@ func TestOutageRidesOutUntilItsBound(t *testing.T) {
 		t.Fatal("a cancelled caller was told to call again")
 	}
 }
+
+// A throttle is an answer: the ride-out retryer backs it off as the SDK's
+// standard retryer does (full jitter over up to 2^attempt s, at most 20 s),
+// not by the short backoff of calls that got no answer (at most Max, 1 s).
+// Re-sending a throttled fleet's writes within a second made the limits
+// layer's fleet sweep (queuekit/lab TestRunFleetSweep) write 5 index units
+// a job instead of 4. At the third attempt the throttle's delay is uniform
+// over [0, 8 s): all of 200 draws at or under 1 s has probability
+// (1/8)^200, so the test cannot fail by chance; a reset is never over 1 s.
+func TestRideOutBacksOffThrottlesAsTheSDKDoes(t *testing.T) {
+	r := RideOut{}.Retryer()
+	throttle := &types.ProvisionedThroughputExceededException{Message: aws.String("slow down")}
+	reset := errors.New("connection reset by peer")
+	var over time.Duration
+	for range 200 {
+		d, err := r.RetryDelay(3, throttle)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d > 20*time.Second {
+			t.Fatalf("throttle delay %s, want at most 20 s", d)
+		}
+		over = max(over, d)
+		if d, err = r.RetryDelay(3, reset); err != nil || d > DefaultRideMax {
+			t.Fatalf("reset delay %s (%v), want at most %s", d, err, DefaultRideMax)
+		}
+	}
+	if over <= time.Second {
+		t.Fatalf("the longest of 200 throttle delays at the third attempt was %s: throttles get the short backoff of calls with no answer", over)
+	}
+}
