@@ -593,6 +593,12 @@ func (wk *worker) rebalanceOnce(ctx, life context.Context) error {
 				continue
 			}
 			if err != nil {
+				// No answer, or a stop that cancelled the call once sent: the
+				// acquire may have landed with nobody keeping it. Give it back
+				// by its token, so that it is free now and not held for a lease
+				// by a worker that does not know it (a worker leaving now left
+				// it so); one that never landed is refused and left alone.
+				wk.giveBack(life, s.Shard, h)
 				return err
 			}
 			k := s.Shard
