@@ -154,20 +154,7 @@ func RunHotLoad(ctx context.Context, h HotLoad) (HotLoadResult, error) {
 			}
 		}()
 	}
-	for i := range n {
-		at := start.Add(time.Duration(float64(i) / h.Rate * float64(time.Second)))
-		if d := time.Until(at); d > 0 {
-			select {
-			case <-ctx.Done():
-			case <-time.After(d):
-			}
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		jobs <- i
-	}
-	close(jobs)
+	pace(ctx, start, n, h.Rate, jobs)
 	wg.Wait()
 	res.Throughput = float64(res.Landed) / time.Since(start).Seconds()
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
@@ -223,4 +210,23 @@ func HotLoadRows(r HotLoadResult) [][]string {
 		rows = append(rows, []string{"failed: " + k, format.Num(float64(r.FailedBy[k]))})
 	}
 	return rows
+}
+
+// pace sends 0..n-1 on jobs, the i-th at start + i/rate seconds (an open
+// loop: the schedule does not wait for the work), stopping early when ctx
+// ends, then closes jobs.
+func pace(ctx context.Context, start time.Time, n int, rate float64, jobs chan<- int) {
+	defer close(jobs)
+	for i := range n {
+		if d := time.Until(start.Add(time.Duration(float64(i) / rate * float64(time.Second)))); d > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(d):
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		jobs <- i
+	}
 }

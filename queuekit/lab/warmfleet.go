@@ -134,19 +134,7 @@ func RunWarmFleet(ctx context.Context, s *limits.Server, w WarmFleet) (WarmFleet
 			}
 		}()
 	}
-	for i := range n {
-		if d := time.Until(start.Add(time.Duration(float64(i) / rate * float64(time.Second)))); d > 0 {
-			select {
-			case <-ctx.Done():
-			case <-time.After(d):
-			}
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		jobs <- i
-	}
-	close(jobs)
+	pace(ctx, start, n, rate, jobs)
 	wg.Wait()
 	r.Elapsed = time.Since(start)
 	samples := s.Stats()
