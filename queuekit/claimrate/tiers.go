@@ -213,6 +213,23 @@ func (e *ends) wait(ctx context.Context) error {
 	}
 }
 
+// finish waits until every job has ended, stops the run's processes
+// (stop) and waits for them (g); the run's rate is the jobs over the time
+// from began until the last end. A process's error comes first, then the
+// wait's.
+func (e *ends) finish(ctx context.Context, began time.Time, stop context.CancelFunc, g *errgroup.Group) (tierRun, error) {
+	werr := e.wait(ctx)
+	elapsed := time.Since(began)
+	stop()
+	if err := g.Wait(); err != nil {
+		return tierRun{}, err
+	}
+	if werr != nil {
+		return tierRun{}, werr
+	}
+	return tierRun{rate: float64(e.n) / elapsed.Seconds()}, nil
+}
+
 func oneTier(ctx context.Context, cat *catalog.Catalog, w int, cfg TiersConfig) (tierRun, error) {
 	f, err := freshFleet(ctx, cat, cfg)
 	if err != nil {
@@ -233,16 +250,10 @@ func oneTier(ctx context.Context, cat *catalog.Catalog, w int, cfg TiersConfig) 
 			return err
 		})
 	}
-	werr := e.wait(ctx)
-	elapsed := time.Since(began)
-	stop()
-	if err := g.Wait(); err != nil {
+	run, err := e.finish(ctx, began, stop, &g)
+	if err != nil {
 		return tierRun{}, err
 	}
-	if werr != nil {
-		return tierRun{}, werr
-	}
-	run := tierRun{rate: float64(cfg.Jobs) / elapsed.Seconds()}
 	for _, s := range stats {
 		run.writes += float64(s.Writes)
 		run.table += s.TableWU
@@ -290,16 +301,10 @@ func twoTier(ctx context.Context, cat *catalog.Catalog, queues *sqsqueue.Client,
 			return err
 		})
 	}
-	werr := e.wait(ctx)
-	elapsed := time.Since(began)
-	stop()
-	if err := g.Wait(); err != nil {
+	run, err := e.finish(ctx, began, stop, &g)
+	if err != nil {
 		return tierRun{}, err
 	}
-	if werr != nil {
-		return tierRun{}, werr
-	}
-	run := tierRun{rate: float64(cfg.Jobs) / elapsed.Seconds()}
 	for _, s := range disp {
 		run.writes += float64(s.Writes)
 		run.table += s.TableWU
