@@ -44,7 +44,7 @@ RACE_LEASE_TESTS := TestLostRepliesPerWriteKind|TestSkewBoundTakeNight|TestModel
 TEST_STAGES := test-go test-deploy test-notebooks test-browser test-security test-runtime
 
 .PHONY: help workshop setup cli-doc dynamodb sqs lint lint-shell test test-go test-deploy test-notebooks test-restart check-notebooks test-browser \
-	test-security test-runtime test-compose room test-room room-capacity readme-shot notebooks browser security browser-deps bench bench-dynamodb bench-fleet bench-tiers bench-limits bench-limits-pin bench-sqs clean \
+	test-security test-runtime test-exercises test-compose room test-room room-capacity readme-shot notebooks browser security browser-deps bench bench-dynamodb bench-fleet bench-tiers bench-limits bench-limits-pin bench-sqs clean \
 	reset-notebooks
 
 help: ## list the targets
@@ -102,9 +102,13 @@ test-go: ## go test ./..., then -race over the packages that hold leases (expect
 test-deploy: ## parse docker-compose.yml and the Dockerfile with real parsers and check them
 	cd deploy && go test ./...
 
-test-notebooks: check-notebooks ## execute every notebooks/NN-*.ipynb in the GoNB kernel, then a middle cell of each after Kernel > Restart, offline (expects DynamoDB and SQS)
+test-notebooks: check-notebooks ## execute every notebooks/NN-*.ipynb in the GoNB kernel, then a middle cell of each after Kernel > Restart, offline, then every exercise fed a wrong and a right answer (expects DynamoDB and SQS)
 	$(PY) tests/notebooks/run_notebooks.py --again $(NOTEBOOK_ARGS)
 	$(PY) tests/notebooks/restart_cells.py
+	$(PY) tests/notebooks/exercise_checks.py
+
+test-exercises: ## every exercise's self-checks fed a wrong and a right answer in the real kernel, offline (tests/notebooks/exercises.py; own servers)
+	$(WITH_TEST_SERVERS) $(PY) tests/notebooks/exercise_checks.py
 
 test-restart: ## after Kernel > Restart, with GOPROXY=off: a middle cell of every notebook runs, a dependent cell fails only on the names its needs line lists (own servers)
 	$(WITH_TEST_SERVERS) $(PY) tests/notebooks/restart_cells.py

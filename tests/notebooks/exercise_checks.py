@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+"""Every exercise's self-checks, fed a wrong and a right answer in the real kernel.
+
+Usage (from the repository root, with the venv's python and DynamoDB Local and
+ElasticMQ running, AWS_ENDPOINT_URL_DYNAMODB and _SQS exported; `make
+test-exercises` starts its own servers):
+
+    .venv/bin/python tests/notebooks/exercise_checks.py [NOTEBOOK ...] [-v] [--list]
+
+The exercises and their answers are in exercises.py (its docstring says what
+is run and asserted). Each notebook's exercises run in one gonb kernel, as
+scripts/setup.sh installs it, started in a scratch folder; the sample nights
+are seeded first (`queuekit seed --sample`), as make workshop does.
+
+A check's line is what queuekit/lab/check.go prints: "✓ pass: NAME ..." or
+"✗ not yet: NAME ...". Exit status 0 when every exercise behaves, 1 when one
+does not, 2 for usage (an unknown notebook, an exercise that names a cell or a
+value line the notebook lacks). Ends with "exercise_checks: N passed, N failed".
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import check_cells as cc  # noqa: E402
+from exercises import EXERCISES, Exercise  # noqa: E402
+from restart_cells import Kernel  # noqa: E402
+from run_notebooks import jupyter_env  # noqa: E402
+
+ROOT = HERE.parents[1]
+PASS_MARK, NOT_YET_MARK = "✓ pass: ", "✗ not yet: "  # queuekit/lab/check.go
+
+
+class Usage(Exception):
+    """An exercise that does not fit its notebook (exit 2)."""
+
+
+def check_lines(text: str) -> list[tuple[str, str]]:
+    """[(status, rest of line)] for every self-check line printed."""
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        for mark, status in ((PASS_MARK, "pass"), (NOT_YET_MARK, "fail")):
+            if line.startswith(mark):
+                out.append((status, line[len(mark):]))
+    return out
+
+
+def is_check(rest: str, name: str) -> bool:
+    """Whether REST (a check line without its mark) is the line of check NAME."""
+    if not rest.startswith(name):
+        return False
+    tail = rest[len(name):]
+    return tail == "" or tail.startswith((" (", ": ", ". Hint: "))
+
+
+def status_of(lines: list[tuple[str, str]], name: str) -> str:
+    found = [s for s, rest in lines if is_check(rest, name)]
+    return found[-1] if found else "not printed"
+
+
+def assignment(name: str) -> re.Pattern:
+    """An assignment line of NAME: groups (head, value, comment)."""
+    return re.compile(
+        rf"^(?P<head>[ \t]*(?:(?:const|var)[ \t]+)?{re.escape(name)}(?:[ \t]+[\w.\[\]*]+)?[ \t]*:?=[ \t]*)"
+        r"(?P<value>.*?)(?P<comment>[ \t]*//.*)?$", re.M)
+
+
+def rewrite(src: str, values: dict[str, str], replaces: list[tuple[str, str]], where: str) -> str:
+    for name, value in values.items():
+        pat = assignment(name)
+        hits = pat.findall(src)
+        if len(hits) != 1:
+            raise Usage(f"{where}: {len(hits)} assignment lines of {name!r} (want exactly one): "
+                        "fix exercises.py to match the notebook")
+        src = pat.sub(lambda m: m.group("head") + value + (m.group("comment") or ""), src, count=1)
+    for old, new in replaces:
+        n = src.count(old)
+        if n != 1:
+            raise Usage(f"{where}: {old!r} occurs {n} times (want exactly once): fix exercises.py to match the notebook")
+        src = src.replace(old, new)
+    return src
+
+
+GO_ERROR = re.compile(r"\S+\.go:\d+:\d+: .*|panic: .*|exit status \d+")
+
+
+def brief(out: str) -> str:
+    """The part of a failed cell's output worth a line: Go's compile errors or a panic, else its tail."""
+    found = GO_ERROR.findall(out)
+    return "; ".join(dict.fromkeys(f.strip() for f in found))[:500] if found else out.strip()[-500:]
+
+
+def default_first(cells: list[dict], src: str) -> list[str]:
+    first_line = src.lstrip().splitlines()[0] if src.strip() else ""
+    if first_line.startswith(cc.NEEDS_PREFIX) and "first code cell" in first_line:
+        return [cells[0]["id"]]
+    return []
+
+
+class Runner:
+    def __init__(self, path: Path, args, workdir: str):
+        self.path, self.args, self.workdir = path, args, workdir
+        self.cells = [c for c in json.loads(path.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
+        self.src = {c["id"]: "".join(c["source"]) for c in self.cells}
+        self.kernel: Kernel | None = None
+        self.ran: set[str] = set()
+
+    def cell(self, cid: str) -> str:
+        if cid not in self.src:
+            raise Usage(f"{self.path.name}: no code cell with id {cid!r}: fix exercises.py")
+        return self.src[cid]
+
+    def run(self, code: str, what: str) -> tuple[str, str]:
+        if self.kernel is None:
+            self.kernel = Kernel(self.workdir, self.args.kernel)
+        t0 = time.monotonic()
+        status, texts, errors = self.kernel.run(code, self.args.timeout)
+        out = "".join(texts) + "\n".join(errors)
+        if self.args.verbose:
+            checks = "; ".join(f"{s} {r[:70]}" for s, r in check_lines(out)) or "no check printed"
+            print(f"     {what}: {status} in {time.monotonic() - t0:.1f} s: {checks}", flush=True)
+        return status, out
+
+    def variant(self, ex: Exercise, values, replaces, label: str) -> tuple[list[tuple[str, str]], str]:
+        """Runs the exercise cell rewritten, then its THEN cells; returns the check lines and the output."""
+        code = rewrite(self.cell(ex.cell), values, replaces, f"{self.path.name} cell {ex.cell} ({label})")
+        status, out = self.run(code, f"{ex.cell} {label}")
+        lines = check_lines(out)
+        errors = [] if status == "ok" else [brief(out)]
+        for cid in ex.then:
+            status, more = self.run(self.cell(cid), f"{cid} after {label}")
+            lines += check_lines(more)
+            out += more
+            if status != "ok" and not check_lines(more):
+                errors.append(brief(more))
+        return lines, "\n".join(errors)
+
+    def exercise(self, ex: Exercise) -> list[str]:
+        where = f"{self.path.name} {ex.cell}"
+        src = self.cell(ex.cell)
+        problems: list[str] = []
+        for cid in ex.run_first if ex.run_first is not None else default_first(self.cells, src):
+            if cid in self.ran:
+                continue
+            status, out = self.run(self.cell(cid), f"{cid} (run first)")
+            if status != "ok":
+                return [f"{where}: the cell {cid} it needs failed: {brief(out)}"]
+            self.ran.add(cid)
+        if ex.original:
+            lines, _ = self.variant(ex, {}, [], "as written")
+            failed = [r for s, r in lines if s == "fail"]
+            if ex.original == "fails" and not failed:
+                problems.append(f"{where}: the untouched cell passes its checks ({len(lines)} printed): "
+                                "a participant who changes nothing must see ✗")
+            if ex.original == "passes" and (failed or not lines):
+                problems.append(f"{where}: the cell as written should pass: {failed or 'no check printed'}")
+        lines, err = self.variant(ex, ex.wrong, ex.replace_wrong, "wrong")
+        for name in ex.fails:
+            st = status_of(lines, name)
+            if st != "fail":
+                problems.append(f"{where}: with the wrong answer ({ex.why or ex.wrong or ex.replace_wrong}) "
+                                f"check {name!r} {'passed' if st == 'pass' else 'was not printed'}"
+                                + (f"; the cell failed: {err}" if err else ""))
+        lines, err = self.variant(ex, ex.right, ex.replace_right, "right")
+        failed = [r for s, r in lines if s == "fail"]
+        if not lines:
+            problems.append(f"{where}: with the right answer no check was printed" + (f"; the cell failed: {err}" if err else ""))
+        for rest in failed:
+            problems.append(f"{where}: with the right answer ✗ {rest[:200]}")
+        for name in ex.fails:
+            if status_of(lines, name) != "pass":
+                problems.append(f"{where}: with the right answer check {name!r} did not print ✓")
+        if err and not problems:
+            problems.append(f"{where}: with the right answer the cell failed: {err}")
+        return problems
+
+    def close(self) -> None:
+        if self.kernel is not None:
+            self.kernel.close()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("notebooks", nargs="*", help="notebooks (default: every notebook with exercises)")
+    ap.add_argument("--kernel", default="gonb", help="kernelspec (default gonb, as scripts/setup.sh installs it)")
+    ap.add_argument("--timeout", type=int, default=600, help="seconds per cell")
+    ap.add_argument("--list", action="store_true", help="list the exercises and exit")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args()
+
+    by_prefix: dict[str, list[Exercise]] = {}
+    for ex in EXERCISES:
+        by_prefix.setdefault(ex.notebook, []).append(ex)
+    all_paths = {Path(p).name[:2]: Path(p) for p in sorted(glob.glob(str(ROOT / "notebooks" / "[0-9][0-9]-*.ipynb")))}
+    for prefix in by_prefix:
+        if prefix not in all_paths:
+            print(f"exercise_checks: exercises.py names notebook {prefix!r}, which notebooks/ lacks", file=sys.stderr)
+            return 2
+    if args.notebooks:
+        paths = []
+        for p in args.notebooks:
+            prefix = Path(p).name[:2]
+            if prefix not in all_paths:
+                print(f"exercise_checks: {p}: not a workshop notebook (notebooks/NN-*.ipynb)", file=sys.stderr)
+                return 2
+            paths.append(all_paths[prefix])
+    else:
+        paths = [all_paths[p] for p in sorted(by_prefix)]
+    if args.list:
+        for path in paths:
+            for ex in by_prefix.get(path.name[:2], []):
+                print(f"{path.name} {ex.cell}: {', '.join(ex.fails)}")
+        return 0
+    jupyter_env()
+    # Offline, as in the room: a cell that needed the module proxy fails here.
+    os.environ["GOPROXY"] = "off"
+    os.environ["GOFLAGS"] = " ".join(f for f in os.environ.get("GOFLAGS", "").split() if not f.startswith("-mod="))
+    for var in ("AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_SQS"):
+        if not os.environ.get(var):
+            print(f"exercise_checks: {var} is not set: start the servers (make dynamodb sqs) and export it, "
+                  "or run make test-exercises", file=sys.stderr)
+            return 2
+    seed = subprocess.run(["go", "run", "./queuekit/cmd/queuekit", "seed", "--sample"], cwd=ROOT, capture_output=True, text=True)
+    if seed.returncode != 0:
+        print(f"exercise_checks: queuekit seed --sample failed (the cells read the sample nights):\n{seed.stderr[-800:]}", file=sys.stderr)
+        return 1
+    passed = failed = 0
+    with tempfile.TemporaryDirectory(prefix="exercise-checks-") as workdir:
+        for path in paths:
+            exercises = by_prefix.get(path.name[:2], [])
+            print(f"-- {path.name}: {len(exercises)} exercise(s)", flush=True)
+            runner = Runner(path, args, workdir)
+            try:
+                for ex in exercises:
+                    t0 = time.monotonic()
+                    try:
+                        problems = runner.exercise(ex)
+                    except Usage as e:
+                        print(f"exercise_checks: {e}", file=sys.stderr)
+                        return 2
+                    mark = "ok  " if not problems else "FAIL"
+                    print(f"   {mark} {ex.cell:<24} {time.monotonic() - t0:6.1f}s  {', '.join(ex.fails)[:90]}", flush=True)
+                    for p in problems:
+                        print(f"     {p}", flush=True)
+                    passed, failed = passed + (not problems), failed + bool(problems)
+            finally:
+                runner.close()
+    print(f"exercise_checks: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
