@@ -274,7 +274,9 @@ func twoTier(ctx context.Context, cat *catalog.Catalog, queues *sqsqueue.Client,
 		return tierRun{}, err
 	}
 	defer func() { _ = queues.Delete(context.WithoutCancel(ctx), q) }()
-	tier, err := dispatch.New(f, queues, q, dispatch.WithWait(time.Second))
+	// No jittered first look: the one tier's workers join at once, and the
+	// rate is timed from the start of both.
+	tier, err := dispatch.New(f, queues, q, dispatch.WithWait(time.Second), dispatch.WithFirstLook(0))
 	if err != nil {
 		return tierRun{}, err
 	}

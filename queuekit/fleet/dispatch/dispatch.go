@@ -7,7 +7,10 @@
 // The protocol:
 //
 //   - A dispatcher (Tier.Dispatch) is a fleet worker with a Dispatch hook
-//     (fleet.WorkerConfig.Dispatch): it joins (a MEMBER item: dispatchers
+//     (fleet.WorkerConfig.Dispatch). It starts with a jittered first look:
+//     it waits a random fraction of FirstLook (default ShardLease/4, the
+//     look interval) before anything else, so that a tier rolled out at
+//     once spreads its shard acquires over the interval. Then it joins (a MEMBER item: dispatchers
 //     only), owns shards through the fenced shard leases of package fleet
 //     (acquired when free or seen unchanged for a ShardLease on its own
 //     clock, renewed every ShardLease/4, released when it leaves), polls
@@ -58,6 +61,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/nightqueue/workshop/queuekit"
@@ -85,6 +89,15 @@ type Options struct {
 	// shards found nothing new to send (default 500 ms): a new job waits up
 	// to Idle before it is sent.
 	Idle time.Duration
+	// FirstLook is the window of a dispatcher's jittered first look
+	// (default the fleet's ShardLease/4, its look interval; 0: none): a
+	// dispatcher that starts waits Rand() · FirstLook before it joins and
+	// reads the shard items, so that a tier rolled out at once does not
+	// send its D·K shard acquires in the same second.
+	FirstLook time.Duration
+	// Rand draws the fraction of FirstLook a dispatcher waits, in [0, 1)
+	// (default math/rand/v2's Float64). A test injects its own source.
+	Rand func() float64
 }
 
 // Option is one functional option of New, a func(*Options) as package
@@ -108,6 +121,15 @@ func WithIdle(d time.Duration) Option { return func(o *Options) { o.Idle = d } }
 // at the same token.
 func WithResend(d time.Duration) Option { return func(o *Options) { o.Resend = d } }
 
+// WithFirstLook sets the window of a dispatcher's jittered first look (0:
+// start at once, as a benchmark that times both tiers from their start
+// does).
+func WithFirstLook(d time.Duration) Option { return func(o *Options) { o.FirstLook = d } }
+
+// WithRand sets the source of the first look's fraction: a func returning
+// values in [0, 1), as math/rand/v2's (*Rand).Float64.
+func WithRand(r func() float64) Option { return func(o *Options) { o.Rand = r } }
+
 // Tier is the two-tier fleet on one fleet table and one SQS queue. Safe
 // for concurrent use: a process may run dispatchers and executors at once.
 type Tier struct {
@@ -120,16 +142,18 @@ type Tier struct {
 // New opens the tier on f's table and the queue q of client c. It does not
 // contact either.
 func New(f *fleet.Fleet, c *sqsqueue.Client, q sqsqueue.Queue, opts ...Option) (*Tier, error) {
-	o := Options{Visibility: 10 * time.Second, Wait: 20 * time.Second, Page: 100, Resend: 30 * time.Second, Idle: 500 * time.Millisecond}
+	if f == nil || c == nil || q.URL == "" {
+		return nil, fmt.Errorf("dispatch: want a fleet, an SQS client and a queue with its URL (open it with sqsqueue.Client.Open or CreateQueue)")
+	}
+	o := Options{Visibility: 10 * time.Second, Wait: 20 * time.Second, Page: 100, Resend: 30 * time.Second, Idle: 500 * time.Millisecond,
+		FirstLook: f.Options().ShardLease / 4, Rand: rand.Float64}
 	for _, fn := range opts {
 		fn(&o)
 	}
-	if o.Visibility < time.Second || o.Wait < 0 || o.Wait > 20*time.Second || o.Page < 1 || o.Resend <= 0 || o.Idle <= 0 {
-		return nil, fmt.Errorf("dispatch options: visibility %s (at least 1s), wait %s (0 to 20s), page %d (at least 1), resend %s and idle %s (> 0)",
-			o.Visibility, o.Wait, o.Page, o.Resend, o.Idle)
-	}
-	if f == nil || c == nil || q.URL == "" {
-		return nil, fmt.Errorf("dispatch: want a fleet, an SQS client and a queue with its URL (open it with sqsqueue.Client.Open or CreateQueue)")
+	if o.Visibility < time.Second || o.Wait < 0 || o.Wait > 20*time.Second || o.Page < 1 || o.Resend <= 0 || o.Idle <= 0 ||
+		o.FirstLook < 0 || o.Rand == nil {
+		return nil, fmt.Errorf("dispatch options: visibility %s (at least 1s), wait %s (0 to 20s), page %d (at least 1), resend %s and idle %s (> 0), first look %s (>= 0) and a random source",
+			o.Visibility, o.Wait, o.Page, o.Resend, o.Idle, o.FirstLook)
 	}
 	return &Tier{f: f, sqs: c, q: q, opts: o}, nil
 }
@@ -210,10 +234,34 @@ type DispatcherConfig struct {
 	StatsEvery time.Duration
 }
 
+// FirstLook is how long a dispatcher that starts now waits before it
+// joins and first reads the shard items: a fraction drawn from Rand of
+// the FirstLook window, so that dispatchers started together (a rollout)
+// look at different moments of the look interval and do not send their
+// acquires of the free shards in the same second.
+func (t *Tier) FirstLook() time.Duration {
+	u := t.opts.Rand()
+	if u < 0 || u >= 1 { // a source out of its contract waits the whole window at most
+		u = min(max(u, 0), 1)
+	}
+	return time.Duration(u * float64(t.opts.FirstLook))
+}
+
 // Dispatch runs one dispatcher until ctx ends (see the package doc): a
 // fleet worker that owns shards and sends their due jobs to the queue. It
-// returns the worker's counters (Dispatched: jobs sent).
+// first waits FirstLook (the jittered first look), then joins. It returns
+// the worker's counters (Dispatched: jobs sent); a ctx that ends during
+// the wait returns zero counters and no error, nothing written.
 func (t *Tier) Dispatch(ctx context.Context, cfg DispatcherConfig) (fleet.Stats, error) {
+	if d := t.FirstLook(); d > 0 {
+		timer := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return fleet.Stats{Name: cfg.Name}, nil
+		case <-timer.C:
+		}
+	}
 	return t.f.Join(ctx, fleet.WorkerConfig{Name: cfg.Name, Shards: cfg.Shards, OnStats: cfg.OnStats, StatsEvery: cfg.StatsEvery,
 		Page: t.opts.Page, Resend: t.opts.Resend, Idle: t.opts.Idle,
 		Dispatch: func(ctx context.Context, jobs []fleet.Job) error { return t.Send(ctx, jobs) }})
