@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nightqueue/workshop/queuekit/format"
+	"github.com/nightqueue/workshop/queuekit/lease"
 )
 
 // Spread summarises repeated measurements of one quantity: the median and
@@ -89,17 +90,36 @@ func Interleave(rounds, arms int, run func(round, arm int) error) error {
 type Lease struct {
 	Runtime time.Duration // how long the job runs
 	Lease   time.Duration // the lease length; a heartbeat every quarter lease renews it
-	Poll    time.Duration // how often idle workers look for expired leases
+	Poll    time.Duration // how often an idle worker looks at the pool (lease.Config.Poll)
 	// UnitsPerHeartbeat is the write units one heartbeat costs: 3 in
 	// notebook 05's executor (1 on the item, 2 on the leases index whose
 	// sort key it moves).
 	UnitsPerHeartbeat float64
 }
 
+// ReapInterval is the longest time between two reaps of an idle worker:
+// its claim loop looks once a Poll and reaps on the first look at least
+// lease.ReapEvery(Poll, Lease) after the last reap, so the reaps fall on
+// whole polls: ReapEvery rounded up to a multiple of Poll.
+func (l Lease) ReapInterval() time.Duration {
+	every := lease.ReapEvery(l.Poll, l.Lease)
+	if l.Poll <= 0 {
+		return every
+	}
+	return (every + l.Poll - 1) / l.Poll * l.Poll
+}
+
 // Detection is the longest time from a worker's death to another worker
-// finding its job: the worker may die just after a heartbeat, so the lease
-// runs a full Lease from then, and the expiry is seen at the next poll.
-func (l Lease) Detection() time.Duration { return l.Lease + l.Poll }
+// taking its job over, by the rule the executor's reaper keeps (package
+// lease, reap): a reaper takes a lease over only once it has seen the
+// job's fence_token and lease_until unchanged for more than a whole Lease
+// on its own monotonic clock, never by comparing lease_until with a clock.
+// The worker may die just after a heartbeat landed; the reaper's first
+// look at that heartbeat's lease_until comes up to one ReapInterval later,
+// and the take-over on the first reap more than a Lease after that look:
+// Lease + 2 ReapIntervals at worst, plus the reap's own Query and
+// transaction, so a Detection equal to a target misses it.
+func (l Lease) Detection() time.Duration { return l.Lease + 2*l.ReapInterval() }
 
 // Heartbeats is the number of heartbeats a job that runs to the end sends:
 // one every quarter lease, none at the start (the claim sets the lease).

@@ -31,10 +31,11 @@ func ExampleInterleave() {
 }
 
 // A 25-minute job with a 4-minute lease renews every minute: 25
-// heartbeats of 3 write units; a dead worker's job is found within the
-// lease plus one poll.
+// heartbeats of 3 write units; idle workers polling every 30 s reap every
+// 30 s, so a dead worker's job is taken over within the lease plus two
+// reap intervals.
 func ExampleLease() {
 	l := lab.Lease{Runtime: 25 * time.Minute, Lease: 4 * time.Minute, Poll: 30 * time.Second, UnitsPerHeartbeat: 3}
-	fmt.Println(l.Detection(), l.Heartbeats(), l.HeartbeatUnits())
-	// Output: 4m30s 25 75
+	fmt.Println(l.ReapInterval(), l.Detection(), l.Heartbeats(), l.HeartbeatUnits())
+	// Output: 30s 5m0s 25 75
 }

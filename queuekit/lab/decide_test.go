@@ -65,13 +65,9 @@ func TestInterleaveRotatesTheArmsEachRound(t *testing.T) {
 }
 
 // A 25-minute job with a 5-minute lease renews every 1.25 minutes: 20
-// heartbeats of 3 units = 60 units; a dead worker's job is found within
-// 5 minutes + one 30-second poll.
+// heartbeats of 3 units = 60 units.
 func TestLeaseArithmetic(t *testing.T) {
 	l := Lease{Runtime: 25 * time.Minute, Lease: 5 * time.Minute, Poll: 30 * time.Second, UnitsPerHeartbeat: 3}
-	if got := l.Detection(); got != 5*time.Minute+30*time.Second {
-		t.Errorf("detection %v", got)
-	}
 	if got := l.Heartbeats(); got != 20 {
 		t.Errorf("heartbeats %d, want 20", got)
 	}
@@ -80,6 +76,31 @@ func TestLeaseArithmetic(t *testing.T) {
 	}
 	if got := (Lease{Runtime: time.Minute}).Heartbeats(); got != 0 {
 		t.Errorf("no lease: %d heartbeats", got)
+	}
+}
+
+// The worst detection time, derived by hand from the reaper's rule for
+// idle workers polling every 30 s: reaps every max(poll, lease/8) rounded
+// up to whole polls (R), and a take-over at most lease + 2R after the
+// last heartbeat. Leases of 8 to 9.5 minutes miss a 10-minute target.
+func TestLeaseDetectionFollowsTheReapersRule(t *testing.T) {
+	for _, c := range []struct {
+		lease, reap, worst time.Duration
+	}{
+		{2 * time.Minute, 30 * time.Second, 3 * time.Minute},                                // lease/8 = 15 s < poll: R = 30 s
+		{4 * time.Minute, 30 * time.Second, 5 * time.Minute},                                // lease/8 = 30 s = poll
+		{5 * time.Minute, time.Minute, 7 * time.Minute},                                     // lease/8 = 37.5 s: the look at 60 s
+		{7*time.Minute + 54*time.Second, time.Minute, 9*time.Minute + 54*time.Second},       // 59.25 s: 60 s
+		{8 * time.Minute, time.Minute, 10 * time.Minute},                                    // 60 s: exactly 2 polls
+		{9*time.Minute + 30*time.Second, 90 * time.Second, 12*time.Minute + 30*time.Second}, // 71.25 s: 90 s
+	} {
+		l := Lease{Lease: c.lease, Poll: 30 * time.Second}
+		if got := l.ReapInterval(); got != c.reap {
+			t.Errorf("lease %v: reap interval %v, want %v", c.lease, got, c.reap)
+		}
+		if got := l.Detection(); got != c.worst {
+			t.Errorf("lease %v: worst detection %v, want %v", c.lease, got, c.worst)
+		}
 	}
 }
 

@@ -418,6 +418,12 @@ func (w *worker) loop(ctx context.Context, slots int) error {
 	return g.Wait()
 }
 
+// ReapEvery is how long a worker's claim loop waits between two reads of
+// the night's held leases (its reaper): a poll, or an eighth of the lease
+// when that is longer. The loop looks once a poll, so an idle worker reaps
+// on its first look at least ReapEvery after the last reap.
+func ReapEvery(poll, lease time.Duration) time.Duration { return max(poll, lease/8) }
+
 // claimLoop claims jobs for the free slots until the night is done: it
 // reads the pool, checks the run is still its own and alive, reaps expired
 // leases, and claims what the policy starts now, handing each job to a slot
@@ -427,7 +433,7 @@ func (w *worker) loop(ctx context.Context, slots int) error {
 func (w *worker) claimLoop(ctx context.Context, free int, jobs chan<- claimed, finished <-chan struct{}) error {
 	poll := time.Duration(w.p.PollMS) * time.Millisecond
 	lease := time.Duration(w.p.LeaseMS) * time.Millisecond
-	c := &claimer{w: w, free: free, finished: finished, poll: poll, reapEvery: max(poll, lease/8), seen: w.p.SeenMS, seenAt: time.Now()}
+	c := &claimer{w: w, free: free, finished: finished, poll: poll, reapEvery: ReapEvery(poll, lease), seen: w.p.SeenMS, seenAt: time.Now()}
 	o := w.outage()
 	for {
 		done, err := c.step(ctx, jobs)
