@@ -104,6 +104,7 @@ var CostHeaders = []string{"design", "the jobs (DynamoDB)", "control plane (Dyna
 // DesignCheck is the outcome of CheckFleetDesign: the rules, the run through
 // the layer (when it ran), and the design's deployment.
 type DesignCheck struct {
+	Roles      string // the split of the roles: fleetplan.RolesOneTier or RolesTwoTier
 	Deployment fleetplan.Deployment
 	Rules      []fleetplan.Rule
 	RulesOK    bool
@@ -124,22 +125,31 @@ const (
 	MaxRunShards      = 96
 )
 
-// CheckFleetDesign is notebook 10's exercise: a person's D dispatchers and K
-// shards for seed 003's cell, checked against fleetplan's rules (one
-// self-check line each), then, when they hold and the size runs on a
-// laptop, run as package fleet's shard protocol through a limits layer:
-// the D dispatchers on K aged shard items, shard lease 2 s, started half a
-// second apart, at the S that puts the busiest control-plane key at half a
-// scaled partition (so the run has a margin of 2 on AWS's limits, scaled;
-// S at least 1, at most 50). The run must throttle nothing once settled.
-// An error is a server or a run that failed, not a wrong answer.
+// CheckFleetDesign is CheckFleetRoles for the two tiers: a person's D
+// dispatchers and K shards for seed 003's cell.
 func CheckFleetDesign(ctx context.Context, dispatchers, shards int) (DesignCheck, error) {
+	return CheckFleetRoles(ctx, fleetplan.RolesTwoTier, dispatchers, shards)
+}
+
+// CheckFleetRoles is notebook 10's exercise: a person's split of the roles
+// (fleetplan.RolesOneTier: every machine owns shards; RolesTwoTier: D
+// dispatchers own them), D and K for seed 003's fleet, checked against
+// fleetplan.TwoTier.CheckRoles's rules (one self-check line each; the one
+// tier's last names the key that binds). When they hold, the two tiers'
+// size runs on a laptop, it runs as package fleet's shard protocol through a
+// limits layer: the D dispatchers on K aged shard items, shard lease 2 s,
+// started half a second apart, at the S that puts the busiest control-plane
+// key at half a scaled partition (so the run has a margin of 2 on AWS's
+// limits, scaled; S at least 1, at most 50). The run must throttle nothing
+// once settled. An error is a server or a run that failed, not a wrong
+// answer.
+func CheckFleetRoles(ctx context.Context, roles string, dispatchers, shards int) (DesignCheck, error) {
 	t := Seed003Fleet()
-	dep, rules, err := t.CheckDesign(capacity.Prices2026, dispatchers, shards)
+	dep, rules, err := t.CheckRoles(capacity.Prices2026, roles, dispatchers, shards)
 	if err != nil {
 		return DesignCheck{}, err
 	}
-	c := DesignCheck{Deployment: dep, Rules: rules, RulesOK: true}
+	c := DesignCheck{Roles: roles, Deployment: dep, Rules: rules, RulesOK: true}
 	for _, r := range rules {
 		report(r.OK, r.Name, r.Detail, r.Hint)
 		c.RulesOK = c.RulesOK && r.OK
@@ -147,6 +157,9 @@ func CheckFleetDesign(ctx context.Context, dispatchers, shards int) (DesignCheck
 	switch {
 	case !c.RulesOK:
 		c.Why = "a rule does not hold"
+		return c, nil
+	case roles != fleetplan.RolesTwoTier:
+		c.Why = fmt.Sprintf("the one tier of %s machines is more than a laptop runs; its rules are checked on paper", format.Int(t.Executors))
 		return c, nil
 	case dispatchers > MaxRunDispatchers || shards > MaxRunShards:
 		c.Why = fmt.Sprintf("more than %d dispatchers or %d shards: too many to run on a laptop, checked by the rules only", MaxRunDispatchers, MaxRunShards)
@@ -191,6 +204,53 @@ func ShowDesignCheck(c DesignCheck) {
 		return
 	}
 	ShowControlPlanes([]ControlPlaneResult{c.Run})
+}
+
+// ShowDesignCost is notebook 10's cost cell: a day of a person's design
+// (roles, D and K for seed 003's fleet, as CheckFleetRoles takes them)
+// beside the one tier's at seed 003's size, on demand at
+// capacity.Prices2026, with the jobs' own share; or why it has no price.
+func ShowDesignCost(roles string, dispatchers, shards int) error {
+	mine, rules, err := Seed003Fleet().CheckRoles(capacity.Prices2026, roles, dispatchers, shards)
+	if err != nil {
+		return err
+	}
+	one, err := Seed003OneTier()
+	if err != nil {
+		return err
+	}
+	Markdown(DesignCostVerdict(one, mine, rules))
+	if mine.Design == fleetplan.RolesTwoTier && rulesHold(rules) {
+		ShowFleetCosts(one, mine)
+	}
+	return nil
+}
+
+// rulesHold is whether every rule holds (and there is one).
+func rulesHold(rules []fleetplan.Rule) bool {
+	for _, r := range rules {
+		if !r.OK {
+			return false
+		}
+	}
+	return len(rules) > 0
+}
+
+// DesignCostVerdict is the Markdown line above a design's day: nothing to
+// add for a two-tier design whose rules hold (its table says it), else why
+// the design has no price that buys it, with what it would cost on paper.
+func DesignCostVerdict(one, mine fleetplan.Deployment, rules []fleetplan.Rule) string {
+	switch {
+	case mine.Design == fleetplan.RolesTwoTier && rulesHold(rules):
+		return fmt.Sprintf("Your design, two tiers with D = %s and K = %s, beside the one tier at seed 003's size:", format.Int(mine.Dispatchers), format.Int(mine.Shards))
+	case mine.Design == fleetplan.RolesOneTier:
+		c := mine.USDPerDay
+		return fmt.Sprintf("Your design is the one tier on %s shards. On paper it costs %s a day, of which the jobs' own reads and writes are %s; "+
+			"but its keys are over their partitions (the exercise cell names the one that binds), so no price buys it: choose again in the exercise cell.",
+			format.Int(mine.Shards), format.EscapeMarkdown(usd(c.Total)), format.EscapeMarkdown(usd(c.DynamoDBJobs)))
+	default:
+		return "Your design does not hold yet (the exercise cell says which rule): fix it there, then run this cell."
+	}
 }
 
 // OneTierVerdict is the Markdown under the one-tier rows: how far its
