@@ -152,7 +152,7 @@ func TestScanNotebooksFindsEveryLiteralCheck(t *testing.T) {
 	if got := cat["03-queueing-parameters.ipynb"]; len(got) != 3 || got[1] != "smallest c with ρ < 0.5" {
 		t.Errorf("03's checks = %q", got)
 	}
-	if got := cat["06-timers-ttl-streams.ipynb"]; len(got) != 1 || got[0] != board.FixedChecks["CheckTTLChoice"] {
+	if got := cat["06-timers-ttl-streams.ipynb"]; len(got) != 5 || got[0] != "every job has one of the four mechanisms" {
 		t.Errorf("06's checks = %q", got)
 	}
 }
