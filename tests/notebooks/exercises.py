@@ -53,9 +53,83 @@ class Exercise:
 EXERCISES: list[Exercise] = [
     # Entries by notebook, in notebook order. Keep each entry's WHY short.
 
+    # 05: the reaper takes a lease over after seeing it unchanged for more
+    # than a lease, on reaps every max(30 s, lease/8) rounded up to whole
+    # polls: the worst detection is lease + 2 reaps (lab.Lease.Detection).
+    # 9 min: 12 min, late (lease + poll said 9.5); 8 min: exactly 10, late
+    # by the reap's own requests; 2 min: 50 heartbeats, 150 units.
+    Exercise(notebook="05", cell="c05-09", run_first=["c05-03"], fails=["a dead worker's job is found within 10 minutes"],
+             wrong={"leaseMinutes": "9", "predictedDetection": "9.5"}, why="lease + one poll: the reaper's rule is lease + 2 reap intervals",
+             right={"leaseMinutes": "4", "predictedDetection": "5"}, original="fails"),
+    Exercise(notebook="05", cell="c05-09", run_first=["c05-03"], fails=["a dead worker's job is found within 10 minutes"],
+             wrong={"leaseMinutes": "8", "predictedDetection": "10"}, why="a bound of exactly 10 minutes misses by the reap's requests",
+             right={"leaseMinutes": "5", "predictedDetection": "7"}),
+    Exercise(notebook="05", cell="c05-09", run_first=["c05-03"], fails=["heartbeats cost at most 120 write units a job"],
+             wrong={"leaseMinutes": "2"}, why="50 heartbeats of 3 units",
+             right={"leaseMinutes": "4"}),
+    # 05: 0.3^(1+r) <= 0.001 needs r >= 5; 2^r - 1 <= 40 needs r <= 5.
+    Exercise(notebook="05", cell="c05-25", fails=["a flaky job is dead-lettered at most once in 1,000 nights"],
+             wrong={"maxRetry": "4", "predictedAttempts": "3"}, why="0.3^5 = 0.0024",
+             right={"maxRetry": "5", "predictedAttempts": "3"}, original="fails"),
+    Exercise(notebook="05", cell="c05-25", fails=["the backoffs fit in 40 job-minutes"],
+             wrong={"maxRetry": "6"}, why="backoffs 63 job-minutes",
+             right={"maxRetry": "5"}),
+    # 05: the five exclusive jobs hold the pool in turn whatever c is: 9 late.
+    Exercise(notebook="05", cell="c05-29", fails=["jobs after the cutoff with 3 workers, for real"],
+             wrong={"late": "6"}, why="a third worker does not help exclusive jobs", right={"late": "9"}, original="fails"),
+    # 05: a pause of a quarter lease: the lease is never seen unchanged for a
+    # whole lease, so one attempt and nothing fenced.
+    Exercise(notebook="05", cell="c05-s4", run_first=["c05-03"], fails=["attempts of the job", "late ends fenced"],
+             wrong={"attempts": "2", "fenced": "1"}, why="a quarter-lease pause does not stop the heartbeats for a lease",
+             right={"attempts": "1", "fenced": "0"}, original="fails"),
+
+    # 06: TTL is late by days (a week must be harmless) and an expired item
+    # stays readable until deleted; SQS holds a message back at most 15
+    # minutes. The lookup's plan (TTL for everything, a delay for the rest)
+    # breaks three rules; the right one uses each mechanism where it fits.
+    Exercise(notebook="06", cell="c6cc1f8e",
+             fails=["TTL carries only jobs that may start a week late",
+                    "readers stop seeing a timer when it is due, where they must",
+                    "a delay queue holds only what is due within 15 minutes"],
+             wrong={"archiveFinishedJobs": '"ttl"', "startETL0100": '"ttl"', "retryIn5Minutes": '"delay-queue"',
+                    "dropAttemptRecords": '"ttl"', "deadlineReminder": '"delay-queue"', "expireShareLink": '"ttl"'},
+             why="the 01:00 ETL on TTL, the share link unfiltered, a reminder days ahead on a 15-minute delay",
+             right={"archiveFinishedJobs": '"ttl"', "startETL0100": '"scheduler"', "retryIn5Minutes": '"delay-queue"',
+                    "dropAttemptRecords": '"ttl"', "deadlineReminder": '"scheduler"', "expireShareLink": '"ttl+filter"'},
+             original="fails"),
+
     # 08: L = λW = 50e6/86,400 × 600 s = 347,222 jobs at once; a machine holds
     # min(64 threads, 16,000 MB / 400 MB = 40) = 40, so ⌈347,222 / 40⌉ = 8,681, memory binds.
     Exercise(notebook="08", cell="c28", fails=["machines", "binding constraint"],
              wrong={"machines": "5426", "binding": '"threads"'}, why="64 jobs a machine: threads taken as the limit",
              right={"machines": "8681", "binding": '"memory"'}, original="fails"),
+
+    # 10: 3,000 jobs/s × 8 index writes (put, a moved key at the claim and at each of two
+    # heartbeats, a delete) = 24,000 a second; ÷ 800 (a partition at 80 %) = 30 shards.
+    Exercise(notebook="10", cell="096c3370", run_first=["953fecfe"], fails=["shards for 3,000 jobs/s with two heartbeats each"],
+             wrong={"myShards": "15"}, why="the heartbeats' moved keys not counted: 4 index writes a job",
+             right={"myShards": "30"}, original="fails"),
+    # 10: the split of the roles. The one tier at seed 003's size: every one of 10,851 machines
+    # reads all K shard items (pk = SHARD 1,468,502 read units a second on 1,000 shards, 489.5x a
+    # partition), so the limits rule fails naming the key; two tiers with D = 3, K = 14 pass.
+    Exercise(notebook="10", cell="c10-exercise-design-cell", fails=["every key, table and index under its limit"],
+             wrong={"myDesign": '"one-tier"', "myDispatchers": "0", "myShards": "1000"},
+             why="the one tier: every machine reads the shard items",
+             right={"myDesign": '"two-tier"', "myDispatchers": "3", "myShards": "14"},
+             then=["c10-cost-design-cell"], original="fails"),
+    # 10: D and K of the two tiers: 2 dispatchers hand off 800 jobs a second of 1,157.4, and 8 shard
+    # keys take 1,157.4 × 6 / 8 = 868 index write units each, over half a partition (500).
+    Exercise(notebook="10", cell="c10-exercise-design-cell",
+             fails=["the dispatchers hand off the cell's jobs", "each shard key's index writes within 50 % of a partition"],
+             wrong={"myDesign": '"two-tier"', "myDispatchers": "2", "myShards": "8"}, why="D and K below the rules",
+             right={"myDesign": '"two-tier"', "myDispatchers": "4", "myShards": "16"}, then=["c10-cost-design-cell"]),
+    # 10, on the limits layer: the table takes 3 units a job (4,340 at 80 %), the due index 4
+    # (5,787 at 80 %), each shard key at most 500: K >= 10. The old answer put all 7 units on the
+    # table and gave the index nothing; 4 shard keys take 1,157 units each.
+    Exercise(notebook="10", cell="c10-limits-3", fails=["the due index's warm throughput covers its own writes at 80 %"],
+             wrong={"shards": "16", "tableWarm": "8102.0", "indexWarm": "0.0"}, why="all 7 units a job on the table, none on the index",
+             right={"shards": "16", "tableWarm": "5000.0", "indexWarm": "10000.0"}, original="fails"),
+    Exercise(notebook="10", cell="c10-limits-3", fails=["each shard key takes at most half a partition's 1,000 write units"],
+             wrong={"shards": "4", "tableWarm": "5000.0", "indexWarm": "10000.0"}, why="4 shard keys: 1,157 index units a second each",
+             right={"shards": "16", "tableWarm": "5000.0", "indexWarm": "10000.0"}),
 ]
