@@ -17,6 +17,13 @@ PROGRESS_PREFIX=room-server
 source "$ROOT/scripts/progress.sh"
 # shellcheck source=scripts/servers.sh
 source "$ROOT/scripts/servers.sh"
+# The room's network is internal: no route out, and a name lookup takes 20 s
+# to fail. GoNB's goimports runs the go command before every cell, so the go
+# command answers from the image's module cache or fails at once; it never
+# waits for the module proxy or the checksum database (env.sh keeps a GOPROXY
+# that already starts with the cache).
+GOPROXY="file://$(go env GOMODCACHE)/cache/download,off" GOSUMDB=off
+export GOPROXY GOSUMDB
 # shellcheck source=scripts/env.sh
 source "$ROOT/scripts/env.sh"
 say() { printf 'room-server: %s\n' "$*" >&2; }

@@ -280,6 +280,12 @@ warm_cache() {
     return 0
   }
   rm -f "$dir/warm"
+  # GoNB's goimports lists every module of the kernel's workspace (go list -m
+  # -e -json ...) before each cell: the metadata of modules nothing builds
+  # (.info files) must be in the module cache too, or an offline kernel (the
+  # room's network has no route out) asks the proxy for them every cell.
+  (cd "$ROOT" && go list -m -json all >/dev/null) ||
+    say "WARNING: go list -m all failed (above); offline, each cell will wait for the module proxy"
   say "Go build cache warm for $(grep -c . <<<"$pkgs") packages"
 }
 
