@@ -89,3 +89,42 @@ func ExampleFIFODemo() {
 	// after delete: [A2] rest: []
 	// 4 sent, 3 delivered
 }
+
+// One receive of up to 10 returns the whole group, as SQS returns as many
+// messages of one group as it can ("FIFO queue delivery logic in Amazon
+// SQS"): a processor that works a batch in parallel holds no lock.
+func TestFIFOBatchDemoReturnsTheGroupTogether(t *testing.T) {
+	c := sqstest.Client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := lab.FIFOBatchDemo(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.SameGroup() != 3 || !slices.Equal(out.Batch, []string{"A1", "A2", "A3"}) {
+		t.Fatalf("batch %v, want A1, A2, A3 in one receive", out.Batch)
+	}
+	want := "One receive of up to 10 got **A1, A2, A3**: 3 messages of group A in one batch. A processor that hands each message of a batch to its own worker, as this notebook's do, runs 3 jobs of one group **side by side**: the group was no lock."
+	if s := lab.FIFOBatchSentence(out); s != want {
+		t.Errorf("sentence %q", s)
+	}
+}
+
+// One receive of up to 10 messages, as notebook 07's processors make.
+func ExampleFIFOBatchDemo() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	q, err := lab.Queues(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	o, err := lab.FIFOBatchDemo(ctx, q)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(o.Batch, o.SameGroup())
+	// Output:
+	// [A1 A2 A3] 3
+}
