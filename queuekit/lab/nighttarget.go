@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/nightqueue/workshop/queuekit/forecast"
+	"github.com/nightqueue/workshop/queuekit/format"
 	"github.com/nightqueue/workshop/queuekit/montecarlo"
 )
 
@@ -100,4 +101,70 @@ func (t NightTarget) TryLever(r forecast.Record, workers int, lever string) (Lev
 	}
 	res.Late, res.Met = p, t.Met(p)
 	return res, nil
+}
+
+// HeldOutNight is the record of date among the history's nights after the
+// first train, with the runtimes fitted on those train nights.
+func HeldOutNight(cfg forecast.HistoryConfig, train int, date string) (forecast.Record, forecast.Runtimes, error) {
+	hist, err := forecast.History(cfg)
+	if err != nil {
+		return forecast.Record{}, forecast.Runtimes{}, err
+	}
+	if train < 1 || train >= len(hist) {
+		return forecast.Record{}, forecast.Runtimes{}, fmt.Errorf("held-out night %s: %d training nights of %d", date, train, len(hist))
+	}
+	m, err := forecast.FitRuntimes(hist[:train])
+	if err != nil {
+		return forecast.Record{}, forecast.Runtimes{}, err
+	}
+	r, err := FindRecord(hist[train:], date)
+	return r, m, err
+}
+
+// ForecastRows is a row per pool size from..to: the size and the drain
+// minute m forecasts for r's night.
+func ForecastRows(m forecast.Runtimes, r forecast.Record, from, to int) ([][]string, error) {
+	var rows [][]string
+	for c := from; c <= to; c++ {
+		d, err := m.Simulate(r.Night, c)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, []string{fmt.Sprint(c), format.Num(d)})
+	}
+	return rows, nil
+}
+
+// ForecastPick is the smallest pool of 1 to maxWorkers whose forecast by m
+// drains by cutoff, or 0 when none does.
+func ForecastPick(m forecast.Runtimes, r forecast.Record, cutoff float64, maxWorkers int) (int, error) {
+	for c := 1; c <= maxWorkers; c++ {
+		d, err := m.Simulate(r.Night, c)
+		if err != nil {
+			return 0, err
+		}
+		if d <= cutoff {
+			return c, nil
+		}
+	}
+	return 0, nil
+}
+
+// LeverSentence says how late the night is with the forecast's pick, and
+// what the participant's lever did (or why it is no lever).
+func LeverSentence(pick int, late montecarlo.Proportion, lv LeverResult, leverErr error) string {
+	s := fmt.Sprintf("With %s, the fitted forecast's pick, the night realised 1,000 times is late on **%s** of them [%s to %s].",
+		Plural(pick, "worker", "workers"), format.Percent(late.Estimate), format.Percent(late.Low), format.Percent(late.High))
+	switch {
+	case lv.Lever == "":
+		return s
+	case leverErr != nil:
+		return s + " Your lever: " + leverErr.Error() + "."
+	}
+	verdict := "meets the target"
+	if !lv.Met {
+		verdict = "does not meet the target"
+	}
+	return s + fmt.Sprintf(" Your lever, %s, on %s: late on %s [%s to %s]: it %s.", lv.Lever, Plural(lv.Workers, "worker", "workers"),
+		format.Percent(lv.Late.Estimate), format.Percent(lv.Late.Low), format.Percent(lv.Late.High), verdict)
 }

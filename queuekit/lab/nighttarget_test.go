@@ -39,3 +39,23 @@ func ExampleNightTarget_SmallestPool() {
 	// exclusive-jobs: 5 workers, late 0.027 [0.019, 0.039], met true <nil>
 	// lever "later-cutoff" moves the target, not the night
 }
+
+// The exercise's helpers on 2026-05-04: the fitted forecast drains by 240
+// from 5 workers on and stops improving there; the sentence the cell prints.
+func ExampleForecastPick() {
+	night, m, err := lab.HeldOutNight(forecast.HistoryConfig{Seed: 1}, 292, "2026-05-04")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	rows, _ := lab.ForecastRows(m, night, 4, 6)
+	pick, _ := lab.ForecastPick(m, night, 240, 10)
+	fmt.Println(rows, pick)
+	t := lab.NightTarget{Cutoff: 240, Truth: forecast.DefaultTruth, Runs: 1000, Seed: 9}
+	late, _ := t.Late(night, pick)
+	lv, err := t.TryLever(night, pick, lab.LeverWorkers)
+	fmt.Println(lab.LeverSentence(pick, late, lv, err))
+	// Output:
+	// [[4 246.93] [5 232.76] [6 232.76]] 5
+	// With 5 workers, the fitted forecast's pick, the night realised 1,000 times is late on **42.4%** of them [39.4% to 45.5%]. Your lever, more-workers, on 10 workers: late on 42.4% [39.4% to 45.5%]: it does not meet the target.
+}
