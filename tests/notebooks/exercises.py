@@ -53,6 +53,36 @@ class Exercise:
 EXERCISES: list[Exercise] = [
     # Entries by notebook, in notebook order. Keep each entry's WHY short.
 
+    # 01: the 03:00 window is the sort key's prefix, in the key condition:
+    # the untouched key reads the whole night (12 items for 3).
+    Exercise(notebook="01", cell="c18", fails=["items returned by your Query"],
+             wrong={"key": 'expression.Key("batch_date").Equal(expression.Value("2026-05-14"))'},
+             why="the whole night, not the window",
+             right={"key": 'expression.Key("batch_date").Equal(expression.Value("2026-05-14")).And(expression.Key("window_job_id").BeginsWith("03:00#"))'},
+             original="fails"),
+    # 01: question D priced by AWS's rules against the best index holding
+    # every item (GSI workload_class + batch_date, INCLUDE job_id and the
+    # runtime: 40 write units on 2026-05-13, 1 read unit). ALL doubles every
+    # status change (60); a sparse GSI on maintenance_date holds 48 of 379
+    # items (33 units) and passes even with ALL; an LSI on maintenance_date
+    # reads 31 nights but writes least.
+    Exercise(notebook="01", cell="c30", fails=["costs no more than the best index that holds every item"],
+             wrong={"partitionKey": '"workload_class"', "sortKey": '"batch_date"'},
+             why="ALL writes every status change to the index too",
+             right={"partitionKey": '"workload_class"', "sortKey": '"maintenance_date"'}, original="fails"),
+    Exercise(notebook="01", cell="c30", fails=["costs no more than the best index that holds every item"],
+             wrong={"partitionKey": '"workload_class"', "sortKey": '"batch_date"', "projection": '"KEYS_ONLY"'},
+             why="KEYS_ONLY lacks the runtime: a GetItem per job of D",
+             right={"partitionKey": '"workload_class"', "sortKey": '"batch_date"', "projection": '"INCLUDE"',
+                    "include": '[]string{"job_id", "estimated_runtime_minutes"}'}),
+    Exercise(notebook="01", cell="c30", fails=["D's answer: the right jobs, oldest first"],
+             wrong={"partitionKey": '"status"'}, why="D names no status: no Query of it can answer D",
+             right={"kind": '"LSI"', "sortKey": '"maintenance_date"', "projection": '"KEYS_ONLY"'}),
+    Exercise(notebook="01", cell="c30", fails=["D's answer: the right jobs, oldest first"],
+             wrong={"partitionKey": '"workload_class"', "sortKey": '"window_job_id"'},
+             why="sorted by window, not by night",
+             right={"partitionKey": '"workload_class"', "sortKey": '"maintenance_date"', "projection": '"KEYS_ONLY"'}),
+
     # 05: the reaper takes a lease over after seeing it unchanged for more
     # than a lease, on reaps every max(30 s, lease/8) rounded up to whole
     # polls: the worst detection is lease + 2 reaps (lab.Lease.Detection).
@@ -98,11 +128,38 @@ EXERCISES: list[Exercise] = [
                     "dropAttemptRecords": '"ttl"', "deadlineReminder": '"scheduler"', "expireShareLink": '"ttl+filter"'},
              original="fails"),
 
+    # 07: a healthy slice dead-letters when all maxReceives receives fail:
+    # 0.2^4 = 0.0016 > 0.001 (4 is wrong), 0.2^5 = 0.00032 (5 is right; 6 too);
+    # the poison slice costs maxReceives receives, so at most 6.
+    Exercise(notebook="07", cell="31ae4c7e", fails=["a healthy slice is dead-lettered at most once in 1,000"],
+             wrong={"maxReceives": "4"}, why="0.2^4 = 0.0016: more than once in 1,000",
+             right={"maxReceives": "5", "predictedDead": "1"}, original="fails"),
+    # The history's p95 is 2.28 s: 2 s leaves 19 of 200 (9.5 %) above it; 3 s
+    # leaves 2 and brings a crashed slice back within 4 s.
+    Exercise(notebook="07", cell="c07-visibility", fails=["at most 5 % of last week's slices outlive the timeout"],
+             wrong={"visibilitySeconds": "2"}, why="2 s is under the p95: 9.5 % outlive it",
+             right={"visibilitySeconds": "3", "predictedOutlive": "0"}, original="fails"),
+    # A worker asks once per 0.25 s slice, 4 a second: 2 ask 8, 3 ask 12 > 10.
+    Exercise(notebook="07", cell="c07-pacing", fails=["the pool asks at most 10 requests a second"],
+             wrong={"workers": "3"}, why="3 workers ask 12 requests a second",
+             right={"workers": "2", "predictedThrottled": "1"}, original="fails"),
+
     # 08: L = λW = 50e6/86,400 × 600 s = 347,222 jobs at once; a machine holds
     # min(64 threads, 16,000 MB / 400 MB = 40) = 40, so ⌈347,222 / 40⌉ = 8,681, memory binds.
     Exercise(notebook="08", cell="c28", fails=["machines", "binding constraint"],
              wrong={"machines": "5426", "binding": '"threads"'}, why="64 jobs a machine: threads taken as the limit",
              right={"machines": "8681", "binding": '"memory"'}, original="fails"),
+
+    # 09: the fitted forecast drains by 240 from 5 workers on, yet 2026-05-04
+    # is late on 42.4 % [39.4-45.5 %] of its realisations at 5 and at any larger
+    # pool (the exclusive jobs run alone): no pool meets notebook 04's
+    # per-night target. The lever is the exclusive jobs (run first: 2.7 %).
+    Exercise(notebook="09", cell="c13", fails=["the pool meets the per-night target, or none does"],
+             wrong={"workers": "5", "lever": '""'}, why="5 is the forecast's pick: late on 42 % of nights",
+             right={"workers": "0", "lever": '"exclusive-jobs"', "predictedOverflow": "42"}, original="fails"),
+    Exercise(notebook="09", cell="c13", fails=["the lever makes the night meet the target"],
+             wrong={"workers": "0", "lever": '"more-workers"'}, why="more workers wait: late on 42 % at 10 too",
+             right={"workers": "0", "lever": '"exclusive-jobs"'}),
 
     # 10: 3,000 jobs/s × 8 index writes (put, a moved key at the claim and at each of two
     # heartbeats, a delete) = 24,000 a second; ÷ 800 (a partition at 80 %) = 30 shards.

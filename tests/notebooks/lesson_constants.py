@@ -25,6 +25,8 @@ GLOBAL: dict[str, list[str]] = {
     "seed 003: 100 M jobs a day = 1,157 a second (86,400 s a day)": ["100", "1,157", "1,157.4", "86,400", "100,000,000"],
     "SQS: visibility timeout 30 s default, 12 hours at most; batches of 10; 5-minute FIFO deduplication interval; "
     "64 KB billing chunks; 1 MiB messages": ["30", "12", "10", "5", "64"],
+    "SQS in flight: about 120,000 messages a standard queue (SQSDeveloperGuide/quotas-queues.html), "
+    "120,000 a FIFO queue (SQSDeveloperGuide/quotas-fifo.html)": ["120,000"],
     "percent and percentiles named in rules (95th percentile, 80 % utilisation, 100 %)": ["95", "80", "100"],
     "lines of code a cell may hold (STYLE.md)": ["25"],
 }
@@ -47,8 +49,10 @@ PER_NOTEBOOK: dict[str, dict[str, list[str]]] = {
     },
     "06": {
         "the header's time, as the README's table of notebooks states it": ["20"],
-        "DynamoDB Local's TTL sweep as the workshop reads it: 20 items every 10 seconds; the measured table's size, "
-        "30 timers (a parameter of the cell)": ["20", "30"],
+        "the measured table's size, 30 timers (a parameter of the cell); the header's 20 minutes": ["20", "30"],
+        "SQS holds a message back at most 15 minutes (SQSDeveloperGuide/sqs-delay-queues.html); Lambda's DynamoDB "
+        "event source mapping: BatchSize 100 by default, at most 10,000; ParallelizationFactor 1 by default, at most 10 "
+        "(lambda/latest/dg/services-ddb-params.html)": ["15", "100", "10,000"],
         "DynamoDB Local 3.3.1 sweeps TTL in at most 7 tables at a time: its background jobs share a pool of 10 "
         "threads, 3 held by its schedulers (its bytecode; catalog.LocalTTLSweepers)": ["7"],
     },
@@ -57,6 +61,10 @@ PER_NOTEBOOK: dict[str, dict[str, list[str]]] = {
         "0.3 s a slice": ["0.2", "17", "0.25", "0.3"],
         "SQS content-based deduplication: a SHA-256 hash of the body (SQS API Reference, SendMessage, "
         "MessageDeduplicationId)": ["256"],
+        "SQS FIFO: 300 transactions a second per API action, 3,000 messages a second batched "
+        "(SQSDeveloperGuide/troubleshooting-fifo-throttling-issues.html); $0.50 per million FIFO requests "
+        "(aws.amazon.com/sqs/pricing, us-east-1); FIFO in flight 120,000 today, 20,000 in older pages "
+        "(SQSDeveloperGuide/quotas-fifo.html)": ["300", "0.50", "20,000"],
     },
     "08": {
         "seed 003's sizing (100 M jobs a day, 5-minute jobs = 300 s, 32 threads, 16,000 MB, 50 MB a job, its "
@@ -65,7 +73,9 @@ PER_NOTEBOOK: dict[str, dict[str, list[str]]] = {
         "machines (347,232 slots, about 347,000), 719 too many (6.6 %), 54 times too few, 320 jobs a machine by "
         "memory, Erlang C's 0.99997 / 0.979 / 0.99, the sample night's 5-minute peak factor 19.2 (4 of its 10 jobs in one of 48 bins: the caveat), "
         "28.9 % break-even (29 rounded), 2,315 index WCU/s, 4.6 and 0.6 times the limit with 1 and 8 shards, "
-        "13 units a job of notebook 05's executor, 16 parallel Queries": [
+        "13 units a job of notebook 05's executor, 16 parallel Queries; 197,211 machines on the arrival process's p95 "
+        "(seed 1, ExampleHistoryPeaks_Estimate's 18.17, pinned in EXPECTATIONS)": [
+            "197,211",
             "300", "32", "16,000", "50", "0.1067", "0.10", "20", "347,222", "10,851", "347,232", "347,000", "719",
             "6.6", "54", "320", "0.99997", "0.979", "0.99", "19.2", "28.9", "29", "2,315", "4.6",
             "0.6", "13", "16"],
@@ -82,7 +92,9 @@ PER_NOTEBOOK: dict[str, dict[str, list[str]]] = {
     "00": {"not yet reviewed (issue 26 covered 05-10)": ["0.11", "00", "01", "02", "03", "04", "05", "1.26", "20", "240", "55"]},
     "01": {"not yet reviewed (issue 26 covered 05-10)": ["0.5", "2026", "300"]},
     "02": {"not yet reviewed (issue 26 covered 05-10)": ["0.095", "0.33", "1.3", "2.6", "20", "29", "43,200", "60", "730"]},
-    "03": {"not yet reviewed (issue 26 covered 05-10)": ["0.5", "0.7", "0.86", "0.9", "0.95", "1.2083", "1.7", "2.7", "200,000",
+    "03": {"the exercise's parameter: a cutoff moved to 07:30, a 390-minute window; nearest rank ⌈0.95 n⌉ is n "
+           "(the longest wait) for n < 20 jobs": ["390", "07", "20"],
+           "not yet reviewed (issue 26 covered 05-10)": ["0.5", "0.7", "0.86", "0.9", "0.95", "1.2083", "1.7", "2.7", "200,000",
                                                           "240", "29", "336", "355", "37.5", "440", "60", "61", "720"]},
     "04": {"not yet reviewed (issue 26 covered 05-10)": ["0.25", "0.5", "0.95", "10,000", "150", "170", "2,000", "20", "240", "29",
                                                           "35", "355", "50", "60", "70", "720", "75", "85", "99.9"]},

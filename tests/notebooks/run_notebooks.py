@@ -103,12 +103,17 @@ EXPECTATIONS: dict[str, dict[str, list[str]]] = {
                         # the arrival process (pinned regression values of seed 1, ExampleHistoryPeaks_Estimate)
                         "**The history, night by night** (365 nights): median 24, p95 32, max 38.4.",
                         "(1,000 simulated days): median 18.16, p95 18.17, max 18.19",
+                        "seed 003's fleet needs **197,211 machines**",
+                        # SQS in flight (capacity.SQSQueuesFor, ExampleSQSQueuesFor): 120,000 a standard queue
+                        "| 1 | 347,222 | 3 |", "| 18.17 | 6,310,723 | 53 |",
                         "| 64 | 64 |"]},
     # 09: the study's verdict for seed 1 (pinned regression values, see
     # queuekit/forecast's TestStudyVerdict) and the exercise's self-check.
     "09": {"contains": ["| 73 held-out nights | 41.93 | 84.05 | 32.11 |",
                         "| 2026-05-14 | 2 | 624.68 | 678.28 | 490 | 644.03 |",
-                        "| oracle (noise floor) |", "the fitted simulator's forecast drains by minute 240",
+                        "| oracle (noise floor) |",
+                        # the pool decision (lab.NightTarget, ExampleForecastPick): the forecast's pick, 5, is late on 42.4 %
+                        "| 5 | 232.76 |", "is late on **42.4%** of them [39.4% to 45.5%]",
                         "load world, all held-out nights: regression had the smallest MAE on every one of 10 seeds"]},
     # 10: the shard projection at notebook 08's peak estimate (p95 of the busiest
     # 5-minute bin, pinned by ExampleHistoryPeaks_Estimate): 1,157.41 jobs a second x 4 index
@@ -121,14 +126,16 @@ EXPECTATIONS: dict[str, dict[str, list[str]]] = {
     "06": {"contains": ["fired 5 of 5; ignored 7 inserts, 1 update, 1 user delete; duplicates 0",
                         "consumer A fired 2, consumer B fired 4; fire records 11 for 11 distinct timers; duplicates 0",
                         "fired 2, dead-lettered 1; the dead-letter queue holds 1 message",
-                        "| 30 | 30 |", "a Scan returns", "filtered on `due > now`, **3**"]},
+                        "| 30 | 30 |", "The 30 timers fired in **", "a Scan returns", "filtered on `due > now`, **3**"]},
     # 07: the failing slices 3 and 17 end in the DLQ, the redrive completes
     # the run, a 3 s slice keeps its message, one paced worker loses nothing.
     "07": {"contains": ["all 30 slices processed", "dead-lettered slices 3, 17; the queues stay for a redrive",
                         "after redrive: 30 of 30 processed, dead-lettered slices: none",
                         "3 slices, 3 receives, 0 redelivered", " | 12 | 0 | 0 | 12 |",
                         # the FIFO run (SQS rules: a group in flight yields nothing; a duplicate is dropped)
-                        "the copy of A1 was dropped. 3 of 4 messages delivered"]},
+                        "the copy of A1 was dropped. 3 of 4 messages delivered",
+                        # one receive of up to 10 hands a group over together (FIFO delivery logic)
+                        "One receive of up to 10 got **A1, A2, A3**", "runs 3 jobs of one group **side by side**"]},
     # 05: the executor for real (queuekit/lease's tests): one winner of a race,
     # every job once, the rules held on the recorded schedule, the forecast
     # column (sim's reference figures), kill -9 re-claimed after the lease with
