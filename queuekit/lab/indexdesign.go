@@ -17,6 +17,7 @@ import (
 
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/format"
 	"github.com/nightqueue/workshop/queuekit/prices"
 	"github.com/nightqueue/workshop/queuekit/workload"
 )
@@ -368,7 +369,7 @@ var nightStatuses = []string{"running", "done"}
 // IndexDesignCost(BestDenseIndex).
 func IndexDesignCost(d IndexDesign) (IndexCost, error) {
 	if err := d.Check(); err != nil {
-		return IndexCost{Design: d}, fmt.Errorf("index design %s: %w", d, err)
+		return IndexCost{Design: d}, fmt.Errorf("your index: %w", err)
 	}
 	before, night, err := indexData()
 	if err != nil {
@@ -797,4 +798,24 @@ func (c *IndexCost) askD(ctx context.Context, db *dynamodb.Client) ([]map[string
 		}
 	}
 	return got, nil
+}
+
+// IndexCostTable sets a design's costs beside the bar's, as a Markdown
+// table: what DynamoDB Local reported and what AWS's rules give, each
+// labelled, and the on-demand cost of 1,000 nights (the night's writes plus
+// one D a night, by the rules). The bar's column comes from the rules alone.
+func IndexCostTable(c, bar IndexCost) string {
+	both := func(local, aws float64) string { return format.Num(local) + " / " + format.Num(aws) }
+	perChange, _ := c.PerChange()
+	barChange, _ := bar.PerChange()
+	rows := [][]string{
+		{"items in the index (of " + format.Int(c.Items) + ")", format.Int(c.IndexItems), format.Int(bar.IndexItems)},
+		{"write units of the night, table: Local / AWS rules", both(c.Local.Table, c.AWS.Table), format.Num(bar.AWS.Table)},
+		{"write units of the night, index: Local / AWS rules", both(c.Local.Index, c.AWS.Index), format.Num(bar.AWS.Index)},
+		{"write units a status change, table + index (AWS rules)", format.Num(perChange), format.Num(barChange)},
+		{"Queries for D, then GetItems for the runtime", format.Int(c.Queries) + ", " + format.Int(c.Fetches), format.Int(bar.Queries) + ", " + format.Int(bar.Fetches)},
+		{"read units for D: Local / AWS rules", both(c.ReadUnits, c.AWSReadUnits), format.Num(bar.AWSReadUnits)},
+		{"on demand, 1,000 nights and one D a night (AWS rules)", format.Dollars(1000 * c.NightDollars()), format.Dollars(1000 * bar.NightDollars())},
+	}
+	return Table([]string{"night " + IndexNight + ", " + format.Int(c.NightJobs) + " jobs", c.Design.String(), "the bar: the best index that holds every item"}, rows)
 }

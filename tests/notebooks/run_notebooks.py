@@ -64,12 +64,16 @@ EXPECTATIONS: dict[str, dict[str, list[str]]] = {
                         "| with job_id-index, first write | 39 | 2 | 78 | 39 |", "| with job_id-index, same items again | 39 | 2 | 39 | 0 |",
                         "| index job_id-index | Query job_id-index | 1 | 1 | 0.5 |",
                         "both return the same 10 jobs: true",
-                        "| poor key: Scan + filter | Scan | 10 | 3,678 |"]},
+                        "| poor key: Scan + filter | Scan | 10 | 3,678 |",
+                        # an item's size by DynamoDB's rules (names + values; by hand in
+                        # catalog's size tests), the untouched index design failing.
+                        "JOB-20260513-001: JSON line 278 bytes; DynamoDB item 220 bytes",
+                        "✗ not yet: DynamoDB creates your index: error: your index: a GSI needs a partition key"]},
     # 02: the study's year row, an empty Scan page with a next page, writes
     # (2 units per 1.3 KB item, batched or not), the parallel Scan.
     "02": {"contains": ["| 365 | 3,639 | 8 | 8 | 3,639 |", "Query vs Scan: read units consumed",
-                        "| 1 | 0 | 836 |", "2 write units per item either way", "Scan, 8 segment(s)",
-                        "| 365 | 10 |", "the night's 8 items came back in"]},
+                        "| 1 | 0 | 836 |", "2 write units per item either way", "Scan, 4 segment(s)",
+                        "| 365 | 5 |", "the night's 8 items came back in"]},
     # 03: the lock-counting share (440 of 720, by hand in queuekit's
     # TestDemand...), the engine against Erlang C, Little on the stable night
     # (290/240), the stable night's figures beside Erlang C (derived by hand in
