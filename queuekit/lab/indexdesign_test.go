@@ -114,3 +114,28 @@ func ExampleMeasureIndexDesign() {
 	fmt.Printf("%s: right %v, %.1f write units a status change\n", d, c.Right(), perChange)
 	// Output: GSI workload_class + maintenance_date, ALL: right true, 1.1 write units a status change
 }
+
+func ExampleIndexCostTable() {
+	bar, err := IndexDesignCost(BestDenseIndex)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c, err := IndexDesignCost(IndexDesign{Kind: GSI, PartitionKey: queuekit.AttrWorkloadClass, SortKey: queuekit.AttrBatchDate, Projection: ProjectAll})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c.Local, c.ReadUnits = c.AWS, c.AWSReadUnits // as Local reported them for this design
+	fmt.Println(IndexCostTable(c, bar))
+	// Output:
+	// | night 2026-05-13, 10 jobs | GSI workload\_class + batch\_date, ALL | the bar: the best index that holds every item |
+	// |---|---|---|
+	// | items in the index (of 379) | 379 | 379 |
+	// | write units of the night, table: Local / AWS rules | 30 / 30 | 30 |
+	// | write units of the night, index: Local / AWS rules | 30 / 30 | 10 |
+	// | write units a status change, table + index (AWS rules) | 2 | 1 |
+	// | Queries for D, then GetItems for the runtime | 1, 0 | 1, 0 |
+	// | read units for D: Local / AWS rules | 1.5 / 1.5 | 1 |
+	// | on demand, 1,000 nights and one D a night (AWS rules) | \\$0.0377 | \\$0.0251 |
+}
