@@ -8,16 +8,17 @@ package queuekit
 //
 //	WorkerMinutes = Σ ordinary runtimes + c × Σ exclusive runtimes
 //
-// and Share = WorkerMinutes / (c × window minutes). The exclusive jobs run
-// one after another, with nothing beside them, so no schedule drains the
-// night sooner than
+// and Share = WorkerMinutes / (c × window minutes). Spread over c workers
+// that never idle, that work keeps the pool busy for
 //
-//	CriticalPath = Σ exclusive runtimes + Σ ordinary runtimes / c
+//	PackedMinutes = WorkerMinutes / c = Σ exclusive runtimes + Σ ordinary runtimes / c
 //
-// (the ordinary work spread perfectly over c workers in the rest of the
-// time). When Σ exclusive runtimes alone exceeds the window, no c is enough.
-// ρ < 1 is necessary for the night to fit; Share < 1 and CriticalPath <=
-// window are necessary too, and none of them is sufficient: arrival times
+// minutes. It is not a critical path: it ignores when the jobs arrive (a
+// job requested for 03:00 cannot start at 01:00) and how locks and
+// priorities order them, so it is only a floor under the drain time, and
+// PackedMinutes <= window is the same test as Share <= 1. When Σ exclusive
+// runtimes alone exceed the window, no c is enough. ρ < 1 and Share <= 1 are
+// necessary for the night to fit, and neither is sufficient: arrival times
 // and priorities decide the rest, which is what the simulator is for.
 type Demand struct {
 	Workers          int
@@ -28,7 +29,7 @@ type Demand struct {
 	Capacity         float64 // c × window minutes
 	Rho              float64 // RuntimeMinutes / Capacity = λ/(cμ)
 	Share            float64 // WorkerMinutes / Capacity
-	CriticalPath     float64 // minutes: Σ exclusive + Σ ordinary / c
+	PackedMinutes    float64 // WorkerMinutes / c = Σ exclusive + Σ ordinary / c
 }
 
 // Demand computes the night's demand on c workers. A night without jobs or
@@ -45,16 +46,18 @@ func (n Night) Demand(workers int) (Demand, error) {
 		RuntimeMinutes: s.TotalRuntimeMinutes, ExclusiveMinutes: s.ExclusiveRuntimeMinutes,
 		WorkerMinutes: ordinary + c*float64(s.ExclusiveRuntimeMinutes),
 		Capacity:      c * float64(n.Window.Minutes()),
-		CriticalPath:  float64(s.ExclusiveRuntimeMinutes) + ordinary/c,
+		PackedMinutes: float64(s.ExclusiveRuntimeMinutes) + ordinary/c,
 	}
 	d.Rho = float64(d.RuntimeMinutes) / d.Capacity
 	d.Share = d.WorkerMinutes / d.Capacity
 	return d, nil
 }
 
-// Fits reports whether the necessary conditions hold: ρ < 1, Share <= 1
-// and CriticalPath <= the window. False means no schedule on c workers
-// finishes the night inside the window; true does not promise one does.
-func (d Demand) Fits() bool {
-	return d.Rho < 1 && d.Share <= 1 && d.CriticalPath <= float64(d.WindowMinutes)
+// WorkFits reports whether the night's worker-minutes, locks counted, fit
+// in the pool's: Share <= 1 (so ρ <= 1 too, as Share >= ρ), which is the
+// same test as PackedMinutes <= the window. False means no schedule on c
+// workers finishes the night inside the window; true does not promise one
+// does, because arrival times and priorities are not counted.
+func (d Demand) WorkFits() bool {
+	return d.Share <= 1
 }

@@ -6,12 +6,12 @@ import "testing"
 //
 // 2026-05-13: runtimes sum to 270 min, the two exclusive jobs (50 + 35) to
 // 85. With c = 3: worker-minutes 185 + 3×85 = 440 of 3×240 = 720, share
-// 61.1 %, while ρ = 270/720 = 37.5 %; critical path 85 + 185/3 = 146.7 min.
+// 61.1 %, while ρ = 270/720 = 37.5 %; packed into 440/3 = 85 + 185/3 = 146.7 min.
 //
 // 2026-05-14: runtimes sum to 620 min (mean 51.67), the five exclusive jobs
 // to 355 > 240: no c is enough. With c = 3: ρ = 620/720 = 86.1 %, share
-// (265 + 3×355)/720 = 1330/720 = 184.7 %, critical path 355 + 265/3 = 443.3.
-func TestDemandCountsLocksAndTheCriticalPath(t *testing.T) {
+// (265 + 3×355)/720 = 1330/720 = 184.7 %, packed into 1330/3 = 355 + 265/3 = 443.3 min.
+func TestDemandCountsLocksAndPacksTheWork(t *testing.T) {
 	for _, tt := range []struct {
 		date                string
 		c                   int
@@ -32,9 +32,9 @@ func TestDemandCountsLocksAndTheCriticalPath(t *testing.T) {
 			t.Fatal(err)
 		}
 		if d.WorkerMinutes != tt.workerMin || d.Capacity != tt.capacity || !near(d.Rho, tt.rho) || !near(d.Share, tt.share) ||
-			!near(d.CriticalPath, tt.path) || d.Fits() != tt.fits {
-			t.Errorf("%s c=%d: %+v fits=%v; want worker-min %v of %v, ρ %.4f, share %.4f, path %.2f, fits %v",
-				tt.date, tt.c, d, d.Fits(), tt.workerMin, tt.capacity, tt.rho, tt.share, tt.path, tt.fits)
+			!near(d.PackedMinutes, tt.path) || !near(d.PackedMinutes, d.WorkerMinutes/float64(tt.c)) || d.WorkFits() != tt.fits {
+			t.Errorf("%s c=%d: %+v fits=%v; want worker-min %v of %v, ρ %.4f, share %.4f, packed %.2f, fits %v",
+				tt.date, tt.c, d, d.WorkFits(), tt.workerMin, tt.capacity, tt.rho, tt.share, tt.path, tt.fits)
 		}
 		p, _ := n.Params(tt.c)
 		if !near(p.Rho, d.Rho) {

@@ -7,8 +7,10 @@
 // A Study seeds one table per size (7, 30, 90, 365 nights, ...) with the
 // same synthetic nights from the workload package (table n holds the first n
 // nights of one generated year), then reads the first night of each table
-// with catalog.QueryNight and catalog.ScanNight. Tables that already hold
-// the right items are reused, so a study runs again in seconds.
+// with catalog.QueryNight and catalog.ScanNight in interleaved rounds
+// (Query, Scan, Query, Scan, ...), keeping every wall time: read units and
+// pages are the same on every round, latency is not. Tables that already
+// hold the right items are reused, so a study runs again in seconds.
 //
 // What it shows, and what the tests assert: Query reads only the night
 // (scanned == returned) and its read capacity does not depend on the table
@@ -27,12 +29,12 @@
 package access
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
@@ -113,9 +115,12 @@ type Study struct {
 	Seed     uint64 // workload seed (default 1)
 	PadBytes int    // extra bytes per item, to make pages (catalog.WithPadding)
 	Segments int    // Scan segments (default 1: a plain Scan)
-	Repeats  int    // reads per method and table; the median latency is kept (default 3)
-	Window   string // optional requested window to read (HH:MM); "" reads the whole night
-	Open     Opener // the table of each size (default Tables())
+	// Repeats is the number of timed rounds per table (default 3), after one
+	// warm-up round; a round is one Query and one Scan. Every wall time is
+	// kept (AccessReport.Samples).
+	Repeats int
+	Window  string // optional requested window to read (HH:MM); "" reads the whole night
+	Open    Opener // the table of each size (default Tables())
 	// Progress, if set, is called from the calling goroutine: Done of Total
 	// items written or reads made in the present phase, and a Note saying
 	// which table and phase ("table 2/4 qvs_30: seeding 30 nights,
@@ -168,20 +173,20 @@ func (s Study) Run(ctx context.Context) ([]Point, error) {
 		}
 		p := Point{Nights: n, Items: len(jobs), Table: cat.Table(), Date: date}
 		prog.Phase, prog.Total = "read", 2*(s.Repeats+1)
-		p.Query, err = s.measure(ctx, &prog, func() (catalog.AccessReport, error) {
-			_, r, err := cat.QueryNight(ctx, date, s.Window)
-			return r, err
+		reps, err := s.rounds(ctx, &prog, []func() (catalog.AccessReport, error){
+			func() (catalog.AccessReport, error) {
+				_, r, err := cat.QueryNight(ctx, date, s.Window)
+				return r, err
+			},
+			func() (catalog.AccessReport, error) {
+				_, r, err := cat.ScanNight(ctx, date, s.Window, s.Segments)
+				return r, err
+			},
 		})
 		if err != nil {
 			return nil, fmt.Errorf("query vs scan study: table %s: %w", cat.Table(), err)
 		}
-		p.Scan, err = s.measure(ctx, &prog, func() (catalog.AccessReport, error) {
-			_, r, err := cat.ScanNight(ctx, date, s.Window, s.Segments)
-			return r, err
-		})
-		if err != nil {
-			return nil, fmt.Errorf("query vs scan study: table %s: %w", cat.Table(), err)
-		}
+		p.Query, p.Scan = reps[0], reps[1]
 		if p.Query.Count != p.Scan.Count {
 			return nil, fmt.Errorf("query vs scan study: table %s night %s: Query returned %d items, Scan %d; the table changed while measuring?",
 				cat.Table(), date, p.Query.Count, p.Scan.Count)
@@ -278,47 +283,68 @@ func (s Study) holds(ctx context.Context, cat *catalog.Catalog, jobs []queuekit.
 	return err == nil && pad == s.PadBytes
 }
 
-// measure makes one warm-up read and Repeats timed reads, and returns the
-// report with the median latency (capacity and counts are the same each time).
-func (s Study) measure(ctx context.Context, prog *status, read func() (catalog.AccessReport, error)) (catalog.AccessReport, error) {
-	reps := make([]catalog.AccessReport, 0, s.Repeats)
-	for i := range s.Repeats + 1 {
-		r, err := read()
-		if err != nil {
-			return r, err
-		}
-		prog.Done++
-		s.report(*prog)
-		if i > 0 {
-			reps = append(reps, r)
+// rounds makes one untimed warm-up round, then Repeats timed rounds, each
+// round one call of every read in turn (Query, Scan, Query, Scan, ...), so
+// that a burst of load on the machine slows all of them rather than one. It
+// returns one report per read, with every timed wall time in Samples and
+// their median in Elapsed; read units, counts and pages are those of the
+// first timed read (they are the same every time).
+func (s Study) rounds(ctx context.Context, prog *status, reads []func() (catalog.AccessReport, error)) ([]catalog.AccessReport, error) {
+	out := make([]catalog.AccessReport, len(reads))
+	for round := range s.Repeats + 1 {
+		for i, read := range reads {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			r, err := read()
+			if err != nil {
+				return nil, err
+			}
+			prog.Done++
+			s.report(*prog)
+			if round == 0 {
+				continue
+			}
+			if round == 1 {
+				out[i] = r
+				out[i].Samples = make([]time.Duration, 0, s.Repeats)
+			}
+			out[i].Samples = append(out[i].Samples, r.Elapsed)
 		}
 	}
-	slices.SortFunc(reps, func(a, b catalog.AccessReport) int { return cmp.Compare(a.Elapsed, b.Elapsed) })
-	return reps[len(reps)/2], nil
+	for i := range out {
+		out[i].Elapsed = out[i].Spread().Median
+	}
+	return out, nil
 }
 
 // ParallelScan reads one night of the table with a Scan of each number of
-// segments, repeats times each, keeping the median latency: the capacity
-// stays the same (every item is still read once); only the wall time changes.
+// segments, in repeats interleaved rounds after a warm-up round (1, 2, 4,
+// 8, 1, 2, 4, 8, ... segments), keeping every wall time in the reports'
+// Samples and the median in Elapsed: the capacity stays the same (every
+// item is still read once); only the wall time changes.
 func ParallelScan(ctx context.Context, cat *catalog.Catalog, date string, segments []int, repeats int) ([]catalog.AccessReport, error) {
 	if len(segments) == 0 {
 		return nil, errors.New("parallel scan: no segment counts; try []int{1, 2, 4, 8}")
 	}
 	s := Study{Repeats: repeats}.withDefaults()
-	out := make([]catalog.AccessReport, 0, len(segments))
-	for _, n := range segments {
+	reads := make([]func() (catalog.AccessReport, error), len(segments))
+	for i, n := range segments {
 		if n < 1 {
 			return nil, fmt.Errorf("parallel scan: %d segments: want at least 1", n)
 		}
-		var prog status
-		r, err := s.measure(ctx, &prog, func() (catalog.AccessReport, error) {
+		reads[i] = func() (catalog.AccessReport, error) {
 			_, r, err := cat.ScanNight(ctx, date, "", n)
-			return r, err
-		})
-		if err != nil {
-			return nil, fmt.Errorf("parallel scan of %s with %d segments: %w", cat.Table(), n, err)
+			if err != nil {
+				return r, fmt.Errorf("%d segments: %w", n, err)
+			}
+			return r, nil
 		}
-		out = append(out, r)
+	}
+	var prog status
+	out, err := s.rounds(ctx, &prog, reads)
+	if err != nil {
+		return nil, fmt.Errorf("parallel scan of %s: %w", cat.Table(), err)
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package chart
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -28,7 +29,7 @@ func (m Metric) String() string {
 	case ReadCapacity:
 		return "read units consumed"
 	case Latency:
-		return "latency (ms)"
+		return "median latency (ms)"
 	case ItemsScanned:
 		return "items scanned"
 	}
@@ -192,4 +193,57 @@ func WritesTable(labels []string, reps []measure.SeedReport) format.Table {
 			format.Num(r.IndexWriteUnits), format.Dollars(r.Cost()), format.Millis(millis(r.Elapsed))})
 	}
 	return t
+}
+
+// spreadCells are a read's wall times as three cells: the fastest, the
+// median and the p90 of its samples, in milliseconds (measure.Spread).
+func spreadCells(r measure.AccessReport) []string {
+	s := r.Spread()
+	return []string{format.Millis(millis(s.Min)), format.Millis(millis(s.Median)), format.Millis(millis(s.P90))}
+}
+
+// LatencyTable shows each study point's wall times as the noisy figures
+// they are: per table size, the fastest, median and p90 of the Query's and
+// the Scan's timed reads (made in interleaved rounds, access.Study), and how
+// many rounds there were.
+func LatencyTable(points []measure.Point) format.Table {
+	t := format.Table{Headers: []string{"nights", "rounds", "Query min ms", "Query median ms", "Query p90 ms",
+		"Scan min ms", "Scan median ms", "Scan p90 ms"}}
+	for _, p := range points {
+		row := []string{format.Int(p.Nights), format.Int(p.Query.Spread().N)}
+		row = append(row, spreadCells(p.Query)...)
+		t.Rows = append(t.Rows, append(row, spreadCells(p.Scan)...))
+	}
+	return t
+}
+
+// SpreadTable puts repeated reads side by side, one labelled row each: read
+// units and pages (the same on every repeat) beside the fastest, median and
+// p90 wall time of the repeats.
+func SpreadTable(labels []string, reports []measure.AccessReport) format.Table {
+	t := format.Table{Headers: []string{"read", "read units", "pages", "segments", "repeats", "min ms", "median ms", "p90 ms"}}
+	for i, r := range reports {
+		label := ""
+		if i < len(labels) {
+			label = labels[i]
+		}
+		row := []string{label, format.Num(r.ConsumedRCU), format.Int(r.Pages), format.Int(max(r.Segments, 1)), format.Int(r.Spread().N)}
+		t.Rows = append(t.Rows, append(row, spreadCells(r)...))
+	}
+	return t
+}
+
+// LatencyVerdict is one sentence about a study point that holds for
+// whatever the run measured: whether every timed Scan was slower than every
+// timed Query (the slowest Query against the fastest Scan), or their ranges
+// overlap and this run cannot order them.
+func LatencyVerdict(p measure.Point) string {
+	q, s := p.Query.Spread(), p.Scan.Spread()
+	slowQ := slices.Max(append([]time.Duration{p.Query.Elapsed}, p.Query.Samples...))
+	if s.Min > slowQ {
+		return fmt.Sprintf("On the %s-night table every one of the %d Scans was slower than every Query: the slowest Query took %s ms, the fastest Scan %s ms (%s× as long).",
+			format.Int(p.Nights), s.N, format.Millis(millis(slowQ)), format.Millis(millis(s.Min)), format.Num(float64(s.Min)/float64(max(slowQ, 1))))
+	}
+	return fmt.Sprintf("On the %s-night table the Query's and the Scan's times overlap (slowest of %d Queries %s ms, fastest Scan %s ms): this run cannot order them.",
+		format.Int(p.Nights), q.N, format.Millis(millis(slowQ)), format.Millis(millis(s.Min)))
 }

@@ -260,3 +260,37 @@ func Group(s string) string {
 // Figure is Num: kept for the tables that called it when Num did not group
 // thousands (every number a participant reads now has separators).
 func Figure(v float64) string { return Num(v) }
+
+// PercentAt formats a fraction as a percentage with a fixed number of
+// decimals, one rounding rule for every cell of a table. A fraction strictly
+// between 0 and 1 that would print as 0 or 100 at that precision says so in
+// words instead: PercentAt(0.99995, 2) is "over 99.99%", not a certainty;
+// PercentAt(1, 2) is "100.00%". NaN and infinities print as "–".
+func PercentAt(f float64, decimals int) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return "–"
+	}
+	s := strconv.FormatFloat(100*f, 'f', decimals, 64)
+	step := strconv.FormatFloat(math.Pow(10, -float64(decimals)), 'f', decimals, 64)
+	if v, _ := strconv.ParseFloat(s, 64); f > 0 && f < 1 {
+		if v == 0 {
+			return "under " + step + "%"
+		}
+		if v == 100 {
+			return "over " + strconv.FormatFloat(100-math.Pow(10, -float64(decimals)), 'f', decimals, 64) + "%"
+		}
+	}
+	return s + "%"
+}
+
+// PValue formats a test's p-value: two significant digits down to 0.0001,
+// "below 0.0001" under it (a smaller p says nothing more a reader can use).
+func PValue(p float64) string {
+	if math.IsNaN(p) || math.IsInf(p, 0) {
+		return "–"
+	}
+	if p < 1e-4 {
+		return "below 0.0001"
+	}
+	return Sig(p, 2)
+}

@@ -123,3 +123,24 @@ func TestNumAndFigureGroupThousands(t *testing.T) {
 		}
 	}
 }
+
+func ExamplePercentAt() {
+	for _, f := range []float64{0, 0.00004, 0.0312, 0.9995, 0.99996, 1} {
+		fmt.Println(format.PercentAt(f, 2))
+	}
+	// Output:
+	// 0.00%
+	// under 0.01%
+	// 3.12%
+	// 99.95%
+	// over 99.99%
+	// 100.00%
+}
+
+func ExamplePValue() {
+	fmt.Println(format.PValue(0.109375))
+	fmt.Println(format.PValue(1.6e-88))
+	// Output:
+	// 0.11
+	// below 0.0001
+}

@@ -9,6 +9,7 @@ package measure
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/nightqueue/workshop/queuekit/prices"
@@ -27,7 +28,11 @@ type AccessReport struct {
 	ConsumedRCU  float64       // read capacity units consumed, all pages
 	Pages        int           // requests (pages of at most 1 MB)
 	Segments     int           // parallel Scan segments (1 for Query and a plain Scan)
-	Elapsed      time.Duration // wall time of the read
+	Elapsed      time.Duration // wall time of the read (of repeated reads: the median of Samples)
+	// Samples are the wall times of repeated timed reads, in the order they
+	// were made (nil for a read made once). Read units and pages are the
+	// same on every repeat; the wall time is not, so it is kept whole.
+	Samples []time.Duration
 	// PerPage describes every response in the order they arrived (for a
 	// parallel Scan, the segments' pages interleaved).
 	PerPage []Page
@@ -54,20 +59,60 @@ func (r AccessReport) EmptyPagesWithMore() int {
 	return n
 }
 
-// accessJSON is the JSON form: {"count","scanned_count","consumed_rcu","pages","elapsed_ms"}.
-type accessJSON struct {
-	Count        int     `json:"count"`
-	ScannedCount int     `json:"scanned_count"`
-	ConsumedRCU  float64 `json:"consumed_rcu"`
-	Pages        int     `json:"pages"`
-	ElapsedMS    float64 `json:"elapsed_ms"`
+// Spread summarizes repeated timings of one read: how many (N), the
+// fastest, the median and the 90th percentile. Both percentiles are nearest
+// rank, the sample at position ⌈q n⌉ of the n sorted ones: with 10 samples
+// the median is the 5th fastest and the p90 the 9th, with fewer than 10 the
+// p90 is the slowest.
+type Spread struct {
+	N                int
+	Min, Median, P90 time.Duration
 }
 
+// SpreadOf summarizes samples (the zero Spread for none).
+func SpreadOf(samples []time.Duration) Spread {
+	if len(samples) == 0 {
+		return Spread{}
+	}
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	rank := func(q float64) time.Duration {
+		i := int(math.Ceil(q*float64(len(s)))) - 1
+		return s[min(max(i, 0), len(s)-1)]
+	}
+	return Spread{N: len(s), Min: s[0], Median: rank(0.5), P90: rank(0.9)}
+}
+
+// Spread summarizes the report's Samples; a read made once is a spread of
+// one sample, its Elapsed.
+func (r AccessReport) Spread() Spread {
+	if len(r.Samples) == 0 {
+		return SpreadOf([]time.Duration{r.Elapsed})
+	}
+	return SpreadOf(r.Samples)
+}
+
+// accessJSON is the JSON form: {"count","scanned_count","consumed_rcu","pages","elapsed_ms","samples_ms"}.
+type accessJSON struct {
+	Count        int       `json:"count"`
+	ScannedCount int       `json:"scanned_count"`
+	ConsumedRCU  float64   `json:"consumed_rcu"`
+	Pages        int       `json:"pages"`
+	ElapsedMS    float64   `json:"elapsed_ms"`
+	SamplesMS    []float64 `json:"samples_ms,omitempty"`
+}
+
+func ms(d time.Duration) float64 { return math.Round(float64(d.Microseconds())) / 1000 }
+
 // MarshalJSON writes the report as {"count", "scanned_count",
-// "consumed_rcu", "pages", "elapsed_ms"}.
+// "consumed_rcu", "pages", "elapsed_ms", "samples_ms"} (samples_ms only for
+// repeated reads).
 func (r AccessReport) MarshalJSON() ([]byte, error) {
-	return json.Marshal(accessJSON{r.Count, r.ScannedCount, r.ConsumedRCU, r.Pages,
-		math.Round(float64(r.Elapsed.Microseconds())) / 1000})
+	a := accessJSON{r.Count, r.ScannedCount, r.ConsumedRCU, r.Pages, ms(r.Elapsed), nil}
+	for _, d := range r.Samples {
+		a.SamplesMS = append(a.SamplesMS, ms(d))
+	}
+	return json.Marshal(a)
 }
 
 // UnmarshalJSON reads the form MarshalJSON writes.
@@ -78,6 +123,9 @@ func (r *AccessReport) UnmarshalJSON(b []byte) error {
 	}
 	*r = AccessReport{Count: a.Count, ScannedCount: a.ScannedCount, ConsumedRCU: a.ConsumedRCU, Pages: a.Pages,
 		Elapsed: time.Duration(a.ElapsedMS * float64(time.Millisecond))}
+	for _, m := range a.SamplesMS {
+		r.Samples = append(r.Samples, time.Duration(m*float64(time.Millisecond)))
+	}
 	return nil
 }
 

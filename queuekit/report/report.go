@@ -168,9 +168,15 @@ func (s Scenario) comparison(rho string) [][3]string {
 		}
 		return fmt.Sprintf(format, v)
 	}
+	// The simulator's p95 is nearest rank (position ⌈0.95 n⌉): with fewer
+	// than 20 jobs that is the longest wait, which Erlang C's p95 is not.
+	p95 := "p95 wait"
+	if r.Jobs < 20 {
+		p95 = fmt.Sprintf("p95 wait (simulation: %d jobs, so the longest wait)", r.Jobs)
+	}
 	rows := [][3]string{
 		{"average wait", fmt.Sprintf("%.2f min", r.AverageWait), an(a.WaitMinutes, "%.2f min")},
-		{"p95 wait", fmt.Sprintf("%.2f min", r.P95Wait), an(a.WaitP95Minutes, "%.2f min")},
+		{p95, fmt.Sprintf("%.2f min", r.P95Wait), an(a.WaitP95Minutes, "%.2f min")},
 		{"average queue length", fmt.Sprintf("%.4f", r.AverageQueueLength), an(a.QueueLength, "%.4f (Lq)")},
 		{"max queue length", fmt.Sprint(r.MaxQueueLength), ""},
 		{"worker utilization", fmt.Sprintf("%.2f%%", 100*r.Utilization), fmt.Sprintf("%.2f%% (%s)", 100*a.Utilization, rho)},

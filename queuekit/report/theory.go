@@ -17,9 +17,20 @@ import (
 
 // Variability is what Allen-Cunneen needs from a night: the coefficients of
 // variation (standard deviation over mean, population form) of the gaps
-// between consecutive arrivals, ca, and of the runtimes, cs. A Poisson
-// stream has ca = 1 and exponential runtimes cs = 1; jobs that arrive in
-// batches on the hour have many zero gaps and ca well above 1.
+// between arrivals, ca, and of the runtimes, cs.
+//
+// The gaps must describe the same arrival rate that Allen-Cunneen pairs
+// them with, λ = n jobs / W window minutes (queuekit.Night.Params), so their
+// mean must be W/n. The n − 1 gaps between the first and the last arrival
+// do not have that mean (a night whose jobs all arrive by 03:00 spreads them
+// over 120 minutes, not 240). Variability therefore takes the window as one
+// period of a repeating pattern: the n gaps are the n − 1 between
+// consecutive arrivals plus the wrap-around gap from the last arrival to
+// the end of the window and on to the first arrival of the next period.
+// They add up to W, so their mean is exactly W/n = 1/λ. Evenly spaced
+// arrivals have ca = 0 (deterministic), one batch of n jobs at once has
+// n − 1 zero gaps and one of W, so ca² = n − 1, and a Poisson stream has
+// ca → 1.
 func Variability(n queuekit.Night) (ca, cs float64, err error) {
 	ts := sim.Tasks(n)
 	if len(ts) < 2 {
@@ -30,12 +41,27 @@ func Variability(n queuekit.Night) (ca, cs float64, err error) {
 	for i, t := range ts {
 		arrivals[i], runtimes[i] = t.Arrival, t.Estimate
 	}
-	slices.Sort(arrivals)
-	gaps := make([]float64, len(arrivals)-1)
-	for i := range gaps {
-		gaps[i] = arrivals[i+1] - arrivals[i]
+	return ArrivalCV(arrivals, float64(n.Window.Minutes())), cv(runtimes), nil
+}
+
+// ArrivalCV is the coefficient of variation of the gaps between arrivals
+// (minutes from the window start) in a window of w minutes taken as one
+// period of a repeating pattern: the gaps between consecutive arrivals and
+// the wrap-around gap from the last back to the first, w minutes later.
+// Their mean is w / len(arrivals), the λ = n/w of the queue. An arrival
+// after w counts as one at w (the wrap-around gap is never negative).
+func ArrivalCV(arrivals []float64, w float64) float64 {
+	if len(arrivals) == 0 {
+		return 0
 	}
-	return cv(gaps), cv(runtimes), nil
+	a := slices.Clone(arrivals)
+	slices.Sort(a)
+	gaps := make([]float64, len(a))
+	for i := range len(a) - 1 {
+		gaps[i] = a[i+1] - a[i]
+	}
+	gaps[len(a)-1] = max(w-a[len(a)-1], 0) + a[0]
+	return cv(gaps)
 }
 
 // cv is the population coefficient of variation; 0 for a zero mean.
