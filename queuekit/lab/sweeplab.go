@@ -34,11 +34,29 @@ func (t WorkerTarget) TargetRows(sweep []montecarlo.Summary) [][]string {
 		if t.Met(s) {
 			meets = "yes"
 		}
-		rows = append(rows, []string{format.Int(s.Workers), format.Percent(montecarlo.Exceeds(s.P95Waits, t.Limit/2).Estimate),
-			format.Percent(over.Estimate) + " [" + format.Percent(over.High) + "]",
-			format.Percent(s.OverflowProbability.Estimate) + " [" + format.Percent(s.OverflowProbability.High) + "]", meets})
+		pct := func(f float64) string { return format.PercentAt(f, 1) } // one rounding rule for the whole table
+		rows = append(rows, []string{format.Int(s.Workers), pct(montecarlo.Exceeds(s.P95Waits, t.Limit/2).Estimate),
+			pct(over.Estimate) + " [" + pct(over.High) + "]",
+			pct(s.OverflowProbability.Estimate) + " [" + pct(s.OverflowProbability.High) + "]", meets})
 	}
 	return rows
+}
+
+// HalfLimitFloor is the sentence under a sweep about the table's first
+// column, P(p95 > Limit/2): its lowest value over every worker count swept
+// and where, so that prose about "every c" is computed from the run.
+func (t WorkerTarget) HalfLimitFloor(date string, sweep []montecarlo.Summary) string {
+	if len(sweep) == 0 {
+		return fmt.Sprintf("%s: no worker counts were swept", date)
+	}
+	best := sweep[0]
+	for _, s := range sweep[1:] {
+		if montecarlo.Exceeds(s.P95Waits, t.Limit/2).Estimate < montecarlo.Exceeds(best.P95Waits, t.Limit/2).Estimate {
+			best = s
+		}
+	}
+	return fmt.Sprintf("%s: P(p95 > %s min) is at least %s at every c swept (lowest with %d workers)",
+		date, format.Num(t.Limit/2), format.PercentAt(montecarlo.Exceeds(best.P95Waits, t.Limit/2).Estimate, 1), best.Workers)
 }
 
 // Verdict is the Markdown sentence under a night's sweep: the smallest

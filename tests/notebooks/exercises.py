@@ -189,4 +189,30 @@ EXERCISES: list[Exercise] = [
     Exercise(notebook="10", cell="c10-limits-3", fails=["each shard key takes at most half a partition's 1,000 write units"],
              wrong={"shards": "4", "tableWarm": "5000.0", "indexWarm": "10000.0"}, why="4 shard keys: 1,157 index units a second each",
              right={"shards": "16", "tableWarm": "5000.0", "indexWarm": "10000.0"}),
+
+    # 02: the Query reads the night only (1.5 units on every table), the
+    # Scan every item (559.5 units for 365 nights, so about 1,119 for 730).
+    Exercise(notebook="02", cell="c11", run_first=["c03"],
+             fails=["Query read units for 730 nights", "Scan read units for 730 nights"],
+             wrong={"queryUnits": "3.0", "scanUnits": "559.5"},
+             why="scaled the Query with the table and kept the Scan at a year",
+             right={"queryUnits": "1.5", "scanUnits": "1119"},
+             original="fails"),
+    # 03: ρ = 3 / (c × 60/51.67) < 0.5 first at c = 6 (c = 5 gives 0.517);
+    # with 6 workers the locked work keeps the pool busy 355 + 265/6 = 399
+    # minutes, more than a 390-minute window although 355 alone fits.
+    Exercise(notebook="03", cell="c23",
+             fails=["smallest c with ρ < 0.5", "the locked work fits in 390 minutes with that c"],
+             wrong={"c": "5", "fits": "true"},
+             why="ρ of c = 5 is 0.517; only the exclusive minutes were compared with the window",
+             right={"c": "6", "fits": "false"},
+             original="fails"),
+    # 04: at CV 0.25 two workers overflow on 0.3 % of 4,000 nights (seed 1),
+    # against 8.9 % at CV 0.5: the overflow is a tail event that shrinks
+    # fast with the CV.
+    Exercise(notebook="04", cell="c27", fails=["P(overflow) above 5% with 2 workers at CV 0.25"],
+             wrong={"above": "true"},
+             why="read the CV 0.5 sweep as if the CV did not matter",
+             right={"above": "false"},
+             original="fails"),
 ]
