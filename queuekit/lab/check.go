@@ -120,12 +120,22 @@ const NoPrediction = -1
 // the measurement and asks for a prediction first next time. Unlike the
 // Check functions it prints the measured value: the run is the reveal.
 func Predicted(name string, guess, measured float64, unit string) {
+	predicted(name, guess, measured, unit, "measured")
+}
+
+// PredictedRule is Predicted for a value a cell derives from a rule (the
+// code's own parameters), not one it measured: the line says "by the rule".
+func PredictedRule(name string, guess, value float64, unit string) {
+	predicted(name, guess, value, unit, "by the rule")
+}
+
+func predicted(name string, guess, measured float64, unit, word string) {
 	if unit != "" {
 		unit = " " + unit
 	}
 	m := fmtFloat(measured) + unit
 	if guess < 0 || math.IsNaN(guess) {
-		fmt.Fprintf(os.Stdout, "your prediction of %s: measured %s; you wrote no prediction: write one before you run the next exercise\n", name, m)
+		fmt.Fprintf(os.Stdout, "your prediction of %s: %s %s; you wrote no prediction: write one before you run the next exercise\n", name, word, m)
 		return
 	}
 	verdict := "exactly right"
@@ -139,5 +149,5 @@ func Predicted(name string, guess, measured float64, unit string) {
 			verdict = format.Percent(-d/math.Abs(measured)) + " low"
 		}
 	}
-	fmt.Fprintf(os.Stdout, "your prediction of %s: you predicted %s, measured %s: %s\n", name, fmtFloat(guess)+unit, m, verdict)
+	fmt.Fprintf(os.Stdout, "your prediction of %s: you predicted %s, %s %s: %s\n", name, fmtFloat(guess)+unit, word, m, verdict)
 }

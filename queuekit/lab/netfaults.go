@@ -226,7 +226,7 @@ func ShowLostReply(r LostReplyResult) {
 	for _, t := range r.Tries {
 		fate := "passed on"
 		if t.Dropped {
-			fate = "**dropped** by the proxy"
+			fate = "dropped by the proxy"
 		}
 		rows = append(rows, []string{format.Int(t.SDKAttempt), shortIDs(t.Jobs), format.Int(t.Status) + " " + t.Answer, fate})
 	}
