@@ -133,16 +133,16 @@ EXERCISES: list[Exercise] = [
     # the poison slice costs maxReceives receives, so at most 6.
     Exercise(notebook="07", cell="31ae4c7e", fails=["a healthy slice is dead-lettered at most once in 1,000"],
              wrong={"maxReceives": "4"}, why="0.2^4 = 0.0016: more than once in 1,000",
-             right={"maxReceives": "5", "predictedDead": "1"}, original="fails"),
+             right={"maxReceives": "5", "predictedDead": "1.0"}, original="fails"),
     # The history's p95 is 2.28 s: 2 s leaves 19 of 200 (9.5 %) above it; 3 s
     # leaves 2 and brings a crashed slice back within 4 s.
     Exercise(notebook="07", cell="c07-visibility", fails=["at most 5 % of last week's slices outlive the timeout"],
              wrong={"visibilitySeconds": "2"}, why="2 s is under the p95: 9.5 % outlive it",
-             right={"visibilitySeconds": "3", "predictedOutlive": "0"}, original="fails"),
+             right={"visibilitySeconds": "3", "predictedOutlive": "0.0"}, original="fails"),
     # A worker asks once per 0.25 s slice, 4 a second: 2 ask 8, 3 ask 12 > 10.
     Exercise(notebook="07", cell="c07-pacing", fails=["the pool asks at most 10 requests a second"],
              wrong={"workers": "3"}, why="3 workers ask 12 requests a second",
-             right={"workers": "2", "predictedThrottled": "1"}, original="fails"),
+             right={"workers": "2", "predictedThrottled": "1.0"}, original="fails"),
 
     # 08: L = λW = 50e6/86,400 × 600 s = 347,222 jobs at once; a machine holds
     # min(64 threads, 16,000 MB / 400 MB = 40) = 40, so ⌈347,222 / 40⌉ = 8,681, memory binds.
@@ -156,7 +156,7 @@ EXERCISES: list[Exercise] = [
     # per-night target. The lever is the exclusive jobs (run first: 2.7 %).
     Exercise(notebook="09", cell="c13", fails=["the pool meets the per-night target, or none does"],
              wrong={"workers": "5", "lever": '""'}, why="5 is the forecast's pick: late on 42 % of nights",
-             right={"workers": "0", "lever": '"exclusive-jobs"', "predictedOverflow": "42"}, original="fails"),
+             right={"workers": "0", "lever": '"exclusive-jobs"', "predictedOverflow": "42.0"}, original="fails"),
     Exercise(notebook="09", cell="c13", fails=["the lever makes the night meet the target"],
              wrong={"workers": "0", "lever": '"more-workers"'}, why="more workers wait: late on 42 % at 10 too",
              right={"workers": "0", "lever": '"exclusive-jobs"'}),
