@@ -51,6 +51,7 @@ type ClaimTry struct {
 	Status     int      // DynamoDB's HTTP status
 	Answer     string   // "OK", or the error DynamoDB answered (its __type, without the namespace)
 	Dropped    bool     // DynamoDB applied it and answered; the proxy closed the connection instead of passing the answer on
+	NoToken    bool     // the proxy removed its ClientRequestToken (a retry DynamoDB no longer recognises)
 }
 
 // replyDropper is the proxy: every request goes through to DynamoDB; the
@@ -60,6 +61,7 @@ type replyDropper struct {
 	base     http.RoundTripper
 	mu       sync.Mutex
 	drop     int
+	forget   bool // remove the ClientRequestToken from retried claims
 	tries    []ClaimTry
 }
 
@@ -83,6 +85,20 @@ func (d *replyDropper) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	op := r.Header.Get("X-Amz-Target")
 	op = op[strings.LastIndex(op, ".")+1:]
+	attempt := sdkAttempt(r.Header.Get("Amz-Sdk-Request"))
+	noToken := d.forget && attempt > 1 && isClaim(op, body)
+	if noToken {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(body, &m); err != nil {
+			return nil, fmt.Errorf("lost-reply proxy: read a claim: %w", err)
+		}
+		delete(m, "ClientRequestToken")
+		if body, err = json.Marshal(m); err != nil {
+			return nil, fmt.Errorf("lost-reply proxy: rewrite a claim: %w", err)
+		}
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		r.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	}
 	resp, err := d.base.RoundTrip(r)
 	if err != nil || !isClaim(op, body) {
 		return resp, err
@@ -93,7 +109,7 @@ func (d *replyDropper) RoundTrip(r *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(out))
-	t := ClaimTry{SDKAttempt: sdkAttempt(r.Header.Get("Amz-Sdk-Request")), Status: resp.StatusCode, Answer: "OK"}
+	t := ClaimTry{SDKAttempt: attempt, Status: resp.StatusCode, Answer: "OK", NoToken: noToken}
 	for _, m := range jobKey.FindAllSubmatch(body, -1) {
 		t.Jobs = append(t.Jobs, string(m[1]))
 	}
@@ -130,12 +146,12 @@ func sdkAttempt(h string) int {
 
 // startDropper starts the proxy in front of upstream (an http:// URL) on a
 // loopback port the kernel picks; stop closes it.
-func startDropper(upstream string, drop int) (d *replyDropper, endpoint string, stop func(), err error) {
+func startDropper(upstream string, drop int, forget bool) (d *replyDropper, endpoint string, stop func(), err error) {
 	u, err := url.Parse(upstream)
 	if err != nil || u.Host == "" {
 		return nil, "", nil, fmt.Errorf("lost-reply proxy: upstream %q is not an http:// URL: the demonstration needs DynamoDB Local (AWS_ENDPOINT_URL_DYNAMODB)", upstream)
 	}
-	d = &replyDropper{upstream: u, base: http.DefaultTransport.(*http.Transport).Clone(), drop: drop}
+	d = &replyDropper{upstream: u, base: http.DefaultTransport.(*http.Transport).Clone(), drop: drop, forget: forget}
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(u)
@@ -164,6 +180,16 @@ type LostReplyResult struct {
 	Statuses map[queuekit.Status]int
 }
 
+// LostReplyConfig is the lost-reply demonstration's one choice.
+type LostReplyConfig struct {
+	// ForgetToken makes the proxy remove the ClientRequestToken from the
+	// SDK's retry of the claim, so DynamoDB takes it for a new transaction,
+	// as it does after the token's ten minutes or on a server that keeps
+	// no tokens: the retry is then refused by the claim's own conditions,
+	// and the worker must recognise its claim_nonce in the refusal.
+	ForgetToken bool
+}
+
 // RunLostReply runs a three-job night (one slot, jobs of 10 job-minutes of
 // 50 ms) whose first claim's reply is lost after DynamoDB applied it: the
 // claim goes through the in-process proxy, lands, and the proxy closes the
@@ -172,12 +198,12 @@ type LostReplyResult struct {
 // claim requests as the proxy saw them (what DynamoDB answered each one),
 // and the night read back from the table: every attempt with its fencing
 // tokens, the jobs' items, and the worker's claim counters.
-func RunLostReply(ctx context.Context, opts ...catalog.Option) (LostReplyResult, error) {
+func RunLostReply(ctx context.Context, cfg LostReplyConfig, opts ...catalog.Option) (LostReplyResult, error) {
 	cat0, err := catalog.New(ctx, opts...)
 	if err != nil {
 		return LostReplyResult{}, err
 	}
-	d, endpoint, stop, err := startDropper(cat0.Endpoint(), 1)
+	d, endpoint, stop, err := startDropper(cat0.Endpoint(), 1, cfg.ForgetToken)
 	if err != nil {
 		return LostReplyResult{}, err
 	}
@@ -196,8 +222,8 @@ func RunLostReply(ctx context.Context, opts ...catalog.Option) (LostReplyResult,
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	cfg := lease.Config{Workers: 1, Minute: 50 * time.Millisecond, Lease: 2 * time.Second, MaxRetry: lease.DefaultMaxRetry}
-	rep, err := ex.Run(ctx, night, lease.RunConfig{Config: cfg, Slots: 1})
+	lc := lease.Config{Workers: 1, Minute: 50 * time.Millisecond, Lease: 2 * time.Second, MaxRetry: lease.DefaultMaxRetry}
+	rep, err := ex.Run(ctx, night, lease.RunConfig{Config: lc, Slots: 1})
 	if err != nil {
 		return LostReplyResult{}, fmt.Errorf("the night with a lost claim reply: %w", err)
 	}
@@ -228,9 +254,13 @@ func ShowLostReply(r LostReplyResult) {
 		if t.Dropped {
 			fate = "dropped by the proxy"
 		}
-		rows = append(rows, []string{format.Int(t.SDKAttempt), shortIDs(t.Jobs), format.Int(t.Status) + " " + t.Answer, fate})
+		tok := "sent"
+		if t.NoToken {
+			tok = "removed by the proxy"
+		}
+		rows = append(rows, []string{format.Int(t.SDKAttempt), shortIDs(t.Jobs), tok, format.Int(t.Status) + " " + t.Answer, fate})
 	}
-	ShowTable([]string{"claim request (SDK attempt)", "jobs", "DynamoDB answered", "the answer"}, rows)
+	ShowTable([]string{"claim request (SDK attempt)", "jobs", "ClientRequestToken", "DynamoDB answered", "the answer"}, rows)
 	rows = rows[:0]
 	for _, a := range r.Attempts {
 		rows = append(rows, []string{shortID(a.ID), format.Int(a.Attempt), a.Worker, format.Int(a.ClaimToken), format.Int(a.EndToken), string(a.Outcome)})
@@ -265,7 +295,7 @@ func LostReplySummary(r LostReplyResult) string {
 			if t.Answer == "OK" {
 				s += "DynamoDB answered the retry **OK** without applying it twice: the same ClientRequestToken within ten minutes is the same transaction. "
 			} else {
-				s += fmt.Sprintf("DynamoDB refused the retry (**%s**): the job's `fence_token` had moved on. The refusal's old image carries the worker's own `claim_nonce`, so it counted the claim as won, not lost. ",
+				s += fmt.Sprintf("DynamoDB took the retry for a new transaction and refused it (**%s**): the job had left the claimable index and its `fence_token` had moved on, by this very claim. The refusal's old image carries the worker's own `claim_nonce`, so it counted the claim as won, not as a lost race. ",
 					format.EscapeMarkdown(t.Answer))
 			}
 			break

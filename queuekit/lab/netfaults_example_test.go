@@ -12,7 +12,7 @@ import (
 // Local: the SDK sends it again, and the worker still counts it as won
 // (never as a lost race), so each job has one attempt and one end.
 func ExampleRunLostReply() {
-	r, err := lab.RunLostReply(context.Background(), catalog.WithTable("lab_example_lostreply"))
+	r, err := lab.RunLostReply(context.Background(), lab.LostReplyConfig{}, catalog.WithTable("lab_example_lostreply"))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -37,6 +37,25 @@ func ExampleRunLostReply() {
 	// 1 1 2 SUCCESS
 	// 1 1 2 SUCCESS
 	// 1 1 2 SUCCESS
+}
+
+// The same lost reply, but the SDK's retry reaches DynamoDB without its
+// ClientRequestToken (as after the token's ten minutes): DynamoDB refuses
+// it, and the worker still counts the claim as won by its claim_nonce.
+func ExampleRunLostReply_forgetToken() {
+	r, err := lab.RunLostReply(context.Background(), lab.LostReplyConfig{ForgetToken: true}, catalog.WithTable("lab_example_lostreply"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, t := range r.Tries[:2] {
+		fmt.Println(t.SDKAttempt, t.NoToken, t.Answer, t.Dropped)
+	}
+	fmt.Println("attempts:", len(r.Attempts), "won:", r.Won, "lost:", r.Lost, "SUCCESS:", r.Statuses["SUCCESS"])
+	// Output:
+	// 1 false OK true
+	// 2 true TransactionCanceledException false
+	// attempts: 3 won: 3 lost: 0 SUCCESS: 3
 }
 
 // Worker processes two leases ahead and two leases behind take over no
