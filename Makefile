@@ -44,7 +44,7 @@ RACE_LEASE_TESTS := TestLostRepliesPerWriteKind|TestSkewBoundTakeNight|TestModel
 TEST_STAGES := test-go test-deploy test-notebooks test-browser test-security test-runtime
 
 .PHONY: help workshop setup cli-doc dynamodb sqs lint lint-shell test test-go test-deploy test-notebooks test-restart check-notebooks test-browser \
-	test-security test-runtime test-exercises test-compose room test-room room-capacity readme-shot notebooks browser security browser-deps bench bench-dynamodb bench-fleet bench-tiers bench-limits bench-limits-pin bench-sqs clean \
+	test-security test-runtime test-exercises test-compose room test-room room-capacity readme-shot notebooks browser security browser-deps bench bench-cells bench-dynamodb bench-fleet bench-tiers bench-limits bench-limits-pin bench-sqs clean \
 	reset-notebooks
 
 help: ## list the targets
@@ -206,6 +206,12 @@ bench-tiers: ## the one-tier fleet beside the two tiers (dispatchers, SQS, execu
 bench-sqs: ## SQS sends and receive+delete with 1, 4, 8 processors on ElasticMQ; TTL timer delay for 20 and 200 items (minutes)
 	$(WITH_TEST_SERVERS) go test -run '^$$' -bench 'SendBatch|ReceiveDelete' -benchtime 10000x ./queuekit/sqsqueue/
 	$(WITH_TEST_SERVERS) go test -run '^$$' -bench TimerDelay -benchtime 1x -timeout 20m ./queuekit/timers/
+
+# BENCH_CELLS_ARGS: more arguments for bench/cells.py, e.g. "--runs 9",
+# "--variants before,kernelspec,ldflags-w", "--notebooks 03,08", "--steps".
+BENCH_CELLS_ARGS ?=
+bench-cells: setup ## CPU seconds a Go cell costs in the real kernel (trivial, typical, chart cells), before/after the kernelspec's settings, side by side (about 4 min)
+	SERVERS=dynamodb $(WITH_TEST_SERVERS) bash -c 'go run ./queuekit/cmd/queuekit seed --sample >/dev/null && $(PY) bench/cells.py $(BENCH_CELLS_ARGS)'
 
 clean: ## remove what setup and the tests made here (not Go's caches, not .cache/)
 	rm -rf .venv notebooks/assets tests/artifacts tests/browser/node_modules tools/echarts/node_modules

@@ -20,7 +20,10 @@
 #                        restarted one too, begins with a go.work that uses the workshop
 #                        module (and a replace to it), so a cell importing
 #                        github.com/nightqueue/workshop/... builds from this checkout with no
-#                        setup cell and no module proxy (nothing is fetched: the room is offline)
+#                        setup cell and no module proxy (nothing is fetched: the room is offline).
+#                        Its env also sets GOFLAGS to setup's GOFLAGS plus -ldflags=-s: every
+#                        cell is a go build, mostly a link, and a binary without symbol table
+#                        and DWARF links with about a quarter less CPU (docs/speed.md, Cells)
 #   4. notebooks/assets/echarts.min.js
 #                        ECharts 5.4.3 (npm, tools/echarts/package-lock.json), served by Jupyter
 #                        at /files/assets/echarts.min.js so charts draw with no internet
@@ -39,6 +42,8 @@
 #   PYTHON            python interpreter for the venv (default python3)
 #   SETUP_SKIP_WARM   set to 1 to skip step 6
 #   SETUP_DEFER_GOPLS set to 1 to leave gopls out of step 2 when it is not built yet
+#   KERNEL_GOFLAGS    the GOFLAGS the kernel's cells build with (default: go env GOFLAGS
+#                     plus -ldflags=-s; set it empty for go build's defaults)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -179,11 +184,33 @@ setup_gopls() {
   stamp_set gopls "$want"
 }
 
+# kernel_goflags prints the GOFLAGS a kernel runs with: this environment's
+# (go env: the Docker image's -modcacherw, say) plus -ldflags=-s, unless they
+# set -ldflags already. Each cell is a `go build`, mostly a link of everything
+# the cell imports; -s leaves out the symbol table and DWARF (since Go 1.22 -s
+# implies -w), which no cell uses: panics still name file and line (that is
+# pclntab, kept), and the link takes about a quarter less CPU (docs/speed.md,
+# Cells; measured by make bench-cells). Only the link changes: the compiled
+# packages in the build cache stay valid. KERNEL_GOFLAGS overrides it all.
+kernel_goflags() {
+  if [[ -n "${KERNEL_GOFLAGS+set}" ]]; then
+    printf '%s' "$KERNEL_GOFLAGS"
+    return
+  fi
+  local flags
+  flags="$(go env GOFLAGS)"
+  case " $flags" in
+    *" -ldflags"*) printf '%s' "$flags" ;;
+    *) printf '%s' "${flags:+$flags }-ldflags=-s" ;;
+  esac
+}
+
 setup_kernel() {
-  local data="$VENV/share/jupyter" spec goroot_bin want
+  local data="$VENV/share/jupyter" spec goroot_bin want goflags
   spec="$data/kernels/gonb/kernel.json"
   goroot_bin="$(dirname "$(command -v go)")"
-  want="$(hash_files "$STAMPS/tools")-$VENV-$goroot_bin-go_work=$ROOT"
+  goflags="$(kernel_goflags)"
+  want="$(hash_files "$STAMPS/tools")-$VENV-$goroot_bin-go_work=$ROOT-goflags=$goflags"
   if [[ -f "$spec" ]] && stamp_ok kernel "$want"; then
     say "gonb kernelspec up to date ($spec)"
     return
@@ -202,14 +229,17 @@ setup_kernel() {
     die "gonb --install failed; run: JUPYTER_DATA_DIR=$data $VENV/bin/gonb --install --force_deps --go_work=$ROOT"
   # The kernel inherits Jupyter's environment; put our tools and go first on its PATH
   # whoever starts Jupyter (jupyter_client expands ${PATH} in kernelspec env values).
-  "$VENV/bin/python" - "$spec" "$VENV/bin:$goroot_bin" "$ROOT" <<'PY' || die "the gonb kernelspec $spec is not what setup.sh wrote (above); rerun scripts/setup.sh"
+  # GOFLAGS (kernel_goflags) is fixed here, not "${GOFLAGS} ...": jupyter_client
+  # leaves an unset ${VAR} as it is, and go rejects that entry.
+  "$VENV/bin/python" - "$spec" "$VENV/bin:$goroot_bin" "$ROOT" "$goflags" <<'PY' || die "the gonb kernelspec $spec is not what setup.sh wrote (above); rerun scripts/setup.sh"
 import json, sys
-path, prefix, root = sys.argv[1:4]
+path, prefix, root, goflags = sys.argv[1:5]
 with open(path) as f:
     spec = json.load(f)
 if "-go_work=" + root not in spec.get("argv", []):
     sys.exit(f"setup: gonb --install wrote no -go_work={root} into {path}: is .venv/bin/gonb older than 0.11.3?")
 spec.setdefault("env", {})["PATH"] = prefix + ":${PATH}"
+spec["env"]["GOFLAGS"] = goflags
 with open(path, "w") as f:
     json.dump(spec, f, indent=1)
     f.write("\n")
