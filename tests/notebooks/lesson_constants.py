@@ -86,20 +86,42 @@ PER_NOTEBOOK: dict[str, dict[str, list[str]]] = {
         "(TestStudyVerdict) and EXPECTATIONS (490, 625, 644, 678, 1.3, 268, 119, 240)": [
             "20", "0.25", "0.3", "1.5", "40", "200", "292", "73", "490", "625", "644", "678", "1.3", "268", "119", "240"],
     },
-    # Notebooks 00-04 are outside issue 26 (notebooks 05-10): their numbers are listed so that the
-    # check holds them from now on, and are still to be reviewed one by one (most are figures of the
-    # sample nights and the simulator pinned in EXPECTATIONS, or parameters of the cells).
-    "00": {"not yet reviewed (issue 26 covered 05-10)": ["0.11", "00", "01", "02", "03", "04", "05", "1.26", "20", "240", "55"]},
+    # Notebooks 00-04 (issue 35): each number with its source; the figures of the sample nights and
+    # of the simulator are also printed by the cells and pinned in run_notebooks.py's EXPECTATIONS.
+    "00": {"the notebook numbers of the budget table and the sessions (00-04, 05-10)": ["00", "01", "02", "03", "04", "05"],
+           "the participant times, as the README's table of notebooks states them (10, 30, 20, 25, 30 min: 1 h 55 min)": [
+               "20", "55"],
+           "GoNB 0.11, whose %help page the cell-rules paragraph quotes; Go 1.26, which go.mod asks for and the "
+           "preflight cell checks": ["0.11", "1.26"],
+           "the batch window 01:00-05:00 (queuekit.Night.Window), printed by the prediction cell": ["240"]},
     "01": {"the sample nights' dates and question D's month (May 2026)": ["2026"],
            "read units section 6's table prints (half a unit for the night's eventually consistent Query)": ["0.5"],
            "an LSI's item collection: 10 GB per partition key value (developerguide/LSI.html, API CreateTable)": ["10"]},
-    "02": {"not yet reviewed (issue 26 covered 05-10)": ["0.095", "0.33", "1.3", "2.6", "20", "29", "43,200", "60", "730"]},
-    "03": {"the exercise's parameter: a cutoff moved to 07:30, a 390-minute window; nearest rank ⌈0.95 n⌉ is n "
-           "(the longest wait) for n < 20 jobs": ["390", "07", "20"],
-           "not yet reviewed (issue 26 covered 05-10)": ["0.5", "0.7", "0.86", "0.9", "0.95", "1.2083", "1.7", "2.7", "200,000",
-                                                          "240", "29", "336", "355", "37.5", "440", "60", "61", "720"]},
-    "04": {"not yet reviewed (issue 26 covered 05-10)": ["0.25", "0.5", "0.95", "10,000", "150", "170", "2,000", "20", "240", "29",
-                                                          "35", "355", "50", "60", "70", "720", "75", "85", "99.9"]},
+    "02": {"the header's time, as the README's table of notebooks states it": ["20"],
+           "the exercise's table of two years (730 nights); 730 hours in AWS's billing month": ["730"],
+           "the dashboard cell's parameter: a read every minute, 60 × 24 × 30 = 43,200 reads a month (readsPerMonth)": [
+               "60", "43,200"],
+           "the item size: the study's 1 KB of padding (a parameter) plus about 0.3 KB of the job's attributes, "
+           "so 2 write units an item, printed by the writes cell": ["1.3"],
+           "the listed prices' arithmetic: 730 h × $0.00013 = $0.095 for one RCU a month; 730 × 3,600 s ≈ 2.6 million "
+           "reads, × $0.125 per million = $0.33 on demand; 0.095 / 0.33 = 29 %": ["0.095", "2.6", "0.33", "29"]},
+    "03": {"the batch window 01:00-05:00 (240 minutes); μ = 60 / mean runtime (minutes in an hour)": ["240", "60"],
+           "the sample nights' figures printed by the lock-counting table (c = 3 on 2026-05-13: ρ 37.5 %, 440 of 720 "
+           "worker-minutes, 61.1 % share; 2026-05-14's exclusive minutes 355), pinned in EXPECTATIONS": [
+               "37.5", "440", "720", "61", "355"],
+           "the steady-state cells' parameters: 200,000 customers, ρ = 0.9 and 0.95; Erlang C's Wq at ρ = 0.9, c = 3 "
+           "(2.72 mean runtimes, printed by the same cell's table)": ["200,000", "0.9", "0.95", "2.7"],
+           "the exercise's parameters: ρ < 0.5, a cutoff moved to 07:30 (a 390-minute window); the discussion's rule of "
+           "thumb ρ = 0.7; nearest rank ⌈0.95 n⌉ is n (the longest wait) for n < 20 jobs": ["0.5", "390", "07", "0.7", "20"]},
+    "04": {"nearest rank ⌈0.95 n⌉ is n for n < 20 jobs; the stable night's shortest ordinary job, 20 minutes (data/)": [
+               "0.95", "20"],
+           "the batch window 01:00-05:00 (240 minutes) and the pool's 3 × 240 = 720 worker-minutes": ["240", "720"],
+           "the stable night's reference schedule (queuekit/sim TestReferenceScenarios, printed by the first cell and the "
+           "policy table, pinned in EXPECTATIONS): mean wait 29 min, p95 50 min, the rebuild waiting from minute 60 to 75, "
+           "the 50- and 35-minute exclusive jobs holding 2 × 85 = 170 worker-minutes": ["29", "50", "60", "75", "35", "85", "170"],
+           "2026-05-14's exclusive minutes, printed by the sweep cell's verdict": ["355"],
+           "the cells' parameters: 4,000 replications with seed 1, runtime CV 0.5 and 0.25, the per-night limits "
+           "150 and 75 minutes": ["4,000", "0.5", "0.25", "150"]},
     "10": {
         "AWS billing rules, as in notebook 05: 13 write units a job on the night's key, 1,000 / 13 ≈ 77 jobs a second, "
         "250 for the pool item alone": ["13", "77", "250"],
