@@ -83,6 +83,32 @@ EXERCISES: list[Exercise] = [
              why="sorted by window, not by night",
              right={"partitionKey": '"workload_class"', "sortKey": '"maintenance_date"', "projection": '"KEYS_ONLY"'}),
 
+    # 02: the Query reads the night only (1.5 units on every table), the
+    # Scan every item (559.5 units for 365 nights, so about 1,119 for 730).
+    Exercise(notebook="02", cell="c11", run_first=["c03"],
+             fails=["Query read units for 730 nights", "Scan read units for 730 nights"],
+             wrong={"queryUnits": "3.0", "scanUnits": "559.5"},
+             why="scaled the Query with the table and kept the Scan at a year",
+             right={"queryUnits": "1.5", "scanUnits": "1119"},
+             original="fails"),
+    # 03: ρ = 3 / (c × 60/51.67) < 0.5 first at c = 6 (c = 5 gives 0.517);
+    # with 6 workers the locked work keeps the pool busy 355 + 265/6 = 399
+    # minutes, more than a 390-minute window although 355 alone fits.
+    Exercise(notebook="03", cell="c23",
+             fails=["smallest c with ρ < 0.5", "the locked work fits in 390 minutes with that c"],
+             wrong={"c": "5", "fits": "true"},
+             why="ρ of c = 5 is 0.517; only the exclusive minutes were compared with the window",
+             right={"c": "6", "fits": "false"},
+             original="fails"),
+    # 04: at CV 0.25 two workers overflow on 0.3 % of 4,000 nights (seed 1),
+    # against 8.9 % at CV 0.5: the overflow is a tail event that shrinks
+    # fast with the CV.
+    Exercise(notebook="04", cell="c27", fails=["P(overflow) above 5% with 2 workers at CV 0.25"],
+             wrong={"above": "true"},
+             why="read the CV 0.5 sweep as if the CV did not matter",
+             right={"above": "false"},
+             original="fails"),
+
     # 05: the reaper takes a lease over after seeing it unchanged for more
     # than a lease, on reaps every max(30 s, lease/8) rounded up to whole
     # polls: the worst detection is lease + 2 reaps (lab.Lease.Detection).
@@ -132,17 +158,20 @@ EXERCISES: list[Exercise] = [
     # 0.2^4 = 0.0016 > 0.001 (4 is wrong), 0.2^5 = 0.00032 (5 is right; 6 too);
     # the poison slice costs maxReceives receives, so at most 6.
     Exercise(notebook="07", cell="31ae4c7e", fails=["a healthy slice is dead-lettered at most once in 1,000"],
-             wrong={"maxReceives": "4"}, why="0.2^4 = 0.0016: more than once in 1,000",
-             right={"maxReceives": "5", "predictedDead": "1.0"}, original="fails"),
+             replace_wrong=[("maxReceives := 0 ", "maxReceives := 4 ")], why="0.2^4 = 0.0016: more than once in 1,000",
+             replace_right=[("maxReceives := 0 ", "maxReceives := 5 ")], right={"predictedDead": "1.0"},
+             original="fails"),
     # The history's p95 is 2.28 s: 2 s leaves 19 of 200 (9.5 %) above it; 3 s
     # leaves 2 and brings a crashed slice back within 4 s.
     Exercise(notebook="07", cell="c07-visibility", fails=["at most 5 % of last week's slices outlive the timeout"],
-             wrong={"visibilitySeconds": "2"}, why="2 s is under the p95: 9.5 % outlive it",
-             right={"visibilitySeconds": "3", "predictedOutlive": "0.0"}, original="fails"),
+             replace_wrong=[("visibilitySeconds := 0 ", "visibilitySeconds := 2 ")], why="2 s is under the p95: 9.5 % outlive it",
+             replace_right=[("visibilitySeconds := 0 ", "visibilitySeconds := 3 ")], right={"predictedOutlive": "0.0"},
+             original="fails"),
     # A worker asks once per 0.25 s slice, 4 a second: 2 ask 8, 3 ask 12 > 10.
     Exercise(notebook="07", cell="c07-pacing", fails=["the pool asks at most 10 requests a second"],
-             wrong={"workers": "3"}, why="3 workers ask 12 requests a second",
-             right={"workers": "2", "predictedThrottled": "1.0"}, original="fails"),
+             replace_wrong=[("workers := 0 ", "workers := 3 ")], why="3 workers ask 12 requests a second",
+             replace_right=[("workers := 0 ", "workers := 2 ")], right={"predictedThrottled": "1.0"},
+             original="fails"),
 
     # 08: L = λW = 50e6/86,400 × 600 s = 347,222 jobs at once; a machine holds
     # min(64 threads, 16,000 MB / 400 MB = 40) = 40, so ⌈347,222 / 40⌉ = 8,681, memory binds.
@@ -189,30 +218,4 @@ EXERCISES: list[Exercise] = [
     Exercise(notebook="10", cell="c10-limits-3", fails=["each shard key takes at most half a partition's 1,000 write units"],
              wrong={"shards": "4", "tableWarm": "5000.0", "indexWarm": "10000.0"}, why="4 shard keys: 1,157 index units a second each",
              right={"shards": "16", "tableWarm": "5000.0", "indexWarm": "10000.0"}),
-
-    # 02: the Query reads the night only (1.5 units on every table), the
-    # Scan every item (559.5 units for 365 nights, so about 1,119 for 730).
-    Exercise(notebook="02", cell="c11", run_first=["c03"],
-             fails=["Query read units for 730 nights", "Scan read units for 730 nights"],
-             wrong={"queryUnits": "3.0", "scanUnits": "559.5"},
-             why="scaled the Query with the table and kept the Scan at a year",
-             right={"queryUnits": "1.5", "scanUnits": "1119"},
-             original="fails"),
-    # 03: ρ = 3 / (c × 60/51.67) < 0.5 first at c = 6 (c = 5 gives 0.517);
-    # with 6 workers the locked work keeps the pool busy 355 + 265/6 = 399
-    # minutes, more than a 390-minute window although 355 alone fits.
-    Exercise(notebook="03", cell="c23",
-             fails=["smallest c with ρ < 0.5", "the locked work fits in 390 minutes with that c"],
-             wrong={"c": "5", "fits": "true"},
-             why="ρ of c = 5 is 0.517; only the exclusive minutes were compared with the window",
-             right={"c": "6", "fits": "false"},
-             original="fails"),
-    # 04: at CV 0.25 two workers overflow on 0.3 % of 4,000 nights (seed 1),
-    # against 8.9 % at CV 0.5: the overflow is a tail event that shrinks
-    # fast with the CV.
-    Exercise(notebook="04", cell="c27", fails=["P(overflow) above 5% with 2 workers at CV 0.25"],
-             wrong={"above": "true"},
-             why="read the CV 0.5 sweep as if the CV did not matter",
-             right={"above": "false"},
-             original="fails"),
 ]
