@@ -81,13 +81,13 @@ func histogramTable(values []float64, bins []sim.Bin, xName string) format.Table
 		}
 	}
 	return format.Table{Headers: []string{"statistic", xName}, Rows: [][]string{
-		{"values", strconv.Itoa(len(values))},
+		{"values", format.Int(len(values))},
 		{"min", format.Num(sim.NearestRank(values, 1.0/float64(len(values))))},
 		{"median", format.Num(sim.NearestRank(values, 0.5))},
 		{"p95 (nearest rank)", format.Num(sim.NearestRank(values, 0.95))},
 		{"max", format.Num(sim.NearestRank(values, 1))},
 		{"mean", format.Num(stat.Mean(values, nil))},
-		{"most common bin", fmt.Sprintf("[%s, %s): %d values (%s)", format.Num(mode.Low), format.Num(mode.High), mode.Count,
+		{"most common bin", fmt.Sprintf("[%s, %s): %s values (%s)", format.Num(mode.Low), format.Num(mode.High), format.Int(mode.Count),
 			format.Percent(float64(mode.Count)/float64(len(values))))},
 	}}
 }
@@ -279,15 +279,19 @@ func SweepP95(points []SweepPoint, set ...Setting) (*Chart, error) {
 // interval as error bars. Target(fraction) adds a target line.
 func SweepOverflow(points []SweepPoint, set ...Setting) (*Chart, error) {
 	return sweepChart(points, sweepMetric{kind: "overflow", title: "Overflow probability by worker count", yName: "% of nights",
-		col: "overflow probability", scale: 100, fmt: format.Percent, yMax: 100,
+		col: "overflow probability", scale: 100, fmt: percent1, yMax: 100,
 		get: func(p SweepPoint) (float64, float64, float64) { return p.Overflow, p.OverflowLow, p.OverflowHigh }}, set)
 }
+
+// percent1 is the sweep tables' one rounding rule: one decimal in every
+// cell, "over 99.9%" for a fraction short of 1 (format.PercentAt).
+func percent1(f float64) string { return format.PercentAt(f, 1) }
 
 // SweepUtilization draws worker utilisation inside the window against the
 // worker count, in percent, with its interval when present.
 func SweepUtilization(points []SweepPoint, set ...Setting) (*Chart, error) {
 	return sweepChart(points, sweepMetric{kind: "utilization", title: "Worker utilisation by worker count", yName: "% of window",
-		col: "utilisation", scale: 100, fmt: format.Percent, yMax: 100,
+		col: "utilisation", scale: 100, fmt: percent1, yMax: 100,
 		get: func(p SweepPoint) (float64, float64, float64) {
 			return p.Utilization, p.UtilizationLow, p.UtilizationHigh
 		}}, set)

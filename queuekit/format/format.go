@@ -198,12 +198,13 @@ func Dollars(v float64) string {
 	return "$" + strconv.FormatFloat(v, 'f', digits, 64)
 }
 
-// Millis formats a duration given in milliseconds with one decimal: "3.2".
+// Millis formats a duration given in milliseconds with one decimal and the
+// integer part grouped in thousands, as Num does: "3.2", "1,105.6".
 func Millis(ms float64) string {
 	if math.IsNaN(ms) || math.IsInf(ms, 0) {
 		return "–"
 	}
-	return strconv.FormatFloat(ms, 'f', 1, 64)
+	return Group(strconv.FormatFloat(ms, 'f', 1, 64))
 }
 
 // Sig formats a number with at most digits significant digits, never in

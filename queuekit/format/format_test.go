@@ -35,6 +35,7 @@ func TestNumbers(t *testing.T) {
 		{format.Num(math.NaN()), "–"}, {format.Num(math.Inf(1)), "–"},
 		{format.Percent(0.0523), "5.2%"}, {format.Percent(1), "100.0%"}, {format.Percent(math.NaN()), "–"},
 		{format.Millis(117.94), "117.9"},
+		{format.Millis(1105.64), "1,105.6"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)

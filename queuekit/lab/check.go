@@ -98,7 +98,8 @@ func CheckNoError(name string, err error, hint string) bool {
 	return report(true, name, "", hint)
 }
 
-// fmtFloat prints up to 6 significant digits: enough to compare by eye.
+// fmtFloat prints up to 4 significant digits, never in exponent form, the
+// integer part grouped in thousands (format.Sig): enough to compare by eye.
 func fmtFloat(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return fmt.Sprint(v)
@@ -106,7 +107,7 @@ func fmtFloat(v float64) string {
 	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
 		return format.Num(v)
 	}
-	return fmt.Sprintf("%.6g", v)
+	return format.Sig(v, 4)
 }
 
 // NoPrediction is the placeholder a predict-then-run exercise starts with:

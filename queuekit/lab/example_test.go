@@ -67,7 +67,7 @@ func ExampleCheckNear() {
 	lab.CheckNear("rho of the stable night", 2.5/3, 0.375, 0.001, "rho = lambda / (c * mu), and mu is per hour: 60 / mean runtime")
 	// Output:
 	// ✓ pass: rho of the stable night (got 0.375)
-	// ✗ not yet: rho of the stable night: got 0.833333, too high. Hint: rho = lambda / (c * mu), and mu is per hour: 60 / mean runtime
+	// ✗ not yet: rho of the stable night: got 0.8333, too high. Hint: rho = lambda / (c * mu), and mu is per hour: 60 / mean runtime
 }
 
 func ExampleCheckEqual() {

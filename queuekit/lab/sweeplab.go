@@ -55,8 +55,16 @@ func (t WorkerTarget) HalfLimitFloor(date string, sweep []montecarlo.Summary) st
 			best = s
 		}
 	}
-	return fmt.Sprintf("%s: P(p95 > %s min) is at least %s at every c swept (lowest with %d workers)",
-		date, format.Num(t.Limit/2), format.PercentAt(montecarlo.Exceeds(best.P95Waits, t.Limit/2).Estimate, 1), best.Workers)
+	floor := montecarlo.Exceeds(best.P95Waits, t.Limit/2).Estimate
+	if floor == 1 {
+		return fmt.Sprintf("%s: every night's p95 wait is above %s min at every c swept", date, format.Num(t.Limit/2))
+	}
+	workers := "workers"
+	if best.Workers == 1 {
+		workers = "worker"
+	}
+	return fmt.Sprintf("%s: P(p95 > %s min) is at least %s at every c swept (lowest with %d %s)",
+		date, format.Num(t.Limit/2), format.PercentAt(floor, 1), best.Workers, workers)
 }
 
 // Verdict is the Markdown sentence under a night's sweep: the smallest
