@@ -16,6 +16,10 @@ PY := .venv/bin/python
 # that draws charts or tables. Each must render its tables with no math typeset,
 # every output table cell showing exactly its source text;
 # those with cells tagged "chart" must also draw at least one chart.
+# The notebooks test-browser runs with Run All in the browser (the rest: as
+# test-notebooks executed them).
+BROWSER_LIVE ?= 00-welcome.ipynb 04-simulation.ipynb
+EXECUTED := tests/artifacts/executed
 NOTEBOOK ?= 00-welcome.ipynb 01-schema-design.ipynb 02-query-vs-scan.ipynb 03-queueing-parameters.ipynb 04-simulation.ipynb \
 	05-run-the-night.ipynb 06-timers-ttl-streams.ipynb 07-fan-out-with-sqs.ipynb 08-capacity-and-cost.ipynb 09-when-ml-helps.ipynb \
 	10-a-fleet-for-100-million-jobs.ipynb
@@ -103,7 +107,8 @@ test-deploy: ## parse docker-compose.yml and the Dockerfile with real parsers an
 	cd deploy && go test ./...
 
 test-notebooks: check-notebooks ## execute every notebooks/NN-*.ipynb in the GoNB kernel, then a middle cell of each after Kernel > Restart, offline, then every exercise fed a wrong and a right answer (expects DynamoDB and SQS)
-	$(PY) tests/notebooks/run_notebooks.py --again $(NOTEBOOK_ARGS)
+	rm -rf $(EXECUTED)
+	$(PY) tests/notebooks/run_notebooks.py --again --save-dir $(EXECUTED) $(NOTEBOOK_ARGS)
 	$(PY) tests/notebooks/restart_cells.py
 	$(PY) tests/notebooks/exercise_checks.py
 
@@ -117,11 +122,22 @@ check-notebooks: ## the notebooks' sources: ≤ 25 lines of code a cell, no cell
 	python3 tests/notebooks/test_check_cells.py
 	python3 tests/notebooks/check_cells.py
 
-test-browser: ## headless Chromium: JupyterLab as first seen (ui.test.mjs), then runs $(NOTEBOOK): charts draw, tables render, no math
+# test-browser runs $(BROWSER_LIVE) with Run All in the browser; every other
+# notebook of $(NOTEBOOK) that test-notebooks executed since it last changed
+# ($(EXECUTED), signed with jupyter trust) is opened as executed and checked
+# the same way, without running it a third time (make browser alone: all live).
+test-browser: ## headless Chromium: JupyterLab as first seen (ui.test.mjs), then $(NOTEBOOK), Run All or as the headless run executed it: charts draw, tables render, no math
 	source scripts/env.sh && cd tests/browser && fail=0; node --test --test-reporter=spec ui.test.mjs || fail=1; \
 	  for nb in $(NOTEBOOK); do \
 	  charts=0; if grep -q '"chart"' "../../notebooks/$$nb"; then charts=1; fi; \
-	  NOTEBOOK="$$nb" MIN_CHARTS="$${MIN_CHARTS:-$$charts}" node --test --test-reporter=spec lab.test.mjs || fail=1; done; \
+	  done_nb="../../$(EXECUTED)/$$nb"; \
+	  case " $(BROWSER_LIVE) " in *" $$nb "*) done_nb="";; esac; \
+	  if [ -n "$$done_nb" ] && [ "$$done_nb" -nt "../../notebooks/$$nb" ] && [ -f ../../notebooks/assets/echarts.min.js ]; then \
+	    mkdir -p "../../$(EXECUTED)/assets" && cp ../../notebooks/assets/echarts.min.js "../../$(EXECUTED)/assets/" && \
+	    jupyter trust "$$done_nb" >/dev/null && \
+	    RENDERED=1 NOTEBOOK_ROOT="../../$(EXECUTED)" NOTEBOOK="$$nb" MIN_CHARTS="$${MIN_CHARTS:-$$charts}" \
+	      node --test --test-reporter=spec lab.test.mjs || fail=1; \
+	  else NOTEBOOK="$$nb" MIN_CHARTS="$${MIN_CHARTS:-$$charts}" node --test --test-reporter=spec lab.test.mjs || fail=1; fi; done; \
 	  exit $$fail
 
 test-security: ## servers on 127.0.0.1 only, unreachable from a network namespace, no CORS (expects servers)
