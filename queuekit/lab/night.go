@@ -58,6 +58,17 @@ func MustNight(date string) queuekit.Night {
 	return n
 }
 
+// MustCatalog opens the workshop's catalog (db_batch_window_requests at
+// AWS_ENDPOINT_URL_DYNAMODB) for a notebook cell, or stops the cell with
+// Stop's one-line error. Tables of other demonstrations derive from its name
+// (the fleet's is its name + "_fleet"). A cell that calls it depends on no
+// declaration of another cell, so it runs after a kernel restart.
+func MustCatalog() *catalog.Catalog {
+	cat, err := catalog.New(context.Background())
+	Stop(err)
+	return cat
+}
+
 // MustSampleJobs returns the workshop's sample jobs (queuekit.SampleJobs),
 // or stops the cell with the error.
 func MustSampleJobs() []queuekit.Job {

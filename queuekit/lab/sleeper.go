@@ -42,6 +42,15 @@ func QueuekitBinary(ctx context.Context) (string, error) {
 	return bin, nil
 }
 
+// MustQueuekitBinary is QueuekitBinary for a notebook cell: the path of the
+// queuekit command built from this repository, or the cell stops with the
+// build's error in one line.
+func MustQueuekitBinary() string {
+	bin, err := QueuekitBinary(context.Background())
+	Stop(err)
+	return bin
+}
+
 // SleeperConfig is the sleeping-worker demonstration.
 type SleeperConfig struct {
 	Lease time.Duration // the job's lease (default 1 s)
