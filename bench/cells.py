@@ -205,7 +205,7 @@ class Kernel:
         # The spec's env is applied over the env we pass: drop what we override.
         self.km.kernel_spec.env = spec_env
         self.log = open(log, "wb")
-        self.km.start_kernel(env=env, cwd=str(ROOT / "notebooks"), stdout=self.log, stderr=self.log)
+        self.km.start_kernel(env=env, cwd=str(Path(go_work or ROOT) / "notebooks"), stdout=self.log, stderr=self.log)
         self.kc = self.km.client()
         self.kc.start_channels()
         self.kc.wait_for_ready(timeout=120)
@@ -331,7 +331,8 @@ def bench_notebooks(args) -> int:
     per_nb: dict[tuple[str, str], list[float]] = {}
     for r in range(args.runs):
         for nb in args.notebooks.split(","):
-            path = next((ROOT / "notebooks").glob(f"{nb}*.ipynb"))
+            # The notebooks of the checkout the cells build against.
+            path = next((Path(args.go_work or ROOT) / "notebooks").glob(f"{nb}*.ipynb"))
             cells = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
             for n in names:
                 k = Kernel(n, VARIANTS[n], base, logdir / f"kernel-{n}-{path.stem}.log", args.go_work)
