@@ -185,8 +185,9 @@ setup_gopls() {
 }
 
 # kernel_goflags prints the GOFLAGS a kernel runs with: this environment's
-# (go env: the Docker image's -modcacherw, say) plus -ldflags=-s, unless they
-# set -ldflags already. Each cell is a `go build`, mostly a link of everything
+# (go env: the Docker image's -modcacherw, say) less any -mod=... (the kernel's
+# go.work puts go in workspace mode, which refuses -mod=mod) plus -ldflags=-s,
+# unless they set -ldflags already. Each cell is a `go build`, mostly a link of everything
 # the cell imports; -s leaves out the symbol table and DWARF (since Go 1.22 -s
 # implies -w), which no cell uses: panics still name file and line (that is
 # pclntab, kept), and the link takes about a quarter less CPU (docs/speed.md,
@@ -197,8 +198,10 @@ kernel_goflags() {
     printf '%s' "$KERNEL_GOFLAGS"
     return
   fi
-  local flags
-  flags="$(go env GOFLAGS)"
+  local flags="" f
+  for f in $(go env GOFLAGS); do
+    [[ "$f" == -mod=* ]] || flags+="${flags:+ }$f"
+  done
   case " $flags" in
     *" -ldflags"*) printf '%s' "$flags" ;;
     *) printf '%s' "${flags:+$flags }-ldflags=-s" ;;
