@@ -80,6 +80,7 @@ var commands = []command{
 	{"fleet", "seed 003's sharded fleet: N jobs, W worker processes, K shards, measured (also: fleet submit|list|view|cost|dispatcher|executor)", runFleet},
 	{"fleet-worker", "join a fleet with S slots until stopped (queuekit fleet starts these)", runFleetWorker},
 	{"limits", "serve a limits layer in front of DynamoDB Local that throttles as AWS does (docs/limits.md)", runLimits},
+	{"servers", "install DynamoDB Local and ElasticMQ from their registries, pinned by servers.lock (servers install)", runServers},
 	{"board", "serve the room board: every participant's self-checks, live (a JupyterHub service: docs/room.md)", runBoard},
 	{"version", "print the workshop's version (CHANGELOG.md's top entry)", runVersion},
 }

@@ -37,6 +37,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -331,6 +332,10 @@ func attemptOnce(ctx context.Context, f File, part string, have int64, opts *Opt
 	if err != nil {
 		if context.Cause(ctx) == errStalled {
 			return fmt.Errorf("no answer for %v", opts.StallTimeout)
+		}
+		var ue *url.Error // its text repeats the URL the caller names
+		if errors.As(err, &ue) {
+			return ue.Err
 		}
 		return err
 	}
