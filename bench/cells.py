@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """CPU seconds a GoNB cell costs, per kernel setting, side by side in one run.
 
-Usage (after scripts/setup.sh, servers not needed):
+Usage (after scripts/setup.sh; the typical cell reads the sample night from
+DynamoDB Local, so with AWS_ENDPOINT_URL_DYNAMODB set and the catalog seeded;
+make bench-cells does both):
 
-    make bench-cells [BENCH_CELLS_ARGS="--runs 9"]   (servers up and seeded)
+    make bench-cells [BENCH_CELLS_ARGS="--runs 9"]
     .venv/bin/python bench/cells.py [--runs 5] [--variants before,kernelspec]
     .venv/bin/python bench/cells.py --notebooks 03,08 [--runs 1]
     .venv/bin/python bench/cells.py --steps [--runs 5]
