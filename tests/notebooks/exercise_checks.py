@@ -127,7 +127,7 @@ class Runner:
             self.kernel = Kernel(self.workdir, self.args.kernel)
         t0 = time.monotonic()
         status, texts, errors = self.kernel.run(code, self.args.timeout)
-        out = "".join(texts) + "\n".join(errors)
+        out = "\n".join(texts + errors)
         if self.args.verbose:
             checks = "; ".join(f"{s} {r[:70]}" for s, r in check_lines(out)) or "no check printed"
             print(f"     {what}: {status} in {time.monotonic() - t0:.1f} s: {checks}", flush=True)
