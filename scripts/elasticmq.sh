@@ -27,15 +27,16 @@
 #   ELASTICMQ_DIR            install directory (default <repo>/.cache/elasticmq)
 #
 # The pinned version is org.elasticmq:elasticmq-server_2.13:1.7.1 on Maven
-# Central, which has no single runnable jar: Maven copies the server and its 38
-# dependencies into .cache/elasticmq/1.7.1/lib (Maven's own repository goes to
-# .cache/maven, not ~/.m2). Running it needs Java 17+; installing it, Maven.
-# The same server is the Docker image softwaremill/elasticmq-native:1.7.1.
+# Central, which has no single runnable jar: `queuekit servers install
+# --elasticmq` (Go, run with go run) downloads the server and its 38 runtime
+# dependencies, as Maven resolved them, over HTTPS into
+# .cache/elasticmq/1.7.1/lib, each checked against
+# queuekit/internal/jars/servers.lock (size, SHA-256), resumably and
+# atomically: no Maven. Running it needs Java 17+. The same server is the
+# Docker image softwaremill/elasticmq-native:1.7.1.
 set -euo pipefail
 
-VERSION="1.7.1"
-ARTIFACT="org.elasticmq:elasticmq-server_2.13:$VERSION"
-DEPENDENCY_PLUGIN="org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
+VERSION="1.7.1" # as queuekit/internal/jars pins it
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DIR="${ELASTICMQ_DIR:-$ROOT/.cache/elasticmq}"
@@ -65,45 +66,18 @@ server_answers() {
   [[ "$out" == "{"* && "$out" != *'"__type"'* ]]
 }
 
+# server_install runs `queuekit servers install --elasticmq`, which takes its
+# own lock, so concurrent installs download once.
 server_install() {
   installed && return 0
-  command -v mvn >/dev/null ||
-    die "mvn is not installed; fetching ElasticMQ from Maven Central needs Maven (Debian: apt-get install maven), then rerun: $SERVER_SCRIPT install"
+  command -v go >/dev/null ||
+    die "go is not installed; installing ElasticMQ runs queuekit (Go 1.26+: https://go.dev/dl/), then rerun: $SERVER_SCRIPT install"
   mkdir -p "$DIR"
-  exec 9>"$DIR/.install.lock"
-  flock 9
-  installed && return 0 # another caller finished the install while we waited
-  say "installing ElasticMQ $VERSION ($ARTIFACT, Maven Central) into $HOME_DIR"
-  local tmp
-  tmp="$(mktemp -d "$DIR/.mvn.XXXXXX")"
-  cat >"$tmp/pom.xml" <<EOF
-<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>workshop.local</groupId>
-  <artifactId>elasticmq-runtime</artifactId>
-  <version>1</version>
-  <dependencies>
-    <dependency>
-      <groupId>org.elasticmq</groupId>
-      <artifactId>elasticmq-server_2.13</artifactId>
-      <version>$VERSION</version>
-    </dependency>
-  </dependencies>
-</project>
-EOF
-  if ! mvn -q -B -f "$tmp/pom.xml" -Dmaven.repo.local="$ROOT/.cache/maven" \
-    "$DEPENDENCY_PLUGIN:copy-dependencies" -DincludeScope=runtime -DoutputDirectory="$tmp/lib" >"$tmp.log" 2>&1; then
-    tail -n 30 "$tmp.log" >&2
-    rm -rf "$tmp" "$tmp.log"
-    die "mvn could not fetch $ARTIFACT (output above); check that Maven Central is reachable"
-  fi
-  [[ -f "$tmp/lib/elasticmq-server_2.13-$VERSION.jar" ]] ||
-    { rm -rf "$tmp" "$tmp.log"; die "mvn ran but $tmp/lib has no elasticmq-server_2.13-$VERSION.jar"; }
-  rm -rf "$HOME_DIR"
-  mv "$tmp" "$HOME_DIR"
-  rm -f "$tmp.log"
-  echo "$ARTIFACT ($(find "$HOME_DIR/lib" -name '*.jar' | wc -l) jars)" >"$HOME_DIR/.installed"
-  say "installed $HOME_DIR/lib"
+  local abs
+  abs="$(cd "$DIR" && pwd)" # go runs in $ROOT
+  (cd "$ROOT" && go run ./queuekit/cmd/queuekit servers install --elasticmq --elasticmq-dir "$abs") >&2 ||
+    die "could not install ElasticMQ $VERSION (the line above says why); rerun to resume: $SERVER_SCRIPT install"
+  installed || die "queuekit servers install finished but $HOME_DIR has no lib/ and .installed"
 }
 
 # server_command writes this port's configuration and sets the command line.
