@@ -17,8 +17,8 @@
 #   amazon/dynamodb-local:3.3.1            base + JRE + the official DynamoDBLocal.jar 3.3.1 (scripts/dynamodb-local.sh install)
 #   softwaremill/elasticmq-native:1.7.1    base + JRE + the ElasticMQ 1.7.1 jars (scripts/elasticmq.sh install) + busybox + tini
 #
-# Needs root for debootstrap (apt-get install debootstrap), go, npm, Java and
-# Maven (for the two installs).
+# Needs root for debootstrap (apt-get install debootstrap), go and Java (the two
+# installs run queuekit servers install; javac compiles the loopback launcher).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"

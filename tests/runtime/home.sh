@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # home.sh: setting up and preparing the workshop writes nothing into the home
 # directory but Go's own files: Jupyter's and IPython's directories live in
-# .venv (scripts/env.sh), pip's, npm's and Maven's downloads in .cache/.
+# .venv (scripts/env.sh), pip's and npm's downloads and the servers' jars in .cache/.
 #
 # Usage: tests/runtime/home.sh   (make test-runtime; needs scripts/setup.sh done once)
 #
