@@ -21,6 +21,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -294,4 +295,9 @@ func PValue(p float64) string {
 		return "below 0.0001"
 	}
 	return Sig(p, 2)
+}
+
+// Seconds writes a duration in seconds with one decimal: "1.5 s".
+func Seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + " s"
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/nightqueue/workshop/queuekit/format"
 )
@@ -144,4 +145,12 @@ func ExamplePValue() {
 	// Output:
 	// 0.11
 	// below 0.0001
+}
+
+func TestSeconds(t *testing.T) {
+	for d, want := range map[time.Duration]string{1500 * time.Millisecond: "1.5 s", 0: "0.0 s", 61 * time.Second: "61.0 s", 2449 * time.Millisecond: "2.4 s"} {
+		if got := format.Seconds(d); got != want {
+			t.Errorf("Seconds(%v) = %q, want %q", d, got, want)
+		}
+	}
 }

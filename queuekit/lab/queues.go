@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/nightqueue/workshop/queuekit"
@@ -29,6 +31,21 @@ func Queues(ctx context.Context) (*sqsqueue.Client, error) {
 	}
 	return q, nil
 }
+
+// The tables of notebooks 06 and 07: cells name them through these, not a
+// constant of the notebook's first cell, so each cell runs after a kernel
+// restart on its own.
+const (
+	// TimersTable holds notebook 06's timers (its state: + "-state").
+	TimersTable = "workshop_timers_06"
+	// FanOutTable holds notebook 07's nights (its results: + "_results").
+	FanOutTable = "workshop_fanout_07"
+)
+
+// RunIDFile is where notebook 07's dead-letter cell leaves its run id for
+// the redrive cell (every cell is a new process), in the temporary
+// directory, never in $HOME.
+func RunIDFile() string { return filepath.Join(os.TempDir(), "workshop-07-run") }
 
 // FreshTimers returns the timers of table (and table-state), dropped and
 // created again so the cell starts from empty tables. On DynamoDB Local it

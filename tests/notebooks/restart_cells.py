@@ -29,8 +29,7 @@ puts the go command in workspace mode, which refuses -mod=mod.
 
 The middle cell is MIDDLE[prefix] when listed (a cheap cell past the first
 code cell, chosen so the run stays short), else the first code cell after the
-first one without a `// needs` line, else the first code cell (07: every later
-cell needs its first cell's helpers). The server state a cell reads (the
+first one without a `// needs` line, else the first code cell. The server state a cell reads (the
 catalog's sample nights) is seeded first with `queuekit seed --sample`:
 that is data in DynamoDB Local, not kernel state.
 
