@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -450,5 +452,24 @@ func TestProgressLinesGoOnWhileStalled(t *testing.T) {
 			t.Errorf("a gap of %v between progress lines: want 1 s to 5 s", gap)
 		}
 		prev = l
+	}
+}
+
+// An npm integrity is checked beside the SHA-256: bytes that match the
+// SHA-256 pin but not the integrity are refused, naming the integrity.
+func TestGetChecksTheNPMIntegrity(t *testing.T) {
+	o := newOrigin(t)
+	want, f := o.add("/pkg.tgz", 20_000)
+	sum := sha512.Sum512(want)
+	f.Integrity = "sha512-" + base64.StdEncoding.EncodeToString(sum[:])
+	var log syncBuffer
+	if err := Get(context.Background(), t.TempDir(), []File{f}, o.opts(&log)); err != nil {
+		t.Fatalf("the right integrity: %v", err)
+	}
+	f.Integrity = "sha512-" + base64.StdEncoding.EncodeToString(make([]byte, sha512.Size))
+	err := Get(context.Background(), t.TempDir(), []File{f}, o.opts(&log))
+	var me *MismatchError
+	if !errors.As(err, &me) || me.Want != f.Integrity || !strings.HasPrefix(me.Got, "sha512-") {
+		t.Fatalf("a wrong integrity: %v, want a *MismatchError naming both integrities", err)
 	}
 }
