@@ -118,7 +118,7 @@ test-exercises: ## every exercise's self-checks fed a wrong and a right answer i
 test-restart: ## after Kernel > Restart, with GOPROXY=off: a middle cell of every notebook runs, a dependent cell fails only on the names its needs line lists (own servers)
 	$(WITH_TEST_SERVERS) $(PY) tests/notebooks/restart_cells.py
 
-check-notebooks: ## the notebooks' sources: ≤ 25 lines of code a cell, no cell wiring the module (the kernel's go.work does), a needs line naming the cell on dependent cells, no typed measured figures
+check-notebooks: ## the notebooks' sources: ≤ 25 lines of code a cell, no cell wiring the module (the kernel's go.work does), a needs line naming the cell on dependent cells, no typed measured figures, ≤ 150 words a Markdown cell (tables' cells count, fenced code does not)
 	python3 tests/notebooks/test_check_cells.py
 	python3 tests/notebooks/check_cells.py
 

@@ -6,7 +6,7 @@ Usage (from the repository root; `make check-notebooks` runs it, and
 
     python3 tests/notebooks/check_cells.py [NOTEBOOK ...]
 
-Three rules of the house style (docs: /STYLE.md "Notebooks"), each a check:
+Four rules of the house style (docs: /STYLE.md "Notebooks"), each a check:
 
 1. **Cells show the idea**: a code cell holds at most MAX_CODE_LINES lines of
    code (blank lines, comment-only lines and kernel magics such as `%%` or a
@@ -29,6 +29,17 @@ Three rules of the house style (docs: /STYLE.md "Notebooks"), each a check:
    is a constant of the lesson listed in lesson_constants.py with its source
    or reason (a price, a documented limit, a seed's figure, a parameter the
    cell sets). A figure a run produces is printed by the run, never typed.
+4. **Prose a participant reads in a minute**: a Markdown cell holds one idea
+   in at most MAX_MD_WORDS words, counted as a reader meets them (md_words):
+   a word is a whitespace-separated token with a letter or a digit in it
+   (so `|`, `-`, `**` and `—` alone are not words); headings count; a
+   table's cells count (the reader reads them), its `|---|` rule does not;
+   a link counts its text, not its target; a code span counts its tokens
+   (`lease_until < now` is two words: `<` has no letter or digit); a
+   fenced code block, an image and an HTML comment count nothing (the
+   reader scans them as a picture), and an HTML tag's text counts but the
+   tag does not. A longer cell is split at a paragraph
+   boundary into cells of one idea each, or trimmed of repetition.
 
 Exit status 0 when every notebook passes, 1 otherwise, with one line per
 violation naming the notebook, the cell and what to do.
@@ -197,6 +208,48 @@ def md_numbers(src: str) -> list[str]:
     return [m.rstrip(",.") for m in MD_NUMBER.findall(src)]
 
 
+MAX_MD_WORDS = 150
+MD_FENCE = re.compile(r"^ {0,3}(```|~~~).*?^ {0,3}\1[^\n]*$", re.M | re.S)
+MD_COMMENT = re.compile(r"<!--.*?-->", re.S)
+MD_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)
+MD_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+MD_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+MD_TAG = re.compile(r"</?[A-Za-z][^>\n]*>")
+MD_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$", re.M)
+MD_WORD = re.compile(r"\S*[^\W_]\S*")  # a token with a letter or a digit in it
+
+
+def md_words(src: str) -> int:
+    """Words a participant reads in a Markdown cell (rule 4 in the module doc)."""
+    src = MD_FENCE.sub(" ", src)
+    src = MD_COMMENT.sub(" ", src)
+    spans: list[str] = []
+
+    def span(m: re.Match) -> str:
+        spans.append(m.group(2))
+        return " "
+
+    src = MD_CODE_SPAN.sub(span, src)
+    src = MD_IMAGE.sub(" ", src)
+    src = MD_LINK.sub(r" \1 ", src)
+    src = MD_TAG.sub(" ", src)
+    src = MD_TABLE_RULE.sub(" ", src).replace("|", " ")
+    return len(MD_WORD.findall(src)) + sum(len(MD_WORD.findall(s)) for s in spans)
+
+
+def check_words(nb_name: str, cells: list[dict]) -> list[str]:
+    problems = []
+    for i, c in enumerate(cells):
+        if c["cell_type"] != "markdown":
+            continue
+        n = md_words("".join(c["source"]))
+        if n > MAX_MD_WORDS:
+            problems.append(f"{nb_name} markdown cell {c.get('id', i)}: {n} words, more than {MAX_MD_WORDS}: split it at a "
+                            "paragraph boundary into Markdown cells of one idea each (a new cell needs a unique \"id\"), "
+                            "or cut repetition; keep every fact a later cell or docs/answers/README.md relies on")
+    return problems
+
+
 def check_numbers(nb_name: str, cells: list[dict]) -> list[str]:
     prefix = nb_name[:2]
     ok = allowed(prefix)
@@ -218,7 +271,7 @@ def main(argv: list[str]) -> int:
     packages = package_dirs()
     for p in paths:
         cells = json.loads(p.read_text())["cells"]
-        problems += check_cells(p.name, cells, packages) + check_numbers(p.name, cells)
+        problems += check_cells(p.name, cells, packages) + check_numbers(p.name, cells) + check_words(p.name, cells)
     for line in problems:
         print(line)
     print(f"check_cells: {len(paths)} notebooks, {len(problems)} problem(s)")

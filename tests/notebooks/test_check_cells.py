@@ -61,6 +61,13 @@ def main() -> int:
            cc.check_numbers("05-t.ipynb", [md("m", "The night executor ran at 48.6 jobs a second.")]), "the number 48.6")
     expect("constants, dates, versions, job ids and code spans pass",
            cc.check_numbers("05-t.ipynb", [md("m", "A partition takes 1,000 write units; 2026-05-13, JOB-20260513-006, DynamoDB Local 3.3.1, `x = 4629`, notebook 05.")]), None)
+    at_limit = " ".join(f"w{i}" for i in range(cc.MAX_MD_WORDS))
+    expect("a Markdown cell of 151 words", cc.check_words("05-t.ipynb", [md("m", at_limit + " over")]), "151 words, more than 150")
+    expect("a Markdown cell of 150 words passes", cc.check_words("05-t.ipynb", [md("m", at_limit)]), None)
+    expect("a table's cells count, its rule and pipes do not",
+           [] if cc.md_words("| a | b |\n|---|:--:|\n| c `d e` | [f](https://x.y/z) |\n") == 6 else ["counted wrong"], None)
+    expect("a fenced code block, an image and HTML comments count nothing",
+           [] if cc.md_words("one **two** —\n\n```go\nx := 1\n```\n![pic](a.png) <!-- note --> <br>three\n") == 3 else ["counted wrong"], None)
     for f in failures:
         print("FAIL", f)
     print(f"test_check_cells: {checks[0] - len(failures)} of {checks[0]} passed")
