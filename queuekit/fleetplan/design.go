@@ -72,13 +72,7 @@ func (t TwoTier) CheckDesign(p prices.Table, dispatchers, shards int) (Deploymen
 	if err != nil {
 		return Deployment{}, rules, err
 	}
-	detail := "every key under a partition's 3,000 read and 1,000 write units, every table and index under the quota"
-	ok := len(dep.Violations()) == 0
-	if !ok {
-		detail = firstOver(dep)
-	}
-	rules = append(rules, Rule{"every key, table and index under its limit", ok, detail,
-		"every dispatcher reads all K shard items each ShardLease/4: D is sized by the jobs, not by the machines"})
+	rules = append(rules, limitsRule(dep, "every dispatcher reads all K shard items each ShardLease/4: D is sized by the jobs, not by the machines"))
 	return dep, rules, nil
 }
 
@@ -122,4 +116,15 @@ func firstOver(d Deployment) string {
 		}
 	}
 	return ""
+}
+
+// limitsRule is the rule every design shares: each partition key, table and
+// index of dep under its limit; hint says why a failing design failed.
+func limitsRule(dep Deployment, hint string) Rule {
+	detail := "every key under a partition's 3,000 read and 1,000 write units, every table and index under the quota"
+	ok := len(dep.Violations()) == 0
+	if !ok {
+		detail = firstOver(dep)
+	}
+	return Rule{"every key, table and index under its limit", ok, detail, hint}
 }

@@ -56,12 +56,6 @@ func (t TwoTier) CheckRoles(p prices.Table, roles string, dispatchers, shards in
 	if err != nil {
 		return Deployment{}, rules, err
 	}
-	detail := "every key under a partition's 3,000 read and 1,000 write units, every table and index under the quota"
-	ok := len(dep.Violations()) == 0
-	if !ok {
-		detail = firstOver(dep)
-	}
-	rules = append(rules, Rule{"every key, table and index under its limit", ok, detail,
-		"in the one tier every machine reads all K shard items and renews its MEMBER item each ShardLease/4: a key whose load grows with the machines outgrows one partition"})
+	rules = append(rules, limitsRule(dep, "in the one tier every machine reads all K shard items and renews its MEMBER item each ShardLease/4: a key whose load grows with the machines outgrows one partition"))
 	return dep, rules, nil
 }
