@@ -201,14 +201,13 @@ EXERCISES: list[Exercise] = [
     Exercise(notebook="10", cell="c10-exercise-design-cell", fails=["every key, table and index under its limit"],
              wrong={"myDesign": '"one-tier"', "myDispatchers": "0", "myShards": "1000"},
              why="the one tier: every machine reads the shard items",
-             right={"myDesign": '"two-tier"', "myDispatchers": "3", "myShards": "14"},
-             then=["c10-cost-design-cell"], original="fails"),
+             right={"myDesign": '"two-tier"', "myDispatchers": "3", "myShards": "14"}, original="fails"),
     # 10: D and K of the two tiers: 2 dispatchers hand off 800 jobs a second of 1,157.4, and 8 shard
     # keys take 1,157.4 × 6 / 8 = 868 index write units each, over half a partition (500).
     Exercise(notebook="10", cell="c10-exercise-design-cell",
              fails=["the dispatchers hand off the cell's jobs", "each shard key's index writes within 50 % of a partition"],
              wrong={"myDesign": '"two-tier"', "myDispatchers": "2", "myShards": "8"}, why="D and K below the rules",
-             right={"myDesign": '"two-tier"', "myDispatchers": "4", "myShards": "16"}, then=["c10-cost-design-cell"]),
+             right={"myDesign": '"two-tier"', "myDispatchers": "4", "myShards": "16"}),
     # 10, on the limits layer: the table takes 3 units a job (4,340 at 80 %), the due index 4
     # (5,787 at 80 %), each shard key at most 500: K >= 10. The old answer put all 7 units on the
     # table and gave the index nothing; 4 shard keys take 1,157 units each.
