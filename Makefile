@@ -32,7 +32,8 @@ SHELL_SCRIPTS := scripts/setup.sh scripts/workshop.sh scripts/env.sh scripts/wit
 	tests/runtime/shared-servers.sh tests/runtime/signals.sh tests/runtime/home.sh scripts/workspace.sh \
 	tests/runtime/kernel-processes.sh tests/runtime/lint-shell.sh \
 	scripts/lab-entrypoint.sh tests/compose/run.sh tests/compose/standins.sh tests/compose/compose-plugin.sh \
-	tests/compose/standins/elasticmq-native-server scripts/room.sh scripts/room-server.sh tests/room/run.sh
+	tests/compose/standins/elasticmq-native-server scripts/room.sh scripts/room-server.sh tests/room/run.sh \
+	scripts/prefetch.sh tests/offline/run.sh
 # The tests' servers: their own ports, so a test run never shares a workshop's
 # in-memory tables (set DYNAMODB_PORT / SQS_PORT to choose).
 TEST_DYNAMODB_PORT := $(or $(DYNAMODB_PORT),8001)
@@ -47,7 +48,7 @@ RACE_LEASE_TESTS := TestLostRepliesPerWriteKind|TestSkewBoundTakeNight|TestModel
 # What `make test` runs after lint and setup, with the test servers up, in order.
 TEST_STAGES := test-go test-deploy test-notebooks test-browser test-security test-runtime
 
-.PHONY: help workshop setup cli-doc dynamodb sqs lint lint-shell test test-go test-deploy test-notebooks test-restart check-notebooks test-browser \
+.PHONY: help workshop setup prefetch test-offline cli-doc dynamodb sqs lint lint-shell test test-go test-deploy test-notebooks test-restart check-notebooks test-browser \
 	test-security test-runtime test-exercises test-compose room test-room room-capacity readme-shot notebooks browser security browser-deps bench bench-cells bench-dynamodb bench-fleet bench-tiers bench-limits bench-limits-pin bench-sqs clean \
 	reset-notebooks
 
@@ -65,6 +66,13 @@ workshop: ## start the workshop: setup, DynamoDB Local + ElasticMQ, seed, Jupyte
 
 setup: ## install the venv, GoNB, the echarts asset and warm the build cache (quick when done)
 	scripts/setup.sh
+
+prefetch: ## online, before a room with no network: setup, both servers' jars, every Go module, the Python wheels, the Go build cache (then make workshop runs offline)
+	scripts/prefetch.sh
+
+# Not in TEST_STAGES (CI time): run it after make prefetch, as root.
+test-offline: ## as root, after make prefetch: with the network cut (unshare -n), setup, both servers, and notebooks 00-04's first and a middle cell in the real kernel
+	tests/offline/run.sh
 
 dynamodb: ## start DynamoDB Local in the background (stop: scripts/dynamodb-local.sh stop)
 	scripts/dynamodb-local.sh start

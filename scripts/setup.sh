@@ -75,7 +75,8 @@ check_prereqs() {
     die "$PYTHON is not on PATH; install Python 3.11+ with venv (Debian: apt-get install python3-venv), or set PYTHON=/path/to/python3"
   "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' ||
     die "$PYTHON is $("$PYTHON" -V 2>&1); the workshop needs Python 3.11+ (set PYTHON=/path/to/python3.11)"
-  command -v npm >/dev/null ||
+  # npm only installs echarts (step 4); a prefetched checkout has it already.
+  [[ -f "$ROOT/tools/echarts/node_modules/echarts/dist/echarts.min.js" ]] || command -v npm >/dev/null ||
     die "npm is not on PATH; install Node.js 20+ with npm (Debian: apt-get install npm) and rerun"
 }
 
@@ -91,9 +92,18 @@ setup_venv() {
     "$PYTHON" -m venv "$VENV" ||
       die "could not create the venv; on Debian install python3-venv and rerun"
   fi
-  say "installing requirements.txt into the venv (pinned)"
+  # make prefetch leaves every wheel of requirements.txt in .cache/wheels, with
+  # a .complete stamp for this requirements.txt and interpreter: then nothing
+  # comes from PyPI (offline, venue Wi-Fi). Otherwise pip asks PyPI, as always.
+  local from=() wheels="$ROOT/.cache/wheels"
+  if [[ "$(cat "$wheels/.complete" 2>/dev/null)" == "$(sha256sum "$ROOT/requirements.txt" | cut -c1-16)-$("$VENV/bin/python" -c 'import sys, sysconfig; print(sys.implementation.cache_tag + "-" + sysconfig.get_platform())')" ]]; then
+    from=(--no-index --find-links "$wheels")
+    say "installing requirements.txt into the venv (pinned) from $wheels (make prefetch), not PyPI"
+  else
+    say "installing requirements.txt into the venv (pinned)"
+  fi
   alive "installing JupyterLab and its requirements" "$VENV/bin/python" -m pip install --quiet \
-    --disable-pip-version-check --no-input -r "$ROOT/requirements.txt"
+    --disable-pip-version-check --no-input ${from[@]+"${from[@]}"} -r "$ROOT/requirements.txt"
   stamp_set requirements "$want"
 }
 
