@@ -131,7 +131,7 @@ EXERCISES: list[Exercise] = [
              wrong={"maxRetry": "6"}, why="backoffs 63 job-minutes",
              right={"maxRetry": "5"}),
     # 05: the five exclusive jobs hold the pool in turn whatever c is: 9 late.
-    Exercise(notebook="05", cell="c05-29", fails=["jobs after the cutoff with 3 workers, for real"],
+    Exercise(notebook="05", cell="c05-29", fails=["jobs after the cutoff with 3 workers, by the pool's rules"],
              wrong={"late": "6"}, why="a third worker does not help exclusive jobs", right={"late": "9"}, original="fails"),
     # 05: a pause of a quarter lease: the lease is never seen unchanged for a
     # whole lease, so one attempt and nothing fenced.
