@@ -9,16 +9,17 @@
 # proxy, the checksum database, PyPI and npm fail at once. In it:
 #   1. the cut is real: a name lookup and an HTTPS request to the module proxy
 #      fail (without that, a pass would prove nothing);
-#   2. scripts/setup.sh (its quick path, as make workshop starts it) succeeds
-#      and prints no WARNING;
-#   3. DynamoDB Local and ElasticMQ start (scripts/with-servers.sh, on ports
-#      free here, OFFLINE_DYNAMODB_PORT / OFFLINE_SQS_PORT) and the sample
-#      nights are seeded (go run ./queuekit/cmd/queuekit seed --sample);
-#   4. in the real gonb kernel, for each of notebooks 00-04, the first code
+#   2. make workshop (scripts/workshop.sh, on free ports: OFFLINE_DYNAMODB_PORT,
+#      OFFLINE_SQS_PORT, OFFLINE_LAB_PORT) reaches "The workshop is running"
+#      and its URL answers: setup.sh's quick path (no WARNING printed), both
+#      servers started, the sample nights seeded, JupyterLab up;
+#   3. in the real gonb kernel, for each of notebooks 00-04, the first code
 #      cell and then the middle cell restart_cells.py's MIDDLE names run with
 #      no error and print no module, proxy, checksum or name-lookup failure
-#      (tests/offline/session_one.py). GOPROXY stays as scripts/env.sh sets it
-#      (the module cache first, then proxy.golang.org), GOSUMDB as go sets it.
+#      (tests/offline/session_one.py, against the workshop's servers). GOPROXY
+#      stays as scripts/env.sh sets it (the module cache first, then
+#      proxy.golang.org), GOSUMDB as go sets it;
+#   4. the workshop stops on TERM (as Ctrl-C stops it).
 # The repository's caches are the ones under test: run make prefetch first.
 # Ends with "offline: N passed, M failed"; exits 1 when anything failed, 2 when
 # it cannot cut the network here.
@@ -36,8 +37,9 @@ if [[ "${OFFLINE_INSIDE:-}" != 1 ]]; then
   fi
   # Ports nothing on this machine uses: the namespace has its own loopback,
   # but the servers' pid files are shared with the host's.
-  mapfile -t ports < <(free_ports 2)
-  export OFFLINE_DYNAMODB_PORT="${OFFLINE_DYNAMODB_PORT:-${ports[0]}}" OFFLINE_SQS_PORT="${OFFLINE_SQS_PORT:-${ports[1]}}"
+  mapfile -t ports < <(free_ports 3)
+  export OFFLINE_DYNAMODB_PORT="${OFFLINE_DYNAMODB_PORT:-${ports[0]}}" OFFLINE_SQS_PORT="${OFFLINE_SQS_PORT:-${ports[1]}}" \
+    OFFLINE_LAB_PORT="${OFFLINE_LAB_PORT:-${ports[2]}}"
   OFFLINE_INSIDE=1 exec unshare -n "$0" "$@"
 fi
 
@@ -51,23 +53,44 @@ no_https() { ! curl -sS -m 5 -o /dev/null https://proxy.golang.org/; }
 check "no name lookup (getent hosts proxy.golang.org fails)" no_lookup
 check "no route out (curl https://proxy.golang.org/ fails)" no_https
 
-echo "== scripts/setup.sh, offline"
-setup_ok() {
-  local out
-  out="$(scripts/setup.sh 2>&1)" || { printf '%s\n' "$out" | tail -n 20; return 1; }
-  if grep -i 'warning' <<<"$out"; then return 1; fi
+echo "== make workshop, offline"
+log="$(mktemp)" wpid=""
+stop_workshop() {
+  [[ -n "$wpid" ]] && kill -0 "$wpid" 2>/dev/null || return 0
+  kill -TERM -- "-$wpid" 2>/dev/null || true
+  for _ in $(seq 1 300); do kill -0 "$wpid" 2>/dev/null || return 0; sleep 0.1; done
+  return 1
 }
+cleanup() { stop_workshop || true; rm -f "$log"; }
+on_exit cleanup
 t=$SECONDS
-check "scripts/setup.sh succeeds with no WARNING" setup_ok
-echo "      ($((SECONDS - t)) s)"
-
-echo "== servers and session one in the gonb kernel"
-t=$SECONDS
-if DYNAMODB_PORT="$OFFLINE_DYNAMODB_PORT" SQS_PORT="$OFFLINE_SQS_PORT" \
-  scripts/with-servers.sh .venv/bin/python tests/offline/session_one.py; then
-  ok "servers up, seeded, session one's cells ran offline ($((SECONDS - t)) s)"
+DYNAMODB_PORT="$OFFLINE_DYNAMODB_PORT" SQS_PORT="$OFFLINE_SQS_PORT" LAB_PORT="$OFFLINE_LAB_PORT" \
+  setsid scripts/workshop.sh >"$log" 2>&1 &
+wpid=$!
+running() { grep -q 'The workshop is running' "$log"; }
+for _ in $(seq 1 600); do
+  running || ! kill -0 "$wpid" 2>/dev/null && break
+  sleep 0.5
+done
+if running; then
+  ok "make workshop printed its URL, offline ($((SECONDS - t)) s)"
 else
-  not_ok "servers, seeding or session one's cells (above; $((SECONDS - t)) s)"
+  not_ok "make workshop did not print its URL offline ($((SECONDS - t)) s); its output:"
+  sed 's/^/      /' "$log" | tail -n 30
 fi
+no_warning() { ! grep -i warning "$log"; }
+check "setup.sh's quick path printed no WARNING" no_warning
+check "both servers started" grep -q 'elasticmq: running on' "$log"
+check "JupyterLab answers on its URL" curl -sf -m 10 -o /dev/null "http://127.0.0.1:$OFFLINE_LAB_PORT/api"
+
+echo "== session one in the gonb kernel"
+t=$SECONDS
+if running && AWS_ENDPOINT_URL_DYNAMODB="http://127.0.0.1:$OFFLINE_DYNAMODB_PORT" AWS_ENDPOINT_URL_SQS="http://127.0.0.1:$OFFLINE_SQS_PORT" \
+  .venv/bin/python tests/offline/session_one.py; then
+  ok "session one's cells ran offline ($((SECONDS - t)) s)"
+else
+  not_ok "session one's cells (above; $((SECONDS - t)) s)"
+fi
+check "make workshop stops on TERM" stop_workshop
 echo "offline: took $((SECONDS - T0)) s"
 check_done
