@@ -117,6 +117,7 @@ EXPECTATIONS: dict[str, dict[str, list[str]]] = {
                         "| 2026-05-14 | 2 | 624.68 | 678.28 | 490 | 644.03 |",
                         "| oracle (noise floor) |",
                         # the pool decision (lab.NightTarget, ExampleForecastPick): the forecast's pick, 5, is late on 42.4 %
+                        "2026-05-04: 8 jobs, 268 estimated minutes, 119 of them exclusive",
                         "| 5 | 232.76 |", "is late on **42.4%** of them [39.4% to 45.5%]",
                         "load world, all held-out nights: regression had the smallest MAE on every one of 10 seeds"]},
     # 10: the shard projection at notebook 08's peak estimate (p95 of the busiest
