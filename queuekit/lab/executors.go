@@ -85,6 +85,18 @@ func Plural(n int, one, many string) string {
 	return format.Int(n) + " " + many
 }
 
+// Times is how often something happened, as prose writes it: "once",
+// "twice", "3 times" (thousands separated).
+func Times(n int) string {
+	switch n {
+	case 1:
+		return "once"
+	case 2:
+		return "twice"
+	}
+	return format.Int(n) + " times"
+}
+
 // ShowExecutors draws the comparison: jobs a second against workers for
 // both executors, the table of every row, and ExecutorSummary.
 func ShowExecutors(rows []claimrate.Row, title string) error {

@@ -289,7 +289,7 @@ func LostReplySummary(r LostReplyResult) string {
 		perJob[a.ID]++
 	}
 	s := fmt.Sprintf("The claim of %s landed (DynamoDB answered %s) and its reply was dropped; the SDK sent it again %s. ",
-		shortIDs(lost.Jobs), lost.Answer, Plural(retries, "time", "times"))
+		shortIDs(lost.Jobs), lost.Answer, Times(retries))
 	for _, t := range r.Tries {
 		if t.SDKAttempt > 1 && !t.Dropped {
 			if t.Answer == "OK" {
