@@ -71,7 +71,7 @@ prefetch: ## online, before a room with no network: setup, both servers' jars, e
 	scripts/prefetch.sh
 
 # Not in TEST_STAGES (CI time): run it after make prefetch, as root.
-test-offline: ## as root, after make prefetch: with the network cut (unshare -n), setup, both servers, and notebooks 00-04's first and a middle cell in the real kernel
+test-offline: ## as root, after make prefetch: with the network cut (unshare -n), make workshop reaches its URL (setup, both servers, JupyterLab), then notebooks 00-04's first and a middle cell in the real kernel
 	tests/offline/run.sh
 
 dynamodb: ## start DynamoDB Local in the background (stop: scripts/dynamodb-local.sh stop)
