@@ -161,9 +161,13 @@ class Runner:
         if ex.original:
             lines, _ = self.variant(ex, {}, [], "as written")
             failed = [r for s, r in lines if s == "fail"]
-            if ex.original == "fails" and not failed:
+            if ex.original in ("fails", "no-pass") and not failed:
                 problems.append(f"{where}: the untouched cell passes its checks ({len(lines)} printed): "
                                 "a participant who changes nothing must see ✗")
+            passed_lines = [r for st, r in lines if st == "pass"]
+            if ex.original == "no-pass" and (passed_lines or not failed):
+                problems.append(f"{where}: the untouched cell must earn no ✓ (its starting value is not an answer): "
+                                f"{passed_lines[:2] or 'no ✗ printed'}")
             if ex.original == "passes" and (failed or not lines):
                 problems.append(f"{where}: the cell as written should pass: {failed or 'no check printed'}")
         lines, err = self.variant(ex, ex.wrong, ex.replace_wrong, "wrong")

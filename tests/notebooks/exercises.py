@@ -20,7 +20,8 @@ The test, per exercise, in one kernel per notebook:
   1. runs RUN_FIRST (cell ids; by default the first code cell when the
      exercise cell's first line is a `// needs ... first code cell` line),
   2. runs the cell as written when ORIGINAL is "fails" (the untouched
-     skeleton must print a ✗ line for some check) or "passes",
+     skeleton must print a ✗ line for some check), "no-pass" (a ✗ and no
+     ✓ at all: a starting value earns nothing) or "passes",
   3. runs the cell with WRONG (then the THEN cells, which may print checks
      too): every check named in FAILS must print "✗ not yet: <check>",
   4. runs it with RIGHT (then THEN): every check printed passes, at least
@@ -46,7 +47,7 @@ class Exercise:
     replace_right: list[tuple[str, str]] = field(default_factory=list)
     run_first: list[str] | None = None
     then: list[str] = field(default_factory=list)
-    original: str | None = None       # "fails", "passes" or None (not run)
+    original: str | None = None       # "fails", "no-pass" (every check ✗), "passes" or None (not run)
     why: str = ""                     # what the wrong answer gets wrong (printed on failure)
 
 
@@ -116,7 +117,7 @@ EXERCISES: list[Exercise] = [
     # by the reap's own requests; 2 min: 50 heartbeats, 150 units.
     Exercise(notebook="05", cell="c05-09", run_first=["c05-03"], fails=["a dead worker's job is found within 10 minutes"],
              wrong={"leaseMinutes": "9.0", "predictedDetection": "9.5"}, why="lease + one poll: the reaper's rule is lease + 2 reap intervals",
-             right={"leaseMinutes": "4.0", "predictedDetection": "5.0"}, original="fails"),
+             right={"leaseMinutes": "4.0", "predictedDetection": "5.0"}, original="no-pass"),
     Exercise(notebook="05", cell="c05-09", run_first=["c05-03"], fails=["a dead worker's job is found within 10 minutes"],
              wrong={"leaseMinutes": "8.0", "predictedDetection": "10.0"}, why="a bound of exactly 10 minutes misses by the reap's requests",
              right={"leaseMinutes": "5.0", "predictedDetection": "7.0"}),
@@ -126,7 +127,7 @@ EXERCISES: list[Exercise] = [
     # 05: 0.3^(1+r) <= 0.001 needs r >= 5; 2^r - 1 <= 40 needs r <= 5.
     Exercise(notebook="05", cell="c05-25", fails=["a flaky job is dead-lettered at most once in 1,000 nights"],
              wrong={"maxRetry": "4", "predictedAttempts": "3.0"}, why="0.3^5 = 0.0024",
-             right={"maxRetry": "5", "predictedAttempts": "3.0"}, original="fails"),
+             right={"maxRetry": "5", "predictedAttempts": "3.0"}, original="no-pass"),
     Exercise(notebook="05", cell="c05-25", fails=["the backoffs fit in 40 job-minutes"],
              wrong={"maxRetry": "6"}, why="backoffs 63 job-minutes",
              right={"maxRetry": "5"}),
@@ -160,18 +161,18 @@ EXERCISES: list[Exercise] = [
     Exercise(notebook="07", cell="31ae4c7e", fails=["a healthy slice is dead-lettered at most once in 1,000"],
              replace_wrong=[("maxReceives := 0 ", "maxReceives := 4 ")], why="0.2^4 = 0.0016: more than once in 1,000",
              replace_right=[("maxReceives := 0 ", "maxReceives := 5 ")], right={"predictedDead": "1.0"},
-             original="fails"),
+             original="no-pass"),
     # The history's p95 is 2.28 s: 2 s leaves 19 of 200 (9.5 %) above it; 3 s
     # leaves 2 and brings a crashed slice back within 4 s.
     Exercise(notebook="07", cell="c07-visibility", fails=["at most 5 % of last week's slices outlive the timeout"],
              replace_wrong=[("visibilitySeconds := 0 ", "visibilitySeconds := 2 ")], why="2 s is under the p95: 9.5 % outlive it",
              replace_right=[("visibilitySeconds := 0 ", "visibilitySeconds := 3 ")], right={"predictedOutlive": "0.0"},
-             original="fails"),
+             original="no-pass"),
     # A worker asks once per 0.25 s slice, 4 a second: 2 ask 8, 3 ask 12 > 10.
     Exercise(notebook="07", cell="c07-pacing", fails=["the pool asks at most 10 requests a second"],
              replace_wrong=[("workers := 0 ", "workers := 3 ")], why="3 workers ask 12 requests a second",
              replace_right=[("workers := 0 ", "workers := 2 ")], right={"predictedThrottled": "1.0"},
-             original="fails"),
+             original="no-pass"),
 
     # 08: L = λW = 50e6/86,400 × 600 s = 347,222 jobs at once; a machine holds
     # min(64 threads, 16,000 MB / 400 MB = 40) = 40, so ⌈347,222 / 40⌉ = 8,681, memory binds.
