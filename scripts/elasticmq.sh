@@ -36,7 +36,8 @@
 # Docker image softwaremill/elasticmq-native:1.7.1.
 set -euo pipefail
 
-VERSION="1.7.1" # as queuekit/internal/jars pins it
+# As queuekit/internal/jars pins it; deploy/sqs_test.go reads this line.
+VERSION="1.7.1"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DIR="${ELASTICMQ_DIR:-$ROOT/.cache/elasticmq}"
