@@ -2,8 +2,6 @@ package lab
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"strings"
 	"time"
@@ -36,10 +34,7 @@ func (o FIFOBatchOutcome) SameGroup() int {
 // receive (SQS Developer Guide, "FIFO queue delivery logic"), so the batch
 // holds the whole group.
 func FIFOBatchDemo(ctx context.Context, q *sqsqueue.Client) (FIFOBatchOutcome, error) {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	fq, err := q.CreateFIFO(ctx, sqsqueue.FIFOConfig{Name: "queuekit-fifob-" + hex.EncodeToString(b[:]) + ".fifo",
-		ContentBasedDeduplication: true, Visibility: 30 * time.Second})
+	fq, err := scratchFIFO(ctx, q, "queuekit-fifob-")
 	if err != nil {
 		return FIFOBatchOutcome{}, err
 	}

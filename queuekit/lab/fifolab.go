@@ -33,16 +33,23 @@ type FIFOOutcome struct {
 	Delivered int
 }
 
+// scratchFIFO creates a FIFO queue named prefix + a random suffix + ".fifo",
+// deduplicated by content, with a 30 s visibility timeout, for one
+// demonstration that deletes it when done.
+func scratchFIFO(ctx context.Context, q *sqsqueue.Client, prefix string) (sqsqueue.Queue, error) {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return q.CreateFIFO(ctx, sqsqueue.FIFOConfig{Name: prefix + hex.EncodeToString(b[:]) + ".fifo",
+		ContentBasedDeduplication: true, Visibility: 30 * time.Second})
+}
+
 // FIFODemo creates a FIFO queue with content-based deduplication, sends
 // "A1", "A2" (group A), "B1" (group B) and "A1" again within the
 // deduplication interval, receives step by step, and deletes the queue.
 // wait is the long poll of the receives that are expected to come back empty
 // (a second is plenty on ElasticMQ).
 func FIFODemo(ctx context.Context, q *sqsqueue.Client, wait time.Duration) (FIFOOutcome, error) {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	fq, err := q.CreateFIFO(ctx, sqsqueue.FIFOConfig{Name: "queuekit-fifo-" + hex.EncodeToString(b[:]) + ".fifo",
-		ContentBasedDeduplication: true, Visibility: 30 * time.Second})
+	fq, err := scratchFIFO(ctx, q, "queuekit-fifo-")
 	if err != nil {
 		return FIFOOutcome{}, err
 	}
