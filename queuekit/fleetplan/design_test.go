@@ -22,13 +22,7 @@ func TestCheckDesignAtSeed003(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var out []string
-		for _, r := range rules {
-			if !r.OK {
-				out = append(out, r.Name)
-			}
-		}
-		return out
+		return failedNames(rules)
 	}
 	for _, c := range []struct {
 		d, k int

@@ -16,13 +16,18 @@ func failedRules(t *testing.T, tt fleetplan.TwoTier, roles string, d, k int) ([]
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rules, failedNames(rules)
+}
+
+// failedNames lists the names of the rules that did not hold, in order.
+func failedNames(rules []fleetplan.Rule) []string {
 	var out []string
 	for _, r := range rules {
 		if !r.OK {
 			out = append(out, r.Name)
 		}
 	}
-	return rules, out
+	return out
 }
 
 // CheckRoles at seed 003's size: the one tier fails whatever K, and the
