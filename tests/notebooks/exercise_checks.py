@@ -36,38 +36,16 @@ sys.path.insert(0, str(HERE))
 import check_cells as cc  # noqa: E402
 from exercises import EXERCISES, Exercise  # noqa: E402
 from restart_cells import Kernel  # noqa: E402
+
+sys.path.insert(0, str(HERE.parents[0] / "lib"))
+from checklines import check_lines, status_of  # noqa: E402
 from run_notebooks import jupyter_env  # noqa: E402
 
 ROOT = HERE.parents[1]
-PASS_MARK, NOT_YET_MARK = "✓ pass: ", "✗ not yet: "  # queuekit/lab/check.go
 
 
 class Usage(Exception):
     """An exercise that does not fit its notebook (exit 2)."""
-
-
-def check_lines(text: str) -> list[tuple[str, str]]:
-    """[(status, rest of line)] for every self-check line printed."""
-    out = []
-    for line in text.splitlines():
-        line = line.strip()
-        for mark, status in ((PASS_MARK, "pass"), (NOT_YET_MARK, "fail")):
-            if line.startswith(mark):
-                out.append((status, line[len(mark):]))
-    return out
-
-
-def is_check(rest: str, name: str) -> bool:
-    """Whether REST (a check line without its mark) is the line of check NAME."""
-    if not rest.startswith(name):
-        return False
-    tail = rest[len(name):]
-    return tail == "" or tail.startswith((" (", ": ", ". Hint: "))
-
-
-def status_of(lines: list[tuple[str, str]], name: str) -> str:
-    found = [s for s, rest in lines if is_check(rest, name)]
-    return found[-1] if found else "not printed"
 
 
 def assignment(name: str) -> re.Pattern:
@@ -129,7 +107,7 @@ class Runner:
         status, texts, errors = self.kernel.run(code, self.args.timeout)
         out = "\n".join(texts + errors)
         if self.args.verbose:
-            checks = "; ".join(f"{s} {r[:70]}" for s, r in check_lines(out)) or "no check printed"
+            checks = "; ".join(f"{s} {r[:70]}" for s, r in check_lines(out, strip=True)) or "no check printed"
             print(f"     {what}: {status} in {time.monotonic() - t0:.1f} s: {checks}", flush=True)
         return status, out
 
@@ -137,13 +115,13 @@ class Runner:
         """Runs the exercise cell rewritten, then its THEN cells; returns the check lines and the output."""
         code = rewrite(self.cell(ex.cell), values, replaces, f"{self.path.name} cell {ex.cell} ({label})")
         status, out = self.run(code, f"{ex.cell} {label}")
-        lines = check_lines(out)
+        lines = check_lines(out, strip=True)
         errors = [] if status == "ok" else [brief(out)]
         for cid in ex.then:
             status, more = self.run(self.cell(cid), f"{cid} after {label}")
-            lines += check_lines(more)
+            lines += check_lines(more, strip=True)
             out += more
-            if status != "ok" and not check_lines(more):
+            if status != "ok" and not check_lines(more, strip=True):
                 errors.append(brief(more))
         return lines, "\n".join(errors)
 
@@ -172,7 +150,7 @@ class Runner:
                 problems.append(f"{where}: the cell as written should pass: {failed or 'no check printed'}")
         lines, err = self.variant(ex, ex.wrong, ex.replace_wrong, "wrong")
         for name in ex.fails:
-            st = status_of(lines, name)
+            st = status_of(lines, name, "not printed")
             if st != "fail":
                 problems.append(f"{where}: with the wrong answer ({ex.why or ex.wrong or ex.replace_wrong}) "
                                 f"check {name!r} {'passed' if st == 'pass' else 'was not printed'}"
@@ -184,7 +162,7 @@ class Runner:
         for rest in failed:
             problems.append(f"{where}: with the right answer ✗ {rest[:200]}")
         for name in ex.fails:
-            if status_of(lines, name) != "pass":
+            if status_of(lines, name, "not printed") != "pass":
                 problems.append(f"{where}: with the right answer check {name!r} did not print ✓")
         if err and not problems:
             problems.append(f"{where}: with the right answer the cell failed: {err}")

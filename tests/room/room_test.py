@@ -33,6 +33,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import roomlib  # noqa: E402
 from roomlib import auth, docker, free_block, room_env  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from checklines import NOT_YET_MARK, PASS_MARK, check_lines, is_line_of, status_of  # noqa: E402
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 ART = os.path.join(ROOT, "tests", "artifacts", "room")
 os.makedirs(ART, exist_ok=True)
@@ -125,32 +128,14 @@ def notebook_cells(name, tok, path):
     return roomlib.notebook_cells(BASE, name, tok, path)
 
 
-PASS_MARK, NOT_YET_MARK = "✓ pass: ", "✗ not yet: "  # queuekit/lab/check.go
-
-
 def board_cells(view):
     """The board's API view as {(participant, notebook, check): status}."""
     return {(p["name"], c["notebook"], c["check"]): c["status"] for p in view["participants"] for c in p["checks"]}
 
 
-def is_line_of(line, mark, check_name):
-    """Whether line is the self-check line of check_name, in the forms
-    queuekit/lab/check.go's report prints: "✓ pass: name", "... (detail)",
-    "✗ not yet: name", "...: detail", "... . Hint: hint"."""
-    if not line.startswith(mark + check_name):
-        return False
-    rest = line[len(mark + check_name):]
-    return rest == "" or rest.startswith((" (", ": ", ". Hint: "))
-
-
 def printed_status(lines, check_name):
     """What the kernel printed last for a self-check: pass, fail or not run."""
-    status = "not run"
-    for line in "".join(lines).splitlines():
-        for mark, st in ((PASS_MARK, "pass"), (NOT_YET_MARK, "fail")):
-            if is_line_of(line, mark, check_name):
-                status = st
-    return status
+    return status_of(check_lines("".join(lines)), check_name)
 
 
 def board_checks(people, admin, inst, A, B):
