@@ -51,7 +51,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -166,8 +165,9 @@ func start(bin string) error {
 	}
 	cmd := exec.Command(bin, "-host", "127.0.0.1", "-port", port)
 	cmd.Stdout, cmd.Stderr = log, log
-	// The server dies with the test binary even when TestMain never calls Stop.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// The server dies with the test binary even when TestMain never calls
+	// Stop, where the system can say so (diesWithParent).
+	cmd.SysProcAttr = diesWithParent()
 	if err := cmd.Start(); err != nil {
 		log.Close()
 		return fmt.Errorf("start %s: %w", bin, err)
