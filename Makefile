@@ -136,12 +136,13 @@ check-notebooks: ## the notebooks' sources: ≤ 25 lines of code a cell, no cell
 # the same way, without running it a third time (make browser alone: all live).
 test-browser: ## headless Chromium: JupyterLab as first seen (ui.test.mjs), then $(NOTEBOOK), Run All or as the headless run executed it: charts draw, tables render, no math
 	source scripts/env.sh && cd tests/browser && fail=0; node --test --test-reporter=spec ui.test.mjs || fail=1; \
+	  if [ -d ../../$(EXECUTED) ] && [ -f ../../notebooks/assets/echarts.min.js ]; then \
+	    mkdir -p ../../$(EXECUTED)/assets && cp ../../notebooks/assets/echarts.min.js ../../$(EXECUTED)/assets/ || fail=1; fi; \
 	  for nb in $(NOTEBOOK); do \
 	  charts=0; if grep -q '"chart"' "../../notebooks/$$nb"; then charts=1; fi; \
 	  done_nb="../../$(EXECUTED)/$$nb"; \
 	  case " $(BROWSER_LIVE) " in *" $$nb "*) done_nb="";; esac; \
-	  if [ -n "$$done_nb" ] && [ "$$done_nb" -nt "../../notebooks/$$nb" ] && [ -f ../../notebooks/assets/echarts.min.js ]; then \
-	    mkdir -p "../../$(EXECUTED)/assets" && cp ../../notebooks/assets/echarts.min.js "../../$(EXECUTED)/assets/" && \
+	  if [ -n "$$done_nb" ] && [ "$$done_nb" -nt "../../notebooks/$$nb" ] && [ -f ../../$(EXECUTED)/assets/echarts.min.js ]; then \
 	    jupyter trust "$$done_nb" >/dev/null && \
 	    RENDERED=1 NOTEBOOK_ROOT="../../$(EXECUTED)" NOTEBOOK="$$nb" MIN_CHARTS="$${MIN_CHARTS:-$$charts}" \
 	      node --test --test-reporter=spec lab.test.mjs || fail=1; \
