@@ -165,14 +165,21 @@ func SleepThroughLease(ctx context.Context, cat *catalog.Catalog, cfg SleeperCon
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	defer func() { _ = cmd.Process.Signal(syscall.SIGCONT) }()
-	// Wait until the sleeper is working on the job.
-	for {
+	// Wait until the sleeper is working on the job: PROCESSING, and two
+	// renewals landed after the start (heartbeats every quarter lease). A
+	// stop right after the start could catch the worker before its work
+	// began: it would wake with its lease gone and its work not done, and
+	// send no result for the store to refuse.
+	var untils []int64
+	for len(untils) < 3 {
 		j, err := ex.Job(ctx, SleeperDate, id)
 		if err != nil {
 			return SleeperResult{}, err
 		}
-		if j.Status == queuekit.StatusProcessing && j.Worker == "sleeper" {
-			break
+		if j.Status == queuekit.StatusProcessing && j.Worker == "sleeper" &&
+			(len(untils) == 0 || j.LeaseUntilMS != untils[len(untils)-1]) {
+			untils = append(untils, j.LeaseUntilMS)
+			continue
 		}
 		select {
 		case err := <-exited:

@@ -400,6 +400,9 @@ type JobState struct {
 	Attempt int
 	Token   int64 // the fencing token: how many times the lease changed hands
 	Retries int   // current_retry
+	// LeaseUntilMS is lease_until, the holder's lease end on its own clock
+	// (0 when nobody holds the lease); a new value means a renewal landed.
+	LeaseUntilMS int64
 }
 
 // Job reads one job's execution item with a strongly consistent read.
@@ -418,7 +421,7 @@ func (e *Executor) Job(ctx context.Context, date, id string) (JobState, error) {
 	if err := attributevalue.UnmarshalMap(out.Item, &j); err != nil {
 		return JobState{}, fmt.Errorf("decode job %s: %w", id, err)
 	}
-	return JobState{JobID: j.JobID, Status: j.Status, Worker: j.Worker, Attempt: j.Attempt, Token: j.Token, Retries: j.CurrentRetry}, nil
+	return JobState{JobID: j.JobID, Status: j.Status, Worker: j.Worker, Attempt: j.Attempt, Token: j.Token, Retries: j.CurrentRetry, LeaseUntilMS: j.LeaseUntil}, nil
 }
 
 // Difference is one metric, forecast beside realised.
