@@ -109,7 +109,8 @@ test-go: ## go test ./..., then -race over the packages that hold leases (expect
 	go test -timeout 30m ./...
 	go test -race -timeout 15m ./queuekit/fence/
 	go test -race -timeout 15m ./queuekit/lease/ -run '$(RACE_LEASE_TESTS)'
-	go test -race -timeout 10m ./queuekit/fleet/ -run 'TestControlPlaneCost|Example'
+	go test -race -timeout 10m ./queuekit/fleet/ -run 'Example'
+	go test -race -timeout 10m ./queuekit/fleetplan/ -run 'TestControlPlaneCost'
 
 test-deploy: ## parse docker-compose.yml and the Dockerfile with real parsers and check them
 	cd deploy && go test ./...

@@ -167,8 +167,8 @@
 // Each acquire rewrites the shard's history as its last HistoryMax-1
 // entries plus its own (token, holder, operation, time, and the lease end
 // it took over); a release appends one. So a shard item stays under about
-// 1 KB (ShardItemBytes) and a renewal costs one write unit, where the
-// unbounded history it had before issue 25 made every renewal pay for the
+// 1 KB (fleetplan.ShardItemBytes) and a renewal costs one write unit, where
+// the unbounded history it had before issue 25 made every renewal pay for the
 // whole item.
 //
 // MEMBER items remain as a registry of who runs (joined, renewed with the
@@ -184,11 +184,11 @@
 //
 // # Control-plane cost
 //
-// ControlPlaneCost computes, for N workers and K shards, the requests, read
-// and write units and on-demand dollars per hour of the above: per worker
-// per rebalance one Query of K items (ceil(K·ShardItemBytes/4 KB) strongly
-// consistent read units), plus K shard and N member renewals every
-// ShardLease/4. A test measures it with in-process workers (4 and 24 on K =
+// fleetplan.ControlPlaneCost computes, for N workers and K shards, the
+// requests, read and write units and on-demand dollars per hour of the
+// above: per worker per rebalance one Query of K items
+// (ceil(K·fleetplan.ShardItemBytes/4 KB) strongly consistent read units),
+// plus K shard and N member renewals every ShardLease/4. A test measures it with in-process workers (4 and 24 on K =
 // 16): every rebalance is one Query whose reported read units are within
 // the formula's at both sizes, and the writes within its renewals plus the
 // changes the workers counted.

@@ -4,8 +4,11 @@
 // index's shards and hand due jobs to executors through SQS), and the
 // one-tier fleet it replaces (package fleet today: every worker owns
 // shards and reads the shard items), expressed in the same rows so that the
-// two can be compared. The package holds formulas and prices only; the
-// protocols are package fleet's.
+// two can be compared; the one-tier fleet's own costs (ControlPlaneCost
+// for its shard protocol, Project for its job lifecycle at seed 003's day
+// through package capacity). The package holds formulas and prices only;
+// the protocols are package fleet's, and fleet imports neither this
+// package nor capacity (a test checks it).
 //
 // # Inputs
 //
@@ -70,9 +73,9 @@
 //	P · ½ · ⌈M·E / 4 KB⌉ read units a second (a full page every poll: the bound).
 //
 // Control plane. The D_c dispatchers of a cell run package fleet's shard
-// protocol among themselves (fleet.ControlPlaneCost with N = D_c, K = K_c):
+// protocol among themselves (ControlPlaneCost with N = D_c, K = K_c):
 // each reads the K_c shard items once per ShardLease/4 (strongly
-// consistent, ⌈K_c·fleet.ShardItemBytes / 4 KB⌉ units), and renews its
+// consistent, ⌈K_c·ShardItemBytes / 4 KB⌉ units), and renews its
 // owned shards and its membership as often. So pk = SHARD reads D_c times,
 // not N times, and pk = MEMBER holds D_c items, not N: executors have no
 // membership item; an executor's liveness is its job's lease.
@@ -101,7 +104,7 @@
 //
 // The fleet of package fleet with N workers and K shards: every worker
 // reads the K shard items each ShardLease/4 and renews its MEMBER item as
-// often (fleet.ControlPlaneCost), the owners poll their shards every Poll
+// often (ControlPlaneCost), the owners poll their shards every Poll
 // (an idle poll of an empty shard: ½ unit), and the job's writes are the
 // same as above. Its rows are computed, never refused: Violations lists the
 // rows over a limit.

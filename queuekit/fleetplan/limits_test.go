@@ -73,7 +73,7 @@ func reasons(m map[string]int) string {
 // SHARD's partition and pk = MEMBER's, and the same protocol run by the
 // 2 dispatchers of the two-tier design throttles nothing, as fleetplan's
 // rows predict at that scale (shard items aged first to the history a
-// running fleet has, about fleet.ShardItemBytes each):
+// running fleet has, about ShardItemBytes each):
 //
 //   - one tier, N = 64, K = 16, shard lease 2 s (a look every 0.5 s): pk =
 //     SHARD read 64 · ⌈16 · 830 / 4,096⌉ · 2 = 512 read units a second
@@ -210,7 +210,7 @@ func TestOneTierThrottlesOnTheLimitsLayerWhereTheDispatcherTierDoesNot(t *testin
 // fell to an eighth of their schedule, Local saturated): through the
 // layer at S = 1 (nothing throttles), K = 32 shards, a shard lease of 4 s
 // (a look every second). Per look each worker sends exactly one Query
-// (fleet.ControlPlaneCost: ⌈32 · 830 B / 1 MB⌉ = 1 page) of at most
+// (ControlPlaneCost: ⌈32 · 830 B / 1 MB⌉ = 1 page) of at most
 // ⌈32 · 830 / 4,096⌉ = 7 read units at any N (O(K) a look, so O(N·K) a
 // second: the wall the two tiers remove); the layer's own count of pk =
 // SHARD's read units equals what the workers report (less the Queries the
@@ -238,7 +238,7 @@ func TestOneTierControlPlaneModelAgainstRealWorkers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cp, err := fleet.ControlPlaneCost(n, k, lease, capacity.Prices2026)
+		cp, err := fleetplan.ControlPlaneCost(n, k, lease, capacity.Prices2026)
 		if err != nil {
 			t.Fatal(err)
 		}

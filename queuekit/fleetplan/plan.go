@@ -324,13 +324,13 @@ func (t TwoTier) deploy(p prices.Table, cells, dc, kc int) (Deployment, error) {
 		Dispatchers: cells * dc, Shards: cells * kc, DispatchersPerCell: dc, ShardsPerCell: kc, Queues: cells,
 		HeartbeatsPerJob: a.Heartbeats(), RunningJobs: running}
 
-	cp, err := fleet.ControlPlaneCost(dc, kc, a.ShardLease, p)
+	cp, err := ControlPlaneCost(dc, kc, a.ShardLease, p)
 	if err != nil {
 		return Deployment{}, fmt.Errorf("two-tier control plane: %w", err)
 	}
 	rebalances := 4 / a.ShardLease.Seconds() // per second, per dispatcher
-	shardWrites := float64(kc) * rebalances * writeUnits(fleet.ShardItemBytes)
-	memberWrites := float64(dc) * rebalances * writeUnits(fleet.MemberItemBytes)
+	shardWrites := float64(kc) * rebalances * writeUnits(ShardItemBytes)
+	memberWrites := float64(dc) * rebalances * writeUnits(MemberItemBytes)
 	shardReads := cp.ReadUnitsPerHour / 3600
 	pollUnits := 0.5 * math.Ceil(float64(a.PollPage*a.IndexEntryBytes)/4096)
 	dueKeyReads := pollRate * pollUnits
@@ -396,7 +396,7 @@ func (o OneTier) Plan(p prices.Table) (Deployment, error) {
 	if err := checkInputs(o.Workers, o.JobsPerDay); err != nil {
 		return Deployment{}, err
 	}
-	cp, err := fleet.ControlPlaneCost(o.Workers, o.Shards, a.ShardLease, p)
+	cp, err := ControlPlaneCost(o.Workers, o.Shards, a.ShardLease, p)
 	if err != nil {
 		return Deployment{}, fmt.Errorf("one-tier control plane: %w", err)
 	}
@@ -405,8 +405,8 @@ func (o OneTier) Plan(p prices.Table) (Deployment, error) {
 	n, k := float64(o.Workers), float64(o.Shards)
 	rebalances := 4 / a.ShardLease.Seconds()
 	shardReads := cp.ReadUnitsPerHour / 3600
-	shardWrites := k * rebalances * writeUnits(fleet.ShardItemBytes)
-	memberWrites := n * rebalances * writeUnits(fleet.MemberItemBytes)
+	shardWrites := k * rebalances * writeUnits(ShardItemBytes)
+	memberWrites := n * rebalances * writeUnits(MemberItemBytes)
 	pollRate := 1 / a.OneTierPoll.Seconds()
 	// package fleet's due index projects every attribute (entries of B):
 	// an idle poll reads nothing and is billed ½ unit.

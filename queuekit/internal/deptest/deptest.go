@@ -27,3 +27,22 @@ func Deps(t *testing.T, mustHave string) []string {
 	t.Fatalf("go list -deps listed %d packages without %s; the check is not looking at the package's dependencies", len(deps), mustHave)
 	return nil
 }
+
+// Module is the import path of the workshop's Go packages.
+const Module = "github.com/nightqueue/workshop/queuekit"
+
+// Forbid fails t for each of the package's dependencies (Deps with
+// mustHave) that is one of the forbidden packages or a package under one;
+// forbidden names are relative to Module ("capacity", "lease/poolrules").
+// It states a layering rule: the package in the current directory imports
+// none of them, directly or through another package.
+func Forbid(t *testing.T, mustHave string, forbidden ...string) {
+	t.Helper()
+	for _, d := range Deps(t, mustHave) {
+		for _, f := range forbidden {
+			if p := Module + "/" + f; d == p || strings.HasPrefix(d, p+"/") {
+				t.Errorf("depends on %s, which it must not import (the layering rule of docs/code.md)", d)
+			}
+		}
+	}
+}

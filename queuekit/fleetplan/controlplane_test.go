@@ -1,4 +1,4 @@
-package fleet_test
+package fleetplan_test
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/nightqueue/workshop/queuekit/capacity"
 	"github.com/nightqueue/workshop/queuekit/fleet"
+	"github.com/nightqueue/workshop/queuekit/fleetplan"
+	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
 )
 
 // The control plane's cost, measured: n in-process workers (each a Join of
@@ -29,7 +31,7 @@ func TestControlPlaneCostMatchesTheFormula(t *testing.T) {
 	}
 	perRebalance := map[int]float64{}
 	for _, n := range []int{4, 24} {
-		c, err := fleet.ControlPlaneCost(n, shards, lease, capacity.Prices2026)
+		c, err := fleetplan.ControlPlaneCost(n, shards, lease, capacity.Prices2026)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,12 +107,12 @@ func TestControlPlaneCostMatchesTheFormula(t *testing.T) {
 // (4 KB each) in one page. Writes: 16 + 10 renewals each round, shard
 // items 1 unit (under 1 KB), member items 1.
 func TestControlPlaneCostByHand(t *testing.T) {
-	c, err := fleet.ControlPlaneCost(10, 16, 2*time.Second, capacity.Prices2026)
+	c, err := fleetplan.ControlPlaneCost(10, 16, 2*time.Second, capacity.Prices2026)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fleet.ShardItemBytes != 830 {
-		t.Fatalf("ShardItemBytes %d: this hand computation assumes 830", fleet.ShardItemBytes)
+	if fleetplan.ShardItemBytes != 830 {
+		t.Fatalf("ShardItemBytes %d: this hand computation assumes 830", fleetplan.ShardItemBytes)
 	}
 	if c.ReadRequestsPerRebalance != 1 || c.ReadUnitsPerRebalance != 4 {
 		t.Errorf("per rebalance: %d requests, %.0f units; want 1 and 4", c.ReadRequestsPerRebalance, c.ReadUnitsPerRebalance)
@@ -123,7 +125,25 @@ func TestControlPlaneCostByHand(t *testing.T) {
 	if d := c.USDPerHour - want; d > 1e-12 || d < -1e-12 {
 		t.Errorf("$%.6f an hour, want $%.6f", c.USDPerHour, want)
 	}
-	if _, err := fleet.ControlPlaneCost(0, 16, time.Second, capacity.Prices2026); err == nil {
+	if _, err := fleetplan.ControlPlaneCost(0, 16, time.Second, capacity.Prices2026); err == nil {
 		t.Error("0 workers: want an error")
 	}
+}
+
+// newFleet opens a fleet on a table of the test's own (deleted when the
+// test ends).
+func newFleet(t testing.TB, opts ...fleet.Option) *fleet.Fleet {
+	t.Helper()
+	f, err := fleet.New(ddbtest.NewCatalog(t), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := f.DeleteTable(ctx); err != nil {
+			t.Errorf("delete %s: %v", f.Table(), err)
+		}
+	})
+	return f
 }

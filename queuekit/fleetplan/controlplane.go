@@ -1,21 +1,22 @@
-package fleet
+package fleetplan
 
 import (
 	"fmt"
 	"math"
 	"time"
 
+	"github.com/nightqueue/workshop/queuekit/fleet"
 	"github.com/nightqueue/workshop/queuekit/prices"
 )
 
 // Item sizes the control plane's cost is computed with: upper bounds of
 // the item sizes as DynamoDB counts them (attribute names plus values). A
 // shard item holds its keys, lease (fence_token, holder, lease_until), shard,
-// op_nonce, a want, and at most HistoryMax+1 history entries of about 70
+// op_nonce, a want, and at most fleet.HistoryMax+1 history entries of about 70
 // bytes each; a MEMBER item its keys, lease and expires_at. Worker names
 // are assumed at most 32 bytes.
 const (
-	ShardItemBytes  = 200 + (HistoryMax+1)*70
+	ShardItemBytes  = 200 + (fleet.HistoryMax+1)*70
 	MemberItemBytes = 160
 )
 
@@ -49,8 +50,8 @@ type ControlPlane struct {
 // ControlPlaneCost computes ControlPlane for n workers, k shards and the
 // shard lease, priced with p (on demand).
 func ControlPlaneCost(n, k int, shardLease time.Duration, p prices.Table) (ControlPlane, error) {
-	if n < 1 || k < 1 || k > MaxShards || shardLease <= 0 {
-		return ControlPlane{}, fmt.Errorf("control plane cost: workers %d (>= 1), shards %d (1 to %d), shard lease %s (> 0)", n, k, MaxShards, shardLease)
+	if n < 1 || k < 1 || k > fleet.MaxShards || shardLease <= 0 {
+		return ControlPlane{}, fmt.Errorf("control plane cost: workers %d (>= 1), shards %d (1 to %d), shard lease %s (> 0)", n, k, fleet.MaxShards, shardLease)
 	}
 	bytes := float64(k * ShardItemBytes)
 	pages := int(math.Max(1, math.Ceil(bytes/(1<<20))))

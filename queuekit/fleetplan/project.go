@@ -1,4 +1,4 @@
-package fleet
+package fleetplan
 
 import (
 	"github.com/nightqueue/workshop/queuekit/capacity"
