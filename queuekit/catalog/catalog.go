@@ -228,13 +228,7 @@ func missingHint(table, endpoint string) string {
 func IsLocalEndpoint(endpoint string) bool { return awsapi.IsLocalEndpoint(endpoint) }
 
 func validTableName(name string) error {
-	ok := len(name) >= 3 && len(name) <= 255
-	for _, r := range name {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
-			ok = false
-		}
-	}
-	if !ok {
+	if !dynamo.ValidName(name) {
 		return &OptionError{fmt.Sprintf("table name %q: DynamoDB wants 3 to 255 characters from a-z, A-Z, 0-9, '_', '-', '.'; e.g. %s", name, DefaultTable)}
 	}
 	return nil
@@ -267,37 +261,9 @@ func call[T any](ctx context.Context, c *Catalog, fn func(ctx context.Context) (
 	return dynamo.Call(ctx, c.db, fn)
 }
 
-// Call runs one DynamoDB call for packages built on the catalog (for example
-// the executor's companion table): under the call timeout, with transport
-// errors turned into *UnreachableError and a missing table into
-// *TableMissingError, exactly as the catalog's own calls.
-func Call[T any](ctx context.Context, c *Catalog, fn func(ctx context.Context) (T, error)) (T, error) {
-	return dynamo.Call(ctx, c.db, fn)
-}
-
-// Sibling returns a catalog on another table that shares this one's client,
-// endpoint, timeouts and window: one place for clients, typed errors and
-// timeouts, for a companion table such as the executor's.
-func (c *Catalog) Sibling(table string) (*Catalog, error) {
-	if err := validTableName(table); err != nil {
-		return nil, err
-	}
-	s := *c
-	s.opts.Table = table
-	s.db = c.db.Named(table)
-	return &s, nil
-}
-
-// RidingOut returns a catalog on the same table whose client retries by
-// the AWS layer's ride-out policy p (dynamo.RideOut: no client-side retry
-// quota, full-jitter backoff), for callers that keep going through network
-// outages (the executors). It has a client of its own; c keeps its retryer.
-func (c *Catalog) RidingOut(p dynamo.RideOut) *Catalog {
-	s := *c
-	s.db = c.db.RidingOut(p)
-	return &s
-}
-
 // DB returns the catalog's table in the AWS layer, for packages of this
-// module that call DynamoDB through it directly.
+// module that call DynamoDB through it directly. A package with a table of
+// its own opens it from there (c.DB().Open(name), RidingOut for a client
+// that rides out outages): the table handle, not the job catalog, is what
+// it holds.
 func (c *Catalog) DB() *dynamo.Table { return c.db }

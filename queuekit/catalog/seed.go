@@ -91,16 +91,27 @@ func (c *Catalog) Seed(ctx context.Context, jobs []queuekit.Job, opts ...SeedOpt
 // for tables keyed WithItemKeys; for jobs use Seed, which validates them.
 // Items must not repeat a key within one call.
 func (c *Catalog) PutItems(ctx context.Context, items []map[string]types.AttributeValue, opts ...SeedOption) (SeedReport, error) {
+	return PutItemsTo(ctx, c.db, items, opts...)
+}
+
+// PutItemsTo is PutItems on a table handle of the AWS layer rather than a
+// catalog: for packages of this module with a table of their own (the
+// fleet's SubmitJobs), which report their writes as a seed does.
+func PutItemsTo(ctx context.Context, t *dynamo.Table, items []map[string]types.AttributeValue, opts ...SeedOption) (SeedReport, error) {
 	var so SeedOptions
 	for _, fn := range opts {
 		fn(&so)
 	}
-	return c.writeItems(ctx, items, so)
+	return writeItems(ctx, t, items, so)
+}
+
+func (c *Catalog) writeItems(ctx context.Context, items []map[string]types.AttributeValue, so SeedOptions) (SeedReport, error) {
+	return writeItems(ctx, c.db, items, so)
 }
 
 // writeItems writes marshalled items with the AWS layer's batch writer
 // (see Seed) and reports what it took.
-func (c *Catalog) writeItems(ctx context.Context, items []map[string]types.AttributeValue, so SeedOptions) (SeedReport, error) {
+func writeItems(ctx context.Context, t *dynamo.Table, items []map[string]types.AttributeValue, so SeedOptions) (SeedReport, error) {
 	total := len(items)
 	reqs := make([]types.WriteRequest, len(items))
 	for i, it := range items {
@@ -108,7 +119,7 @@ func (c *Catalog) writeItems(ctx context.Context, items []map[string]types.Attri
 	}
 	var rep SeedReport
 	began := time.Now()
-	err := c.db.Write(ctx, reqs, dynamo.OnWritten(func(w dynamo.Written) { // serialized by Write
+	err := t.Write(ctx, reqs, dynamo.OnWritten(func(w dynamo.Written) { // serialized by Write
 		rep.Items += w.Items
 		rep.Requests += w.Requests
 		rep.Retried += w.Retried
@@ -120,7 +131,7 @@ func (c *Catalog) writeItems(ctx context.Context, items []map[string]types.Attri
 	}))
 	rep.Elapsed = time.Since(began)
 	if err != nil {
-		return rep, &UnwrittenError{Table: c.opts.Table, Unwritten: total - rep.Items, Total: total, Err: err}
+		return rep, &UnwrittenError{Table: t.Name(), Unwritten: total - rep.Items, Total: total, Err: err}
 	}
 	return rep, nil
 }
@@ -177,7 +188,7 @@ func checkItemSize(loc string, it map[string]types.AttributeValue) error {
 			Problem: fmt.Sprintf("a sort key is at most %d bytes in DynamoDB", MaxSortKeyBytes), Fix: "shorten job_id"}
 	}
 	if n := ItemSize(it); n > MaxItemBytes {
-		name, size := biggestAttribute(it)
+		name, size := dynamo.LargestAttribute(it)
 		return &queuekit.FieldError{Location: loc, Field: name, Value: fmt.Sprintf("%d bytes", size),
 			Problem: fmt.Sprintf("the item is %d bytes, over DynamoDB's item limit of %d bytes (400 KB)", n, MaxItemBytes),
 			Fix:     "shorten the attribute (or lower --pad-bytes)"}

@@ -90,12 +90,3 @@ func (c *Catalog) CountItems(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
-
-// CreateTableFrom creates the catalog's table with the key schema, indexes
-// and billing of in (its TableName is replaced by the catalog's table) and
-// waits until it is active. A table that already exists is fine; the caller
-// checks its schema if it cares. For companion tables opened with Sibling.
-func (c *Catalog) CreateTableFrom(ctx context.Context, in *dynamodb.CreateTableInput) error {
-	_, err := c.createAndWait(ctx, in)
-	return err
-}

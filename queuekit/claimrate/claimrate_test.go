@@ -41,7 +41,7 @@ func TestCompareMeasuresEveryConfiguration(t *testing.T) {
 			_ = ex.DeleteTable(ctx)
 		}
 		if f, err := fleet.New(cat); err == nil {
-			_ = f.Catalog().DeleteTable(ctx)
+			_ = f.DeleteTable(ctx)
 		}
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -80,7 +80,7 @@ func TestPoolBoundIsHalfOneClientsWriteRate(t *testing.T) {
 	cat := ddbtest.NewCatalog(t)
 	t.Cleanup(func() {
 		if f, err := fleet.New(cat); err == nil {
-			_ = f.Catalog().DeleteTable(context.Background())
+			_ = f.DeleteTable(context.Background())
 		}
 	})
 	for _, k := range []int{1, 4} {
@@ -130,7 +130,7 @@ func BenchmarkCompare(b *testing.B) {
 			_ = ex.DeleteTable(ctx)
 		}
 		if f, err := fleet.New(cat); err == nil {
-			_ = f.Catalog().DeleteTable(ctx)
+			_ = f.DeleteTable(ctx)
 		}
 	})
 	ctx := context.Background()

@@ -29,7 +29,7 @@ func TestCompareTiersMeasuresBothFleets(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if f, err := fleet.New(cat); err == nil {
-			_ = f.Catalog().DeleteTable(ctx)
+			_ = f.DeleteTable(ctx)
 		}
 	})
 	const jobs = 200
@@ -80,7 +80,7 @@ func BenchmarkTiers(b *testing.B) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if f, err := fleet.New(cat); err == nil {
-			_ = f.Catalog().DeleteTable(ctx)
+			_ = f.DeleteTable(ctx)
 		}
 	})
 	for range b.N {

@@ -17,7 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	stypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
 	"github.com/nightqueue/workshop/queuekit/sqsqueue"
 )
 
@@ -121,7 +121,7 @@ func (c *Collator) Collate(ctx context.Context) (Final, bool, error) {
 	if err != nil {
 		return f, false, err
 	}
-	_, err = catalog.Call(ctx, c.Results.cat, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
+	_, err = dynamo.Call(ctx, c.Results.db, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
 		return c.Results.ddb.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(c.Results.table), Item: av,
 			ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()})
 	})
@@ -180,7 +180,7 @@ func (c *Collator) Redrive(ctx context.Context, work sqsqueue.Queue) (int, error
 		if it.Status != statusDead {
 			continue
 		}
-		_, err := catalog.Call(ctx, c.Results.cat, func(ctx context.Context) (*dynamodb.DeleteItemOutput, error) {
+		_, err := dynamo.Call(ctx, c.Results.db, func(ctx context.Context) (*dynamodb.DeleteItemOutput, error) {
 			return c.Results.ddb.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(c.Results.table),
 				Key: map[string]types.AttributeValue{attrRun: &types.AttributeValueMemberS{Value: c.Run},
 					attrSlice: &types.AttributeValueMemberN{Value: strconv.Itoa(it.Slice)}},

@@ -78,7 +78,7 @@ func Trigger(ctx context.Context, q *sqsqueue.Client, work sqsqueue.Queue, run s
 // Results is the results table: one item per slice (partition key "run",
 // sort key "slice"), and the final result at slice -1.
 type Results struct {
-	cat   *catalog.Catalog
+	db    *dynamo.Table // the table handle of the AWS layer
 	ddb   *dynamodb.Client
 	table string
 }
@@ -100,7 +100,7 @@ const (
 
 // NewResults returns the results table c names (c.Table()).
 func NewResults(c *catalog.Catalog) *Results {
-	return &Results{cat: c, ddb: c.Client(), table: c.Table()}
+	return &Results{db: c.DB(), ddb: c.Client(), table: c.Table()}
 }
 
 // Table returns the table's name.
@@ -110,7 +110,7 @@ func (r *Results) Table() string { return r.table }
 // is active, through the catalog's create-and-wait (so under its
 // catalog.Options.WaitTimeout, with its typed errors).
 func (r *Results) Create(ctx context.Context) error {
-	err := r.cat.CreateTableFrom(ctx, dynamo.Spec{Key: dynamo.Key{Partition: dynamo.S(attrRun), Sort: dynamo.N(attrSlice)}}.Input())
+	_, err := r.db.CreateAndWait(ctx, dynamo.Spec{Key: dynamo.Key{Partition: dynamo.S(attrRun), Sort: dynamo.N(attrSlice)}}.Input())
 	if err != nil {
 		return fmt.Errorf("results table: %w", err)
 	}
@@ -119,7 +119,7 @@ func (r *Results) Create(ctx context.Context) error {
 
 // Delete deletes the table; a table already gone is fine.
 func (r *Results) Delete(ctx context.Context) error {
-	return r.cat.DeleteTable(ctx)
+	return r.db.DeleteAndWait(ctx)
 }
 
 // sliceItem is one slice's stored result.
@@ -157,7 +157,7 @@ func (r *Results) put(ctx context.Context, it sliceItem) error {
 	if err != nil {
 		return err
 	}
-	_, err = catalog.Call(ctx, r.cat, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
+	_, err = dynamo.Call(ctx, r.db, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
 		return r.ddb.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(r.table), Item: av,
 			ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()})
 	})
@@ -189,7 +189,7 @@ func (r *Results) markDead(ctx context.Context, p Pointer) error {
 	if err != nil {
 		return err
 	}
-	_, err = catalog.Call(ctx, r.cat, func(ctx context.Context) (*dynamodb.UpdateItemOutput, error) {
+	_, err = dynamo.Call(ctx, r.db, func(ctx context.Context) (*dynamodb.UpdateItemOutput, error) {
 		return r.ddb.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(r.table),
 			Key: map[string]types.AttributeValue{attrRun: &types.AttributeValueMemberS{Value: p.Run},
 				attrSlice: &types.AttributeValueMemberN{Value: strconv.Itoa(p.Slice)}},
@@ -223,7 +223,7 @@ func (r *Results) slices(ctx context.Context, run string) ([]sliceItem, error) {
 		return nil, err
 	}
 	var items []sliceItem
-	for out, err := range r.cat.DB().QueryPages(ctx, &dynamodb.QueryInput{TableName: aws.String(r.table), ConsistentRead: aws.Bool(true),
+	for out, err := range r.db.QueryPages(ctx, &dynamodb.QueryInput{TableName: aws.String(r.table), ConsistentRead: aws.Bool(true),
 		KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()}) {
 		if err != nil {
 			return nil, fmt.Errorf("read results of run %s: %w", run, err)
@@ -250,7 +250,7 @@ type finalItem struct {
 
 // Final reads the run's final result; ok is false when there is none yet.
 func (r *Results) Final(ctx context.Context, run string) (Final, bool, error) {
-	out, err := catalog.Call(ctx, r.cat, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
+	out, err := dynamo.Call(ctx, r.db, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
 		return r.ddb.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(r.table), ConsistentRead: aws.Bool(true),
 			Key: map[string]types.AttributeValue{attrRun: &types.AttributeValueMemberS{Value: run},
 				attrSlice: &types.AttributeValueMemberN{Value: strconv.Itoa(finalSlice)}}})

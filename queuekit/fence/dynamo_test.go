@@ -27,7 +27,7 @@ func newLeaseTable(t *testing.T) *leaseTable {
 	cat := ddbtest.NewCatalog(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	err := cat.CreateTableFrom(ctx, &dynamodb.CreateTableInput{
+	_, err := cat.DB().CreateAndWait(ctx, &dynamodb.CreateTableInput{
 		BillingMode:          types.BillingModePayPerRequest,
 		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: types.ScalarAttributeTypeS}},
 		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}},

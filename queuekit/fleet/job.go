@@ -19,6 +19,7 @@ import (
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fence"
+	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
 )
 
 // writes counts write requests and the capacity DynamoDB reported.
@@ -43,7 +44,7 @@ func (f *Fleet) update(ctx context.Context, w *writes, k map[string]types.Attrib
 		return nil, fmt.Errorf("build expression: %w", err)
 	}
 	w.requests++
-	out, err := f.cat.DB().UpdateItem(ctx, k, expr, func(in *dynamodb.UpdateItemInput) {
+	out, err := f.db.UpdateItem(ctx, k, expr, func(in *dynamodb.UpdateItemInput) {
 		in.ReturnValues, in.ReturnConsumedCapacity = types.ReturnValueAllNew, types.ReturnConsumedCapacityIndexes
 		in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 	})
@@ -258,7 +259,7 @@ func (f *Fleet) fatal(ctx context.Context, w *writes, j Job, h fence.Hold, seen 
 	dl[AttrPK] = &types.AttributeValueMemberS{Value: "DLQ"}
 	dl[AttrSK] = &types.AttributeValueMemberS{Value: j.UserID + "#" + j.JobID}
 	w.requests += 2
-	out, err := catalog.Call(ctx, f.cat, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
+	out, err := dynamo.Call(ctx, f.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
 		return f.client().TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
 			ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes,
 			TransactItems: []types.TransactWriteItem{
@@ -304,12 +305,12 @@ func (f *Fleet) Unfinished(ctx context.Context, shards int) (int, error) {
 			in := &dynamodb.QueryInput{TableName: aws.String(f.Table()), IndexName: aws.String(IndexDue),
 				Select: types.SelectCount, KeyConditionExpression: aws.String("claim_shard = :k"),
 				ExpressionAttributeValues: map[string]types.AttributeValue{":k": &types.AttributeValueMemberN{Value: strconv.Itoa(k)}}}
-			o := f.cat.DB().Outage(f.RideOut(), fmt.Sprintf("the count of shard %d's unfinished jobs on %s", k, f.Table()),
+			o := f.db.Outage(f.RideOut(), fmt.Sprintf("the count of shard %d's unfinished jobs on %s", k, f.Table()),
 				"the workers keep their jobs; check the network to DynamoDB, then run the same fleet again (it resumes the table)")
 			var n int64
 			err := o.Do(gctx, func(ctx context.Context) error {
 				n = 0
-				for out, err := range f.cat.DB().QueryPages(ctx, in) {
+				for out, err := range f.db.QueryPages(ctx, in) {
 					if err != nil {
 						return err
 					}

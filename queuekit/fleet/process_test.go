@@ -61,7 +61,7 @@ func newFleet(t testing.TB, opts ...fleet.Option) *fleet.Fleet {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if err := f.Catalog().DeleteTable(ctx); err != nil {
+		if err := f.DeleteTable(ctx); err != nil {
 			t.Errorf("delete %s: %v", f.Table(), err)
 		}
 	})
@@ -80,7 +80,7 @@ type workerProc struct {
 
 func startWorker(t *testing.T, f *fleet.Fleet, name string, shards, slots int, args ...string) *workerProc {
 	t.Helper()
-	all := append([]string{"fleet-worker", "--endpoint", f.Catalog().Endpoint(), "--table", f.Table(),
+	all := append([]string{"fleet-worker", "--endpoint", f.Endpoint(), "--table", f.Table(),
 		"--shards", fmt.Sprint(shards), "--slots", fmt.Sprint(slots), "--name", name}, args...)
 	w := &workerProc{name: name, cmd: exec.Command(buildCLI(t), all...), done: make(chan struct{})}
 	out, err := w.cmd.StdoutPipe()

@@ -31,7 +31,7 @@ import (
 func TestFleetRidesOutBurstsOfLostReplies(t *testing.T) {
 	const jobs, users = 120, 4
 	f0 := newFleet(t)
-	px := toxitest.NewProxy(t, f0.Catalog().Endpoint())
+	px := toxitest.NewProxy(t, f0.Endpoint())
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cat, err := catalog.New(ctx, catalog.WithEndpoint(px.URL), catalog.WithTable(f0.Table()))
@@ -126,7 +126,7 @@ func TestFleetRidesOutBurstsOfLostReplies(t *testing.T) {
 func TestFleetUnfinishedRidesOutAnOutage(t *testing.T) {
 	const jobs = 30
 	f0 := newFleet(t)
-	px := toxitest.NewProxy(t, f0.Catalog().Endpoint())
+	px := toxitest.NewProxy(t, f0.Endpoint())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := f0.Reset(ctx, 4); err != nil {

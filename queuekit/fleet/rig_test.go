@@ -80,7 +80,7 @@ func shortRetries(so *retry.StandardOptions) {
 func newRoutedRig(t *testing.T, ctx context.Context, shards, jobs, maxRetry int, lease time.Duration, classify toxitest.Classify, kinds ...string) *rig {
 	t.Helper()
 	f0 := newFleet(t)
-	r := toxitest.NewRouter(t, f0.Catalog().Endpoint(), classify, kinds...)
+	r := toxitest.NewRouter(t, f0.Endpoint(), classify, kinds...)
 	g := newRig(t, ctx, f0, r.Default.URL, shards, jobs, maxRetry, lease, func(o *dynamodb.Options) {
 		o.HTTPClient = r.HTTPClient()
 		o.Retryer = retry.NewStandard(shortRetries)

@@ -14,8 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fence"
+	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
 )
 
 // shardKey is the key of shard k's item.
@@ -72,7 +72,7 @@ func (f *Fleet) shardStates(ctx context.Context) ([]ShardState, shardRead, error
 		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal}
 	var out []ShardState
 	var cost shardRead
-	for page, err := range f.cat.DB().QueryPages(ctx, in) {
+	for page, err := range f.db.QueryPages(ctx, in) {
 		if err != nil {
 			return nil, cost, fmt.Errorf("read shard items: %w", err)
 		}
@@ -220,7 +220,7 @@ func (f *Fleet) join(ctx context.Context, w *writes, name string) (fence.Hold, t
 		return fence.Hold{}, now, err
 	}
 	w.requests++
-	out, err := f.cat.DB().UpdateItem(ctx, key("MEMBER", name), expr, func(in *dynamodb.UpdateItemInput) {
+	out, err := f.db.UpdateItem(ctx, key("MEMBER", name), expr, func(in *dynamodb.UpdateItemInput) {
 		in.ReturnValues = types.ReturnValueAllNew
 	})
 	if err != nil {
@@ -258,7 +258,7 @@ func (f *Fleet) leave(ctx context.Context, w *writes, h fence.Hold) error {
 		return err
 	}
 	w.requests++
-	_, err = catalog.Call(ctx, f.cat, func(ctx context.Context) (*dynamodb.DeleteItemOutput, error) {
+	_, err = dynamo.Call(ctx, f.db, func(ctx context.Context) (*dynamodb.DeleteItemOutput, error) {
 		return f.client().DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(f.Table()), Key: key("MEMBER", h.Holder),
 			ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()})
 	})
@@ -273,7 +273,7 @@ func (f *Fleet) Members(ctx context.Context) ([]Member, error) {
 		KeyConditionExpression:    aws.String("pk = :p"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "MEMBER"}}}
 	var out []Member
-	for page, err := range f.cat.DB().QueryPages(ctx, in) {
+	for page, err := range f.db.QueryPages(ctx, in) {
 		if err != nil {
 			return nil, fmt.Errorf("read members: %w", err)
 		}

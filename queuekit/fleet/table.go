@@ -105,7 +105,7 @@ func WithPollAll(on bool) Option { return func(o *Options) { o.PollAll = on } }
 
 // Fleet is the fleet executor on one DynamoDB table. Safe for concurrent use.
 type Fleet struct {
-	cat  *catalog.Catalog
+	db   *dynamo.Table // the fleet table: the AWS layer's handle, sharing the catalog's client
 	opts Options
 }
 
@@ -125,28 +125,38 @@ func New(cat *catalog.Catalog, opts ...Option) (*Fleet, error) {
 	if !strings.HasSuffix(table, TableSuffix) {
 		table += TableSuffix
 	}
-	s, err := cat.Sibling(table)
+	db, err := cat.DB().Open(table)
 	if err != nil {
 		return nil, err
 	}
 	// Workers and the coordinator ride out network outages; their client
 	// retries by the AWS layer's ride-out policy (no client-side retry
 	// quota, full-jitter backoff of at most 1 s), as the night executor's.
-	return &Fleet{cat: s.RidingOut(dynamo.RideOut{}), opts: o}, nil
+	return &Fleet{db: db.RidingOut(dynamo.RideOut{}), opts: o}, nil
 }
 
 // Table is the fleet table's name.
-func (f *Fleet) Table() string { return f.cat.Table() }
+func (f *Fleet) Table() string { return f.db.Name() }
 
-// Catalog is the catalog client on the fleet table.
-func (f *Fleet) Catalog() *catalog.Catalog { return f.cat }
+// DB is the fleet table's handle in the AWS layer (client, call timeout,
+// typed errors, ride-out retryer), for the packages of this module that
+// run the fleet (fleetrun).
+func (f *Fleet) DB() *dynamo.Table { return f.db }
+
+// Endpoint is the DynamoDB endpoint URL the fleet talks to, or "" for the
+// AWS default.
+func (f *Fleet) Endpoint() string { return f.db.Conn().URL }
+
+// DeleteTable deletes the fleet table and waits until it is gone; a table
+// that does not exist is fine.
+func (f *Fleet) DeleteTable(ctx context.Context) error { return f.db.DeleteAndWait(ctx) }
 
 // Options returns a copy of the options the fleet was opened with (its
 // leases, poll, clock), as an SDK client's Options does: what a process
 // that starts workers passes on to them.
 func (f *Fleet) Options() Options { return f.opts }
 
-func (f *Fleet) client() *dynamodb.Client { return f.cat.Client() }
+func (f *Fleet) client() *dynamodb.Client { return f.db.Client() }
 
 func (f *Fleet) now() time.Time { return f.opts.Now() }
 
@@ -159,26 +169,26 @@ func (f *Fleet) Reset(ctx context.Context, shards int) error {
 	if shards < 1 || shards > MaxShards {
 		return fmt.Errorf("shards %d: want 1 to %d", shards, MaxShards)
 	}
-	if err := f.cat.DeleteTable(ctx); err != nil {
+	if err := f.db.DeleteAndWait(ctx); err != nil {
 		return err
 	}
 	in := dynamo.Spec{
 		Key:     dynamo.Key{Partition: dynamo.S(AttrPK), Sort: dynamo.S(AttrSK)},
 		Indexes: []dynamo.Index{{Name: IndexDue, Key: dynamo.Key{Partition: dynamo.N(attrShard), Sort: dynamo.N(attrDue)}}},
 	}.Input()
-	if err := f.cat.CreateTableFrom(ctx, in); err != nil {
+	if _, err := f.db.CreateAndWait(ctx, in); err != nil {
 		return err
 	}
 	// MEMBER items expire (AttrExpires): a worker killed leaves its item
 	// behind, and the TTL sweep deletes it.
-	_, err := catalog.Call(ctx, f.cat, func(ctx context.Context) (*dynamodb.UpdateTimeToLiveOutput, error) {
+	_, err := dynamo.Call(ctx, f.db, func(ctx context.Context) (*dynamodb.UpdateTimeToLiveOutput, error) {
 		return f.client().UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: aws.String(f.Table()),
 			TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(AttrExpires), Enabled: aws.Bool(true)}})
 	})
 	if err != nil {
 		return fmt.Errorf("enable TTL (%s) on %s: %w", AttrExpires, f.Table(), err)
 	}
-	_, err = catalog.Call(ctx, f.cat, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
+	_, err = dynamo.Call(ctx, f.db, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
 		return f.client().PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(f.Table()), Item: map[string]types.AttributeValue{
 			AttrPK: &types.AttributeValueMemberS{Value: "META"}, AttrSK: &types.AttributeValueMemberS{Value: "CONFIG"},
 			"shards": &types.AttributeValueMemberN{Value: strconv.Itoa(shards)},
@@ -200,13 +210,13 @@ func (e *NoFleetError) Error() string {
 
 // Shards reads K from META/CONFIG.
 func (f *Fleet) Shards(ctx context.Context) (int, error) {
-	out, err := catalog.Call(ctx, f.cat, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
+	out, err := dynamo.Call(ctx, f.db, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
 		return f.client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(f.Table()), ConsistentRead: aws.Bool(true),
 			Key: key("META", "CONFIG")})
 	})
 	var missing *catalog.TableMissingError
 	if errors.As(err, &missing) || (err == nil && out.Item == nil) {
-		return 0, &NoFleetError{Table: f.Table(), Endpoint: endpointText(f.cat)}
+		return 0, &NoFleetError{Table: f.Table(), Endpoint: endpointText(f.db)}
 	}
 	if err != nil {
 		return 0, fmt.Errorf("read the shard count of %s: %w", f.Table(), err)
@@ -218,11 +228,11 @@ func (f *Fleet) Shards(ctx context.Context) (int, error) {
 	return k, nil
 }
 
-func endpointText(c *catalog.Catalog) string {
-	if c.Endpoint() == "" {
+func endpointText(t *dynamo.Table) string {
+	if t.Conn().URL == "" {
 		return "AWS"
 	}
-	return c.Endpoint()
+	return t.Conn().URL
 }
 
 func key(pk, sk string) map[string]types.AttributeValue {
@@ -375,7 +385,7 @@ func (f *Fleet) SubmitJob(ctx context.Context, j Job) (Job, error) {
 	if err != nil {
 		return Job{}, err
 	}
-	_, err = catalog.Call(ctx, f.cat, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
+	_, err = dynamo.Call(ctx, f.db, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
 		return f.client().PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(f.Table()), Item: item,
 			ConditionExpression: aws.String("attribute_not_exists(pk)")})
 	})
@@ -413,7 +423,7 @@ func (f *Fleet) SubmitJobs(ctx context.Context, jobs []Job, opts ...catalog.Seed
 		}
 		items = append(items, item)
 	}
-	return f.cat.PutItems(ctx, items, opts...)
+	return catalog.PutItemsTo(ctx, f.db, items, opts...)
 }
 
 func unmarshalJob(item map[string]types.AttributeValue) (Job, error) {
@@ -436,11 +446,11 @@ func (f *Fleet) ListAllJobs(ctx context.Context, userID string) ([]Job, error) {
 	in := &dynamodb.QueryInput{TableName: aws.String(f.Table()),
 		KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()}
 	var jobs []Job
-	for out, err := range f.cat.DB().QueryPages(ctx, in) {
+	for out, err := range f.db.QueryPages(ctx, in) {
 		if err != nil {
 			var missing *catalog.TableMissingError
 			if errors.As(err, &missing) {
-				return nil, &NoFleetError{Table: f.Table(), Endpoint: endpointText(f.cat)}
+				return nil, &NoFleetError{Table: f.Table(), Endpoint: endpointText(f.db)}
 			}
 			return nil, fmt.Errorf("list the jobs of user %s: %w", userID, err)
 		}
@@ -465,13 +475,13 @@ func (e *NotFoundError) Error() string {
 // ViewJob is seed 003's viewJob(user_id, job_id): one GetItem (strongly
 // consistent, so a job just submitted or ended reads as it is).
 func (f *Fleet) ViewJob(ctx context.Context, userID, jobID string) (Job, error) {
-	out, err := catalog.Call(ctx, f.cat, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
+	out, err := dynamo.Call(ctx, f.db, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
 		return f.client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(f.Table()), ConsistentRead: aws.Bool(true),
 			Key: key("USER#"+userID, "JOB#"+jobID)})
 	})
 	var missing *catalog.TableMissingError
 	if errors.As(err, &missing) {
-		return Job{}, &NoFleetError{Table: f.Table(), Endpoint: endpointText(f.cat)}
+		return Job{}, &NoFleetError{Table: f.Table(), Endpoint: endpointText(f.db)}
 	}
 	if err != nil {
 		return Job{}, fmt.Errorf("view job %s of user %s: %w", jobID, userID, err)
@@ -497,7 +507,7 @@ func (f *Fleet) DeadLetters(ctx context.Context) ([]DeadLetter, error) {
 		KeyConditionExpression:    aws.String("pk = :d"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":d": &types.AttributeValueMemberS{Value: "DLQ"}}}
 	var out []DeadLetter
-	for page, err := range f.cat.DB().QueryPages(ctx, in) {
+	for page, err := range f.db.QueryPages(ctx, in) {
 		if err != nil {
 			return nil, fmt.Errorf("read dead letters: %w", err)
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fence"
+	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
 	"github.com/nightqueue/workshop/queuekit/internal/wait"
 )
 
@@ -773,7 +774,7 @@ func (wk *worker) due(ctx context.Context, k int) ([]Job, error) {
 	}
 	var jobs []Job
 	for page := 0; page < pages && len(jobs) == 0; page++ {
-		out, err := catalog.Call(ctx, f.cat, func(ctx context.Context) (*dynamodb.QueryOutput, error) { return f.client().Query(ctx, in) })
+		out, err := dynamo.Call(ctx, f.db, func(ctx context.Context) (*dynamodb.QueryOutput, error) { return f.client().Query(ctx, in) })
 		if err != nil {
 			return nil, fmt.Errorf("query shard %d of the due index: %w", k, err)
 		}

@@ -161,7 +161,7 @@ func (c ControlPlane) Execute(ctx context.Context, s *limits.Server) (ControlPla
 	defer func() {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
-		_ = fd.Catalog().DeleteTable(dctx) // the fleet's table (fd.Table()), not the catalog's
+		_ = fd.DeleteTable(dctx) // the fleet's table (fd.Table()), not the catalog's
 	}()
 	if err := fd.Reset(ctx, c.Shards); err != nil {
 		return ControlPlaneResult{}, fmt.Errorf("control plane %q: %w", c.Name, err)

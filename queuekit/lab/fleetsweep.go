@@ -119,7 +119,7 @@ func RunFleetSweep(ctx context.Context, s *limits.Server, cfg FleetSweep, progre
 			// exist: a run's table left behind would take a sweeper from later
 			// tables (notebook 06's timers) for good. Its counters are the
 			// layer's, so the table goes when the run is read.
-			defer func() { _ = f.Catalog().DeleteTable(context.WithoutCancel(gctx)) }()
+			defer func() { _ = f.DeleteTable(context.WithoutCancel(gctx)) }()
 			rep, err := fleetrun.Run(gctx, f, fleetrun.Config{Bin: cfg.Bin, Jobs: k * cfg.JobsPerShard, Workers: cfg.Workers, Slots: cfg.Slots,
 				Shards: k, Ceiling: -1, Fresh: true})
 			if err != nil {

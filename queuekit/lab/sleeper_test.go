@@ -100,11 +100,11 @@ func TestTakeoverReassignsTheDeadWorkersShards(t *testing.T) {
 	ctx := context.Background()
 	// Takeover.Run leaves the fleet table (TTL on) for the notebook to read;
 	// a test's would hold one of DynamoDB Local's few TTL sweeps for good.
-	ft, err := cat.Sibling(cat.Table() + fleet.TableSuffix)
+	ft, err := cat.DB().Open(cat.Table() + fleet.TableSuffix)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = ft.DeleteTable(context.Background()) })
+	t.Cleanup(func() { _ = ft.DeleteAndWait(context.Background()) })
 	bin, err := QueuekitBinary(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/nightqueue/workshop/queuekit"
-	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fence"
 	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
 	"github.com/nightqueue/workshop/queuekit/internal/wait"
@@ -256,7 +255,7 @@ func (e *Executor) end(ctx context.Context, date, run string, j jobItem, step fe
 	if err != nil {
 		return err
 	}
-	table := aws.String(e.db.Table())
+	table := aws.String(e.db.Name())
 	old := types.ReturnValuesOnConditionCheckFailureAllOld
 	items := []types.TransactWriteItem{
 		{Update: &types.Update{TableName: table, Key: key(date, jobSK(j.JobID)), ConditionExpression: jobExpr.Condition(),
@@ -279,7 +278,7 @@ func (e *Executor) end(ctx context.Context, date, run string, j jobItem, step fe
 		}
 		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: table, Item: dl}})
 	}
-	err, stopped := e.sendEnd(ctx, items, units, e.db.DB().Outage(WorkerRideOut(time.Duration(cfg.LeaseMS)*time.Millisecond),
+	err, stopped := e.sendEnd(ctx, items, units, e.db.Outage(WorkerRideOut(time.Duration(cfg.LeaseMS)*time.Millisecond),
 		fmt.Sprintf("the end of attempt %d of job %s, night %s", j.Attempt, j.JobID, date),
 		"the job's lease expires and the reapers re-queue it; check the network to DynamoDB, then start a worker again"))
 	if stopped != nil {
@@ -395,7 +394,7 @@ func (e *Executor) sendEnd(ctx context.Context, items []types.TransactWriteItem,
 			ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes}
 		var out *dynamodb.TransactWriteItemsOutput
 		err := o.Do(ctx, func(ctx context.Context) (err error) {
-			out, err = catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
+			out, err = dynamo.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
 				return e.db.Client().TransactWriteItems(ctx, in)
 			})
 			return err
@@ -441,7 +440,7 @@ func endRefused(err error, date, run string, j jobItem, hold fence.Hold, extra *
 func (e *Executor) endLanded(ctx context.Context, date, id string, err error, nonce string) (bool, error) {
 	img := refusedImage(err)
 	if img == nil {
-		reads := e.db.DB().Outage(StaleAfter, fmt.Sprintf("the read-back of job %s, night %s", id, date),
+		reads := e.db.Outage(StaleAfter, fmt.Sprintf("the read-back of job %s, night %s", id, date),
 			"check the network to DynamoDB, then start a worker again")
 		if rerr := reads.Do(ctx, func(ctx context.Context) (err error) { img, err = e.getItem(ctx, date, jobSK(id)); return err }); rerr != nil {
 			return false, rerr
@@ -498,14 +497,14 @@ func (w *worker) reap(ctx context.Context) error {
 		return fmt.Errorf("build lease query: %w", err)
 	}
 	lease := time.Duration(w.p.LeaseMS) * time.Millisecond
-	in := &dynamodb.QueryInput{TableName: aws.String(w.e.db.Table()),
+	in := &dynamodb.QueryInput{TableName: aws.String(w.e.db.Name()),
 		IndexName: aws.String(IndexLeases), KeyConditionExpression: expr.KeyCondition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()}
 	if w.seen == nil {
 		w.seen = map[string]leaseSeen{}
 	}
 	held := map[string]bool{}
-	for page, err := range w.e.db.DB().QueryPages(ctx, in) {
+	for page, err := range w.e.db.QueryPages(ctx, in) {
 		if err != nil {
 			return fmt.Errorf("query held leases: %w", err)
 		}

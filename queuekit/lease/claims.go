@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/nightqueue/workshop/queuekit"
-	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
 )
 
 // This file holds the claim step apart from the worker loop that normally
@@ -89,7 +89,7 @@ func (e *Executor) StageClaims(ctx context.Context, n queuekit.Night, cfg Config
 // cancellation reason in the order of the transaction ("None" where that
 // item was fine). Any other failure is err.
 func (e *Executor) SendClaim(ctx context.Context, c Claim) (won bool, reasons []string, err error) {
-	_, err = catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
+	_, err = dynamo.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
 		return e.db.Client().TransactWriteItems(ctx, c.Input)
 	})
 	switch {

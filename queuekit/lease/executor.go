@@ -20,6 +20,7 @@ import (
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fence"
+	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
 	"github.com/nightqueue/workshop/queuekit/internal/wait"
 	"github.com/nightqueue/workshop/queuekit/sim"
 )
@@ -109,7 +110,7 @@ func (c Config) Validate() error {
 // the same night.
 type Executor struct {
 	cat     *catalog.Catalog // the job catalog
-	db      *catalog.Catalog // the companion table, sharing the catalog's client
+	db      *dynamo.Table    // the companion table: the AWS layer's handle, sharing the catalog's client
 	now     func() time.Time
 	maxSkew time.Duration // Options.MaxSkew, handed to each Report
 }
@@ -161,7 +162,7 @@ func New(cat *catalog.Catalog, opts ...Option) (*Executor, error) {
 	if o.MaxSkew < 0 {
 		return nil, fmt.Errorf("max skew = %s: a bound on clock skew is 0 or more", o.MaxSkew)
 	}
-	db, err := cat.Sibling(cat.Table() + TableSuffix)
+	db, err := cat.DB().Open(cat.Table() + TableSuffix)
 	if err != nil {
 		return nil, fmt.Errorf("executor table: %w", err)
 	}
@@ -177,13 +178,13 @@ func New(cat *catalog.Catalog, opts ...Option) (*Executor, error) {
 }
 
 // Table is the companion table's name.
-func (e *Executor) Table() string { return e.db.Table() }
+func (e *Executor) Table() string { return e.db.Name() }
 
 // CreateTable creates the companion table and its indexes if missing.
 func (e *Executor) CreateTable(ctx context.Context) error { return e.createTable(ctx) }
 
 // DeleteTable deletes the companion table (tests, instructors).
-func (e *Executor) DeleteTable(ctx context.Context) error { return e.db.DeleteTable(ctx) }
+func (e *Executor) DeleteTable(ctx context.Context) error { return e.db.DeleteAndWait(ctx) }
 
 // BusyError says that a night is already running: another run holds it and
 // its coordinator heartbeat is fresh.
@@ -369,8 +370,8 @@ func (e *Executor) takeNight(ctx context.Context, date string, pool map[string]t
 	// sent again (the sequence moved on): the pool then names this very
 	// run, which is the take's success, not a busy night.
 	err = e.coordinatorOutage(date).Do(ctx, func(ctx context.Context) error {
-		_, err := catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
-			return e.db.Client().PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(e.db.Table()), Item: pool,
+		_, err := dynamo.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
+			return e.db.Client().PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(e.db.Name()), Item: pool,
 				ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 				ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
 		})
@@ -456,7 +457,7 @@ func (e *Executor) fencedWrite(ctx context.Context, date, runID string, reqs []t
 	if err != nil {
 		return fmt.Errorf("build reset guard: %w", err)
 	}
-	table := aws.String(e.db.Table())
+	table := aws.String(e.db.Name())
 	check := types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{TableName: table, Key: key(date, skPool),
 		ConditionExpression: guard.Condition(), ExpressionAttributeNames: guard.Names(), ExpressionAttributeValues: guard.Values()}}
 	for start := 0; start < len(reqs); start += ResetChunk {
@@ -477,7 +478,7 @@ func (e *Executor) fencedWrite(ctx context.Context, date, runID string, reqs []t
 			// run) is sent again, ridden out as the coordinator's other calls.
 			in := &dynamodb.TransactWriteItemsInput{TransactItems: items}
 			err = e.coordinatorOutage(date).Do(ctx, func(ctx context.Context) error {
-				_, err := catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
+				_, err := dynamo.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
 					return e.db.Client().TransactWriteItems(ctx, in)
 				})
 				return err
@@ -610,7 +611,7 @@ func (e *Executor) touch(ctx context.Context, date, runID string) error {
 // fails (for fence.Check), and for the consumed capacity (table and
 // indexes), given to units when the write lands and units is not nil.
 func (e *Executor) updateOld(ctx context.Context, date, sk string, expr expression.Expression, units func(...types.ConsumedCapacity)) error {
-	out, err := e.db.DB().UpdateItem(ctx, key(date, sk), expr, func(in *dynamodb.UpdateItemInput) {
+	out, err := e.db.UpdateItem(ctx, key(date, sk), expr, func(in *dynamodb.UpdateItemInput) {
 		in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 		in.ReturnConsumedCapacity = types.ReturnConsumedCapacityIndexes
 	})
@@ -622,7 +623,7 @@ func (e *Executor) updateOld(ctx context.Context, date, sk string, expr expressi
 
 // update runs one conditional UpdateItem.
 func (e *Executor) update(ctx context.Context, date, sk string, expr expression.Expression) error {
-	_, err := e.db.DB().UpdateItem(ctx, key(date, sk), expr)
+	_, err := e.db.UpdateItem(ctx, key(date, sk), expr)
 	return err
 }
 

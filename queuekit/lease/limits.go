@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 
 	"github.com/nightqueue/workshop/queuekit"
-	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
 )
 
 // DynamoDB's limits that bound a pool (AWS documentation, "Service, account,
@@ -68,7 +68,7 @@ func poolBytes(c, idLen int) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("marshal pool: %w", err)
 	}
-	return catalog.ItemSize(av), nil
+	return dynamo.ItemSize(av), nil
 }
 
 // checkLimits checks, before anything is written, that the pool of cfg

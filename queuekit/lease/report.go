@@ -17,6 +17,7 @@ import (
 
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
 	"github.com/nightqueue/workshop/queuekit/sim"
 )
 
@@ -407,15 +408,15 @@ type JobState struct {
 
 // Job reads one job's execution item with a strongly consistent read.
 func (e *Executor) Job(ctx context.Context, date, id string) (JobState, error) {
-	out, err := catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
-		return e.db.Client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(e.db.Table()),
+	out, err := dynamo.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
+		return e.db.Client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(e.db.Name()),
 			Key: key(date, jobSK(id)), ConsistentRead: aws.Bool(true)})
 	})
 	if err != nil {
 		return JobState{}, fmt.Errorf("read job %s of night %s: %w", id, date, err)
 	}
 	if out.Item == nil {
-		return JobState{}, fmt.Errorf("night %s has no job %s in %s", date, id, e.db.Table())
+		return JobState{}, fmt.Errorf("night %s has no job %s in %s", date, id, e.db.Name())
 	}
 	var j jobItem
 	if err := attributevalue.UnmarshalMap(out.Item, &j); err != nil {

@@ -41,7 +41,7 @@ var rideOut = dynamo.RideOut{}
 // coordinatorOutage rides the coordinator of night date through calls that
 // get no answer.
 func (e *Executor) coordinatorOutage(date string) *dynamo.Outage {
-	return e.db.DB().Outage(CoordinatorRideOut, fmt.Sprintf("the coordinator of night %s", date),
+	return e.db.Outage(CoordinatorRideOut, fmt.Sprintf("the coordinator of night %s", date),
 		fmt.Sprintf("its workers leave once its heartbeat is %s old; check the network to DynamoDB, then run the night again (`queuekit run --batch-date %s`)",
 			StaleAfter, date))
 }
@@ -49,7 +49,7 @@ func (e *Executor) coordinatorOutage(date string) *dynamo.Outage {
 // outage rides the worker through calls that get no answer.
 func (w *worker) outage() *dynamo.Outage {
 	lease := time.Duration(w.p.LeaseMS) * time.Millisecond
-	return w.e.db.DB().Outage(WorkerRideOut(lease), fmt.Sprintf("worker %s of night %s", w.name, w.date),
+	return w.e.db.Outage(WorkerRideOut(lease), fmt.Sprintf("worker %s of night %s", w.name, w.date),
 		fmt.Sprintf("the other workers' reapers re-queue the jobs it held once their leases expire; check the network to DynamoDB, then start a worker again (`queuekit worker --batch-date %s --slots K`)",
 			w.date))
 }

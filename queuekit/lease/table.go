@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/nightqueue/workshop/queuekit"
-	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fence"
 	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
 )
@@ -205,13 +204,14 @@ func key(date, sk string) map[string]types.AttributeValue {
 
 // createTable creates the companion table with its two sparse indexes.
 func (e *Executor) createTable(ctx context.Context) error {
-	return e.db.CreateTableFrom(ctx, dynamo.Spec{
+	_, err := e.db.CreateAndWait(ctx, dynamo.Spec{
 		Key: dynamo.Key{Partition: dynamo.S(attrDate), Sort: dynamo.S(attrSK)},
 		Indexes: []dynamo.Index{
 			{Name: IndexClaim, Key: dynamo.Key{Partition: dynamo.S(attrShard), Sort: dynamo.S(attrDue)}},
 			{Name: IndexLeases, Key: dynamo.Key{Partition: dynamo.S(attrLeaseSh), Sort: dynamo.N(attrLeaseTil)}},
 		},
 	}.Input())
+	return err
 }
 
 // nightItems reads every item of a night with one paginated Query on the
@@ -226,16 +226,16 @@ func (e *Executor) nightItems(ctx context.Context, date, prefix string) ([]map[s
 		return nil, fmt.Errorf("build key condition: %w", err)
 	}
 	in := &dynamodb.QueryInput{
-		TableName:                 aws.String(e.db.Table()),
+		TableName:                 aws.String(e.db.Name()),
 		KeyConditionExpression:    expr.KeyCondition(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
 		ConsistentRead:            aws.Bool(true),
 	}
 	var items []map[string]types.AttributeValue
-	for out, err := range e.db.DB().QueryPages(ctx, in) {
+	for out, err := range e.db.QueryPages(ctx, in) {
 		if err != nil {
-			return nil, fmt.Errorf("query night %s in %s: %w", date, e.db.Table(), err)
+			return nil, fmt.Errorf("query night %s in %s: %w", date, e.db.Name(), err)
 		}
 		items = append(items, out.Items...)
 	}
@@ -245,8 +245,8 @@ func (e *Executor) nightItems(ctx context.Context, date, prefix string) ([]map[s
 // readPool reads the pool item with a strongly consistent read; ok is false
 // when the night has none.
 func (e *Executor) readPool(ctx context.Context, date string) (poolItem, bool, error) {
-	out, err := catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
-		return e.db.Client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(e.db.Table()),
+	out, err := dynamo.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
+		return e.db.Client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(e.db.Name()),
 			Key: key(date, skPool), ConsistentRead: aws.Bool(true)})
 	})
 	if err != nil {
@@ -265,8 +265,8 @@ func (e *Executor) readPool(ctx context.Context, date string) (poolItem, bool, e
 // getItem reads one item of the night with a strongly consistent read
 // (nil when missing).
 func (e *Executor) getItem(ctx context.Context, date, sk string) (map[string]types.AttributeValue, error) {
-	out, err := catalog.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
-		return e.db.Client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(e.db.Table()),
+	out, err := dynamo.Call(ctx, e.db, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
+		return e.db.Client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(e.db.Name()),
 			Key: key(date, sk), ConsistentRead: aws.Bool(true)})
 	})
 	if err != nil {

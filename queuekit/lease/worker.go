@@ -27,6 +27,7 @@ import (
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fence"
+	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
 	"github.com/nightqueue/workshop/queuekit/internal/wait"
 	"github.com/nightqueue/workshop/queuekit/sim"
 )
@@ -168,7 +169,7 @@ func (e *Executor) Join(ctx context.Context, date string, wc WorkerConfig) (Work
 	}
 	deadline := time.Now().Add(wc.Wait)
 	var p poolItem
-	reads := e.db.DB().Outage(StaleAfter, fmt.Sprintf("worker %s of night %s", wc.Name, date),
+	reads := e.db.Outage(StaleAfter, fmt.Sprintf("worker %s of night %s", wc.Name, date),
 		"check the network to DynamoDB, then start the worker again")
 	answered := false // DynamoDB has answered this worker once: an outage is ridden out from then on
 	for {
@@ -251,7 +252,7 @@ func (w *worker) join(ctx context.Context, slots int) error {
 	if err != nil {
 		return fmt.Errorf("marshal worker: %w", err)
 	}
-	table := aws.String(w.e.db.Table())
+	table := aws.String(w.e.db.Name())
 	// A transaction conflict (another transaction held the pool item at the
 	// same moment, as AWS answers it) refused nothing: send the same join
 	// again, its nonce unchanged, until it lands or is refused.
@@ -260,7 +261,7 @@ func (w *worker) join(ctx context.Context, slots int) error {
 	joining := w.outage()
 	for backoff := 20 * time.Millisecond; ; backoff = min(2*backoff, time.Second) {
 		err = joining.Do(ctx, func(ctx context.Context) error {
-			_, err := catalog.Call(ctx, w.e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
+			_, err := dynamo.Call(ctx, w.e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
 				return w.e.db.Client().TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 					txUpdate(table, key(w.date, skPool), expr),
 					{Put: &types.Put{TableName: table, Item: item, ConditionExpression: aws.String("attribute_not_exists(sk)"),
@@ -335,8 +336,8 @@ func (w *worker) flush(ctx context.Context, slots int) error {
 	if err != nil {
 		return fmt.Errorf("build worker counters: %w", err)
 	}
-	table := aws.String(w.e.db.Table())
-	_, err = catalog.Call(ctx, w.e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
+	table := aws.String(w.e.db.Name())
+	_, err = dynamo.Call(ctx, w.e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
 		return w.e.db.Client().TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 			{ConditionCheck: &types.ConditionCheck{TableName: table, Key: key(w.date, skPool), ConditionExpression: run.Condition(),
 				ExpressionAttributeNames: run.Names(), ExpressionAttributeValues: run.Values()}},
@@ -800,14 +801,14 @@ func (w *worker) queryDue(ctx context.Context, shard string, now float64, limit 
 	if err != nil {
 		return nil, fmt.Errorf("build due query: %w", err)
 	}
-	in := &dynamodb.QueryInput{TableName: aws.String(w.e.db.Table()), IndexName: aws.String(IndexClaim),
+	in := &dynamodb.QueryInput{TableName: aws.String(w.e.db.Name()), IndexName: aws.String(IndexClaim),
 		KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(),
 		ExpressionAttributeValues: expr.Values()}
 	if limit > 0 {
 		in.Limit = aws.Int32(int32(limit))
 	}
 	var out []jobItem
-	for page, err := range w.e.db.DB().QueryPages(ctx, in) {
+	for page, err := range w.e.db.QueryPages(ctx, in) {
 		if err != nil {
 			return nil, fmt.Errorf("query claimable jobs of %s: %w", shard, err)
 		}
@@ -843,7 +844,7 @@ func (w *worker) claim(ctx context.Context, p poolItem, picks []pick, nowMS int6
 	// instead of leaving a job claimed by nobody until its lease expires.
 	var out *dynamodb.TransactWriteItemsOutput
 	err = w.outage().Do(ctx, func(ctx context.Context) (err error) {
-		out, err = catalog.Call(ctx, w.e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
+		out, err = dynamo.Call(ctx, w.e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
 			return w.e.db.Client().TransactWriteItems(ctx, in)
 		})
 		return err
@@ -903,7 +904,7 @@ func txUpdate(table *string, k map[string]types.AttributeValue, e expression.Exp
 // on pool p at nowMS: the pool item first, then each job and its attempt.
 func (w *worker) claimInput(p poolItem, picks []pick, nowMS int64) (*dynamodb.TransactWriteItemsInput, []claimed, error) {
 	lease := time.Duration(w.p.LeaseMS) * time.Millisecond
-	table := aws.String(w.e.db.Table())
+	table := aws.String(w.e.db.Name())
 	nonce := token()
 	total := 0
 	up := expression.Add(expression.Name("version"), expression.Value(1))

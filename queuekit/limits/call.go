@@ -716,7 +716,7 @@ func (c *call) get(op *itemOp) {
 }
 
 // readUnitBytes is what one read unit reads (4 KB). An item's size by
-// DynamoDB's rules (catalog.ItemSize) is never more than its JSON (every
+// DynamoDB's rules (dynamo.ItemSize) is never more than its JSON (every
 // name and value is at least as long in JSON), so an answer of at most
 // readUnitBytes holds items worth one read unit (half when eventually
 // consistent) whatever they are.

@@ -66,7 +66,7 @@
 //   - Units, as DynamoDB computes them (DynamoDB read and write operations,
 //     https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html):
 //     an item's size by the project's one implementation of the size rules
-//     (catalog.ItemSize), 1 KB per write unit, 4 KB per read unit, half for
+//     (dynamo.ItemSize), 1 KB per write unit, 4 KB per read unit, half for
 //     an eventually consistent read; a PutItem or UpdateItem counts the
 //     larger of the item before and after, a DeleteItem the item deleted, a
 //     failed condition the item as it is; Query and Scan the returned items'

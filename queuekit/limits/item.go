@@ -11,7 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
 )
 
 // Item is one item as the layer sees it on the wire.
@@ -38,7 +38,7 @@ type wireValue struct {
 type wireItem = map[string]wireValue
 
 // decodeItem turns an item in DynamoDB JSON into SDK attribute values, so
-// that catalog.ItemSize (the project's one implementation of DynamoDB's
+// that dynamo.ItemSize (the project's one implementation of DynamoDB's
 // item-size rules) can size it.
 func decodeItem(raw wireItem) (Item, error) {
 	if raw == nil {
@@ -93,13 +93,13 @@ func (w *wireValue) value() (types.AttributeValue, error) {
 	return nil, errors.New("no known type (S, N, B, BOOL, NULL, SS, NS, BS, L or M)")
 }
 
-// size is the item's size by DynamoDB's rules (catalog.ItemSize); 0 for
+// size is the item's size by DynamoDB's rules (dynamo.ItemSize); 0 for
 // no item.
 func size(it Item) int {
 	if it == nil {
 		return 0
 	}
-	return catalog.ItemSize(it)
+	return dynamo.ItemSize(it)
 }
 
 // WriteUnits is the write units of one write of an item of n bytes: one per

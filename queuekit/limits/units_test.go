@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
 )
 
 // The layer's units are DynamoDB's: a write is its item's size per KB
@@ -17,7 +17,7 @@ import (
 // transaction twice that
 // (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html,
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-capacity-handling),
-// sized by the project's item-size rules (catalog.ItemSize). Each call
+// sized by the project's item-size rules (dynamo.ItemSize). Each call
 // asks DynamoDB Local for its ConsumedCapacity, and the layer's counter
 // for that second must move by exactly that much.
 func TestUnitsAreWhatLocalReports(t *testing.T) {
@@ -49,7 +49,7 @@ func TestUnitsAreWhatLocalReports(t *testing.T) {
 	}
 	for _, n := range []int{10, 1000, 1500, 5000, 9000} {
 		it := item("u", strings.Repeat("s", 3), "body", strings.Repeat("x", n))
-		want := WriteUnits(catalog.ItemSize(it))
+		want := WriteUnits(dynamo.ItemSize(it))
 		r0, w0 := total()
 		out, err := f.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: it, ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes})
 		if err != nil {
@@ -64,7 +64,7 @@ func TestUnitsAreWhatLocalReports(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			check("get", g.ConsumedCapacity, true, r0, w0, ReadUnits(catalog.ItemSize(it), cons))
+			check("get", g.ConsumedCapacity, true, r0, w0, ReadUnits(dynamo.ItemSize(it), cons))
 		}
 	}
 	it := item("t", "1", "body", strings.Repeat("y", 2500))
@@ -75,8 +75,8 @@ func TestUnitsAreWhatLocalReports(t *testing.T) {
 		t.Fatalf("transaction: %v %v", err, tx)
 	}
 	r1, w1 := total()
-	if want := 2 * WriteUnits(catalog.ItemSize(it)); aws.ToFloat64(tx.ConsumedCapacity[0].CapacityUnits) != want || w1-w0 != want || r1 != r0 {
-		t.Errorf("transactional put of %d bytes: layer %v, Local %v, want %v", catalog.ItemSize(it), w1-w0, aws.ToFloat64(tx.ConsumedCapacity[0].CapacityUnits), want)
+	if want := 2 * WriteUnits(dynamo.ItemSize(it)); aws.ToFloat64(tx.ConsumedCapacity[0].CapacityUnits) != want || w1-w0 != want || r1 != r0 {
+		t.Errorf("transactional put of %d bytes: layer %v, Local %v, want %v", dynamo.ItemSize(it), w1-w0, aws.ToFloat64(tx.ConsumedCapacity[0].CapacityUnits), want)
 	}
 	r0, _ = total()
 	q, err := f.db.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(name), KeyConditionExpression: aws.String("pk = :p"),

@@ -26,6 +26,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
 	"github.com/nightqueue/workshop/queuekit/lease"
 )
 
@@ -69,14 +70,16 @@ func (e *StaleError) Error() string {
 func (e *StaleError) Is(target error) bool { return target == ErrStale }
 
 // Store is the result store of a catalog's nights.
-type Store struct{ db *catalog.Catalog }
+type Store struct{ db *dynamo.Table }
 
-// Open returns the store next to the catalog's table (same endpoint and
-// configuration), keyed by batch_date and job_id. It does not contact
-// DynamoDB.
+// spec is the store's table: keyed by batch_date and job_id.
+var spec = dynamo.Spec{Key: dynamo.Key{Partition: dynamo.S("batch_date"), Sort: dynamo.S("job_id")}}
+
+// Open returns the store next to the catalog's table: a table handle of the
+// AWS layer on the catalog's endpoint, keyed by batch_date and job_id. It
+// does not contact DynamoDB.
 func Open(ctx context.Context, cat *catalog.Catalog) (*Store, error) {
-	db, err := catalog.New(ctx, catalog.WithEndpoint(cat.Endpoint()), catalog.WithTable(cat.Table()+TableSuffix),
-		catalog.WithItemKeys("batch_date", "job_id"))
+	db, err := cat.DB().Open(cat.Table() + TableSuffix)
 	if err != nil {
 		return nil, fmt.Errorf("result store: %w", err)
 	}
@@ -84,13 +87,24 @@ func Open(ctx context.Context, cat *catalog.Catalog) (*Store, error) {
 }
 
 // Table is the store's table name.
-func (s *Store) Table() string { return s.db.Table() }
+func (s *Store) Table() string { return s.db.Name() }
 
-// CreateTable creates the store's table if missing.
-func (s *Store) CreateTable(ctx context.Context) error { return s.db.CreateTable(ctx) }
+// CreateTable creates the store's table if missing; one that exists with
+// other keys is an error.
+func (s *Store) CreateTable(ctx context.Context) error {
+	in := spec.Input()
+	t, err := s.db.CreateAndWait(ctx, in)
+	if err != nil {
+		return err
+	}
+	if !dynamo.SameKeys(t, in.KeySchema) {
+		return fmt.Errorf("table %s at %s exists with another key schema; want batch_date (HASH) and job_id (RANGE): drop it or choose another table name", s.db.Name(), s.db.Where())
+	}
+	return nil
+}
 
 // DeleteTable deletes the store's table.
-func (s *Store) DeleteTable(ctx context.Context) error { return s.db.DeleteTable(ctx) }
+func (s *Store) DeleteTable(ctx context.Context) error { return s.db.DeleteAndWait(ctx) }
 
 // Put writes r if the store holds no result of its job or one of a token
 // at most r.Token; otherwise it returns a *StaleError and writes nothing.
@@ -106,8 +120,8 @@ func (s *Store) Put(ctx context.Context, r Result) error {
 	if err != nil {
 		return fmt.Errorf("build result write: %w", err)
 	}
-	_, err = catalog.Call(ctx, s.db, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
-		return s.db.Client().PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.db.Table()), Item: item,
+	_, err = dynamo.Call(ctx, s.db, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
+		return s.db.Client().PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.db.Name()), Item: item,
 			ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
 	})
@@ -134,8 +148,8 @@ func fresh(token int64) expression.ConditionBuilder {
 // Get reads a job's result with a strongly consistent read; ok is false
 // when there is none.
 func (s *Store) Get(ctx context.Context, date, jobID string) (Result, bool, error) {
-	out, err := catalog.Call(ctx, s.db, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
-		return s.db.Client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.db.Table()), ConsistentRead: aws.Bool(true),
+	out, err := dynamo.Call(ctx, s.db, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
+		return s.db.Client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.db.Name()), ConsistentRead: aws.Bool(true),
 			Key: map[string]types.AttributeValue{"batch_date": &types.AttributeValueMemberS{Value: date}, "job_id": &types.AttributeValueMemberS{Value: jobID}}})
 	})
 	if err != nil {

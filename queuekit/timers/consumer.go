@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
-	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
 	"github.com/nightqueue/workshop/queuekit/sqsqueue"
 )
 
@@ -223,7 +223,7 @@ func stopped(ctx context.Context, err error) error {
 }
 
 func (c *Consumer) streamARN(ctx context.Context) (string, error) {
-	out, err := catalog.Call(ctx, c.t.cat, func(ctx context.Context) (*dynamodb.DescribeTableOutput, error) {
+	out, err := dynamo.Call(ctx, c.t.db, func(ctx context.Context) (*dynamodb.DescribeTableOutput, error) {
 		return c.t.ddb.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(c.t.table)})
 	})
 	if err != nil {
@@ -241,7 +241,7 @@ func (c *Consumer) shards(ctx context.Context, arn string) ([]stypes.Shard, erro
 	var all []stypes.Shard
 	var start *string
 	for {
-		out, err := catalog.Call(ctx, c.t.cat, func(ctx context.Context) (*dynamodbstreams.DescribeStreamOutput, error) {
+		out, err := dynamo.Call(ctx, c.t.db, func(ctx context.Context) (*dynamodbstreams.DescribeStreamOutput, error) {
 			return c.t.streams.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(arn), ExclusiveStartShardId: start})
 		})
 		if err != nil {
@@ -266,7 +266,7 @@ func checkpointKey(shard string) string { return "checkpoint#" + shard }
 // iterator reads the shard's checkpoint and returns an iterator just after
 // it, or at the shard's oldest record (TRIM_HORIZON) when there is none.
 func (c *Consumer) iterator(ctx context.Context, arn, shard string) (*string, error) {
-	out, err := catalog.Call(ctx, c.t.cat, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
+	out, err := dynamo.Call(ctx, c.t.db, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
 		return c.t.ddb.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(c.t.state), ConsistentRead: aws.Bool(true),
 			Key: map[string]types.AttributeValue{attrPK: &types.AttributeValueMemberS{Value: checkpointKey(shard)}}})
 	})
@@ -284,7 +284,7 @@ func (c *Consumer) iterator(ctx context.Context, arn, shard string) (*string, er
 		c.mu.Unlock()
 		in.ShardIteratorType, in.SequenceNumber = stypes.ShardIteratorTypeAfterSequenceNumber, aws.String(cp.Seq)
 	}
-	it, err := catalog.Call(ctx, c.t.cat, func(ctx context.Context) (*dynamodbstreams.GetShardIteratorOutput, error) {
+	it, err := dynamo.Call(ctx, c.t.db, func(ctx context.Context) (*dynamodbstreams.GetShardIteratorOutput, error) {
 		return c.t.streams.GetShardIterator(ctx, in)
 	})
 	if err != nil {
@@ -300,7 +300,7 @@ func (c *Consumer) iterator(ctx context.Context, arn, shard string) (*string, er
 // not free.
 func (c *Consumer) drain(ctx context.Context, shard string, it *string) (*string, error) {
 	for it != nil {
-		out, err := catalog.Call(ctx, c.t.cat, func(ctx context.Context) (*dynamodbstreams.GetRecordsOutput, error) {
+		out, err := dynamo.Call(ctx, c.t.db, func(ctx context.Context) (*dynamodbstreams.GetRecordsOutput, error) {
 			return c.t.streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: it})
 		})
 		if err != nil {
@@ -435,7 +435,7 @@ func (c *Consumer) commit(ctx context.Context, shard, seq string, rec *fireItem,
 		}
 	}
 	err = retry(ctx, 5, func() error {
-		_, err := catalog.Call(ctx, c.t.cat, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
+		_, err := dynamo.Call(ctx, c.t.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
 			return c.t.ddb.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 		})
 		var tce *types.TransactionCanceledException

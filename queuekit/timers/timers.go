@@ -80,9 +80,9 @@ type Timer struct {
 }
 
 // Timers is a timers table and its state table (checkpoints and fire
-// records), reached through a catalog client.
+// records), reached through the table handle of the AWS layer.
 type Timers struct {
-	cat     *catalog.Catalog
+	db      *dynamo.Table // the timers table; the state table is db.Named(state)
 	ddb     *dynamodb.Client
 	streams *dynamodbstreams.Client
 	table   string
@@ -92,7 +92,7 @@ type Timers struct {
 // New returns the timers of the table c names (c.Table()); its state table is
 // that name with "-state" appended.
 func New(c *catalog.Catalog) *Timers {
-	return &Timers{cat: c, ddb: c.Client(), streams: c.Streams(), table: c.Table(), state: c.Table() + "-state"}
+	return &Timers{db: c.DB(), ddb: c.Client(), streams: c.Streams(), table: c.Table(), state: c.Table() + "-state"}
 }
 
 // Table returns the timers table's name.
@@ -111,7 +111,7 @@ func (t *Timers) CreateTables(ctx context.Context) error {
 	if err := t.create(ctx, t.state, attrPK, nil); err != nil {
 		return err
 	}
-	_, err := catalog.Call(ctx, t.cat, func(ctx context.Context) (*dynamodb.UpdateTimeToLiveOutput, error) {
+	_, err := dynamo.Call(ctx, t.db, func(ctx context.Context) (*dynamodb.UpdateTimeToLiveOutput, error) {
 		return t.ddb.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: aws.String(t.table),
 			TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(AttrDue), Enabled: aws.Bool(true)}})
 	})
@@ -123,21 +123,22 @@ func (t *Timers) CreateTables(ctx context.Context) error {
 }
 
 // create creates table keyed by key (with stream, if not nil) through the
-// catalog's create-and-wait on a sibling of t's catalog: the same call
-// timeout, catalog.Options.WaitTimeout and typed errors as the catalog's own tables.
+// AWS layer's create-and-wait on a handle of that table: the same call
+// and wait timeouts and typed errors as the catalog's own tables.
 func (t *Timers) create(ctx context.Context, table, key string, stream *types.StreamSpecification) error {
-	c, err := t.cat.Sibling(table)
+	db, err := t.db.Open(table)
 	if err != nil {
 		return fmt.Errorf("create table %s: %w", table, err)
 	}
-	return c.CreateTableFrom(ctx, dynamo.Spec{Key: dynamo.Key{Partition: dynamo.S(key)}, Stream: stream}.Input())
+	_, err = db.CreateAndWait(ctx, dynamo.Spec{Key: dynamo.Key{Partition: dynamo.S(key)}, Stream: stream}.Input())
+	return err
 }
 
 // DeleteTables deletes both tables; tables already gone are fine.
 func (t *Timers) DeleteTables(ctx context.Context) error {
 	var errs []error
 	for _, table := range []string{t.table, t.state} {
-		_, err := catalog.Call(ctx, t.cat, func(ctx context.Context) (*dynamodb.DeleteTableOutput, error) {
+		_, err := dynamo.Call(ctx, t.db, func(ctx context.Context) (*dynamodb.DeleteTableOutput, error) {
 			return t.ddb.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(table)})
 		})
 		var missing *catalog.TableMissingError
@@ -173,7 +174,7 @@ func (t *Timers) Schedule(ctx context.Context, tm Timer) error {
 		return fmt.Errorf("schedule timer %s: %w", tm.ID, err)
 	}
 	return retry(ctx, 5, func() error {
-		_, err := catalog.Call(ctx, t.cat, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
+		_, err := dynamo.Call(ctx, t.db, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
 			return t.ddb.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(t.table), Item: item})
 		})
 		if err != nil {
@@ -250,7 +251,7 @@ func (t *Timers) Fires(ctx context.Context) ([]Fire, error) {
 		return nil, err
 	}
 	var fires []Fire
-	for out, err := range t.cat.DB().ScanPages(ctx, &dynamodb.ScanInput{TableName: aws.String(t.state), ConsistentRead: aws.Bool(true),
+	for out, err := range t.db.ScanPages(ctx, &dynamodb.ScanInput{TableName: aws.String(t.state), ConsistentRead: aws.Bool(true),
 		FilterExpression: filt.Filter(), ExpressionAttributeNames: filt.Names(), ExpressionAttributeValues: filt.Values()}) {
 		if err != nil {
 			return nil, fmt.Errorf("read fires from %s: %w", t.state, err)
@@ -270,7 +271,7 @@ func (t *Timers) Fires(ctx context.Context) ([]Fire, error) {
 // Pending counts the timers not yet deleted by TTL (a Scan with COUNT; the
 // timers table is small).
 func (t *Timers) Pending(ctx context.Context) (int, error) {
-	out, err := catalog.Call(ctx, t.cat, func(ctx context.Context) (*dynamodb.ScanOutput, error) {
+	out, err := dynamo.Call(ctx, t.db, func(ctx context.Context) (*dynamodb.ScanOutput, error) {
 		return t.ddb.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(t.table), Select: types.SelectCount, ConsistentRead: aws.Bool(true)})
 	})
 	if err != nil {
@@ -286,7 +287,7 @@ func (t *Timers) Client() *dynamodb.Client { return t.ddb }
 // stream shows as a REMOVE without the TTL service's identity, so it fires
 // nothing. A timer already gone is fine.
 func (t *Timers) Cancel(ctx context.Context, id string) error {
-	_, err := catalog.Call(ctx, t.cat, func(ctx context.Context) (*dynamodb.DeleteItemOutput, error) {
+	_, err := dynamo.Call(ctx, t.db, func(ctx context.Context) (*dynamodb.DeleteItemOutput, error) {
 		return t.ddb.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(t.table),
 			Key: map[string]types.AttributeValue{AttrID: &types.AttributeValueMemberS{Value: id}}})
 	})
@@ -313,7 +314,7 @@ func (t *Timers) Visible(ctx context.Context, now time.Time) (all, live int, err
 			in.FilterExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues = filt.Filter(), filt.Names(), filt.Values()
 		}
 		n := 0
-		for out, err := range t.cat.DB().ScanPages(ctx, in) {
+		for out, err := range t.db.ScanPages(ctx, in) {
 			if err != nil {
 				return 0, 0, fmt.Errorf("count timers in %s: %w", t.table, err)
 			}

@@ -56,7 +56,7 @@ func newRig(t *testing.T, shards int, opts ...catalog.Option) *rig {
 	t.Cleanup(func() {
 		c, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		_ = f.Catalog().DeleteTable(c)
+		_ = f.DeleteTable(c)
 	})
 	if err := f.Reset(ctx, shards); err != nil {
 		t.Fatal(err)

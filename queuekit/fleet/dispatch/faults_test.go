@@ -98,7 +98,7 @@ func TestLostRepliesOnTheExecutorsLinkPerWriteKind(t *testing.T) {
 			r := newRig(t, 4)
 			const n = 24
 			r.submit(n, 5)
-			rt := toxitest.NewRouter(t, r.f.Catalog().Endpoint(), execKind, "claim", "heartbeat", "end")
+			rt := toxitest.NewRouter(t, r.f.Endpoint(), execKind, "claim", "heartbeat", "end")
 			px := rt.Proxy(t, kind)
 			all := px.LoseReplies(t, 1, 250*time.Millisecond)
 			rt.AfterRetries(kind, 2, func() {
@@ -146,7 +146,7 @@ func TestSkewedClocksRevokeNoHealthyJob(t *testing.T) {
 		"e1": testLease / 2, "e2": -testLease / 2, "e3": 2 * testLease, "e4": -2 * testLease}
 	tiers := map[string]*dispatch.Tier{}
 	for name, off := range offsets {
-		tiers[name] = r.tierOn(r.fleetOn(r.f.Catalog().Endpoint(), func(*dynamodb.Options) {}, fleet.WithClock(func() time.Time { return time.Now().Add(off) })))
+		tiers[name] = r.tierOn(r.fleetOn(r.f.Endpoint(), func(*dynamodb.Options) {}, fleet.WithClock(func() time.Time { return time.Now().Add(off) })))
 	}
 	pick := func(name string) *dispatch.Tier { return tiers[name] }
 	fr := r.startOn(pick, pick, []string{"d1", "d2"}, []string{"e1", "e2", "e3", "e4"}, 3, r.work(testLease+testLease/5))
@@ -176,7 +176,7 @@ func TestSlowCallsAndResetsKeepTheInvariants(t *testing.T) {
 	r := newRig(t, 4)
 	const n = 24
 	r.submit(n, 20)
-	rt := toxitest.NewRouter(t, r.f.Catalog().Endpoint(), func(string, []byte) string { return "" })
+	rt := toxitest.NewRouter(t, r.f.Endpoint(), func(string, []byte) string { return "" })
 	rt.Default.Slow(t, 0.05, 4*time.Second, 0)
 	rt.Default.ResetPeer(t, 0.05, 0)
 	tier := r.tierOn(r.fleetOn(rt.Default.URL, func(o *dynamodb.Options) {
@@ -281,7 +281,7 @@ func TestLostRepliesOnTheDispatchersLinkPerWriteKind(t *testing.T) {
 			r := newRig(t, 4)
 			const n = 40
 			r.submit(n, 20)
-			rt := toxitest.NewRouter(t, r.f.Catalog().Endpoint(), dispatcherKind, "shard_acquire", "shard_renew", "shard_release", "member")
+			rt := toxitest.NewRouter(t, r.f.Endpoint(), dispatcherKind, "shard_acquire", "shard_renew", "shard_release", "member")
 			px := rt.Proxy(t, kind)
 			all := px.LoseReplies(t, 1, 250*time.Millisecond)
 			rt.AfterRetries(kind, 2, func() {
@@ -329,7 +329,7 @@ func TestDynamoDBOutageMidRunKeepsTheInvariants(t *testing.T) {
 	r := newRig(t, 4)
 	const n = 40
 	r.submit(n, 20)
-	rt := toxitest.NewRouter(t, r.f.Catalog().Endpoint(), func(string, []byte) string { return "" })
+	rt := toxitest.NewRouter(t, r.f.Endpoint(), func(string, []byte) string { return "" })
 	tier := r.tierOn(r.fleetOn(rt.Default.URL, func(o *dynamodb.Options) { o.HTTPClient = rt.HTTPClient() }))
 	same := func(string) *dispatch.Tier { return tier }
 	fr := r.startOn(same, same, []string{"d1", "d2"}, []string{"e1", "e2", "e3", "e4"}, 2, r.work(testLease/2))

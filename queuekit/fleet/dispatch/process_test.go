@@ -61,7 +61,7 @@ type proc struct {
 func (r *rig) startProc(role, name string, args ...string) *proc {
 	t := r.t
 	t.Helper()
-	all := append([]string{"fleet", role, "--endpoint", r.f.Catalog().Endpoint(), "--table", r.f.Table(),
+	all := append([]string{"fleet", role, "--endpoint", r.f.Endpoint(), "--table", r.f.Table(),
 		"--sqs-endpoint", sqstest.Endpoint(t), "--queue", r.tier.Queue().Name, "--visibility-s", "2", "--name", name,
 		"--lease-ms", strconv.Itoa(int(testLease / time.Millisecond)), "--shard-lease-ms", strconv.Itoa(int(testShardLease / time.Millisecond))}, args...)
 	p := &proc{name: name, cmd: exec.Command(buildCLI(t), all...), done: make(chan struct{})}

@@ -115,7 +115,7 @@ func TestSlowRejoinOfTheDispatchersLosesNoJobLease(t *testing.T) {
 	r := newRig(t, 4)
 	const n = 40
 	r.submit(n, 3)
-	rt := toxitest.NewRouter(t, r.f.Catalog().Endpoint(), dispatcherKind, "shard_acquire", "shard_renew", "shard_release", "member")
+	rt := toxitest.NewRouter(t, r.f.Endpoint(), dispatcherKind, "shard_acquire", "shard_renew", "shard_release", "member")
 	dt := r.tierOn(r.fleetOn(rt.Default.URL, func(o *dynamodb.Options) { o.HTTPClient = rt.HTTPClient() }))
 	fr := r.startOn(func(string) *dispatch.Tier { return dt }, func(string) *dispatch.Tier { return r.tier },
 		[]string{"d1", "d2"}, []string{"e1", "e2", "e3", "e4"}, 2, r.work(testLease))

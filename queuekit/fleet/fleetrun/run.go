@@ -294,7 +294,7 @@ func (r *run) unwritten(ctx context.Context, jobs []fleet.Job) ([]fleet.Job, err
 func (r *run) eachJob(ctx context.Context, fn func(fleet.Job)) error {
 	for u := range r.cfg.Users {
 		// Reads, safe to send again: ridden out as the count is.
-		o := r.f.Catalog().DB().Outage(r.f.RideOut(), fmt.Sprintf("the fleet coordinator's read of %s's jobs on %s", userID(u), r.f.Table()),
+		o := r.f.DB().Outage(r.f.RideOut(), fmt.Sprintf("the fleet coordinator's read of %s's jobs on %s", userID(u), r.f.Table()),
 			"the jobs are in the table; check the network to DynamoDB, then run the same fleet again (it resumes the table)")
 		var js []fleet.Job
 		err := o.Do(ctx, func(ctx context.Context) (err error) {

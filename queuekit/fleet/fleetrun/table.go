@@ -16,6 +16,7 @@ import (
 
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fleet"
+	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
 )
 
 // runItem is META/RUN: the shape of the run in progress on the table. No
@@ -35,9 +36,9 @@ func key(pk, sk string) map[string]types.AttributeValue {
 
 // lastRun reads META/RUN; ok is false when there is none (or no table).
 func lastRun(ctx context.Context, f *fleet.Fleet) (runItem, bool, error) {
-	cat := f.Catalog()
-	out, err := catalog.Call(ctx, cat, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
-		return cat.Client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(f.Table()), ConsistentRead: aws.Bool(true), Key: key("META", "RUN")})
+	db := f.DB()
+	out, err := dynamo.Call(ctx, db, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
+		return db.Client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(f.Table()), ConsistentRead: aws.Bool(true), Key: key("META", "RUN")})
 	})
 	var missing *catalog.TableMissingError
 	if errors.As(err, &missing) {
@@ -65,14 +66,14 @@ func putRun(ctx context.Context, f *fleet.Fleet, r runItem) error {
 	for k, v := range key("META", "RUN") {
 		item[k] = v
 	}
-	cat := f.Catalog()
+	db := f.DB()
 	// An unconditional put of the same item: safe to send again, so the
 	// coordinator rides out an outage here as in its count (Fleet.RideOut).
-	o := cat.DB().Outage(f.RideOut(), "the fleet coordinator's write of its run record on "+f.Table(),
+	o := db.Outage(f.RideOut(), "the fleet coordinator's write of its run record on "+f.Table(),
 		"the workers keep their jobs; check the network to DynamoDB, then run the same fleet again (it resumes the table)")
 	err = o.Do(ctx, func(ctx context.Context) error {
-		_, err := catalog.Call(ctx, cat, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
-			return cat.Client().PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(f.Table()), Item: item})
+		_, err := dynamo.Call(ctx, db, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
+			return db.Client().PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(f.Table()), Item: item})
 		})
 		return err
 	})
@@ -87,7 +88,7 @@ func putRun(ctx context.Context, f *fleet.Fleet, r runItem) error {
 // own (pk CEILING; no two clients touch one item), back to back, for d. It
 // returns committed writes per second.
 func WriteCeiling(ctx context.Context, f *fleet.Fleet, clients int, d time.Duration) (float64, error) {
-	cat := f.Catalog()
+	db := f.DB()
 	var done atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)
 	began := time.Now()
@@ -96,8 +97,8 @@ func WriteCeiling(ctx context.Context, f *fleet.Fleet, clients int, d time.Durat
 		g.Go(func() error {
 			k := key("CEILING", fmt.Sprintf("%05d", i))
 			for n := 0; time.Now().Before(stop); n++ {
-				_, err := catalog.Call(gctx, cat, func(ctx context.Context) (*dynamodb.UpdateItemOutput, error) {
-					return cat.Client().UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(f.Table()), Key: k,
+				_, err := dynamo.Call(gctx, db, func(ctx context.Context) (*dynamodb.UpdateItemOutput, error) {
+					return db.Client().UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(f.Table()), Key: k,
 						UpdateExpression:    aws.String("SET n = :n"),
 						ConditionExpression: aws.String("attribute_not_exists(n) OR n < :n"),
 						ExpressionAttributeValues: map[string]types.AttributeValue{

@@ -48,7 +48,7 @@ func (ws *workers) args(name string) []string {
 		"--job-ms", strconv.FormatFloat(float64(ws.cfg.Job)/float64(time.Millisecond), 'f', -1, 64),
 		"--table", ws.f.Table(), "--lease-ms", strconv.FormatInt(o.Lease.Milliseconds(), 10),
 		"--shard-lease-ms", strconv.FormatInt(o.ShardLease.Milliseconds(), 10)}
-	if ep := ws.f.Catalog().Endpoint(); ep != "" {
+	if ep := ws.f.Endpoint(); ep != "" {
 		args = append(args, "--endpoint", ep)
 	}
 	if ws.cfg.WorkLog != "" {

@@ -23,6 +23,7 @@ import (
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fanout"
 	"github.com/nightqueue/workshop/queuekit/internal/awsapi"
+	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
 	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
 	"github.com/nightqueue/workshop/queuekit/internal/sqstest"
 	"github.com/nightqueue/workshop/queuekit/sqsqueue"
@@ -118,14 +119,14 @@ func TestNamePrefixKeepsParticipantsApart(t *testing.T) {
 		if err != nil || len(night.Jobs) == 0 {
 			t.Fatalf("%s: query the seeded night: %d jobs, %v", p.pod, len(night.Jobs), err)
 		}
-		side, err := c.Sibling("workshop_timers_06")
+		side, err := c.DB().Open("workshop_timers_06")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := side.CreateTable(ctx); err != nil {
+		if _, err := side.CreateAndWait(ctx, dynamo.Spec{Key: dynamo.Key{Partition: dynamo.S("pk")}}.Input()); err != nil {
 			t.Fatalf("%s: create the companion table: %v", p.pod, err)
 		}
-		t.Cleanup(func() { _ = side.DeleteTable(context.Background()) })
+		t.Cleanup(func() { _ = side.DeleteAndWait(context.Background()) })
 		own, err := c.Client().ListTables(ctx, &dynamodb.ListTablesInput{})
 		if err != nil {
 			t.Fatal(err)

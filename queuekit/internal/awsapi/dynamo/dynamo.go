@@ -136,6 +136,31 @@ func (t *Table) Named(name string) *Table {
 	return &s
 }
 
+// Open returns a table of the same client, endpoint and options under
+// another name, as Named does, once the name is one DynamoDB accepts: the
+// handle through which a package reaches a table of its own (an executor's,
+// the fleet's, the timers', a result store's).
+func (t *Table) Open(name string) (*Table, error) {
+	if !ValidName(name) {
+		return nil, fmt.Errorf("table name %q: DynamoDB wants 3 to 255 characters from a-z, A-Z, 0-9, '_', '-', '.'", name)
+	}
+	return t.Named(name), nil
+}
+
+// ValidName reports whether DynamoDB accepts name as a table name: 3 to
+// 255 characters from a-z, A-Z, 0-9, '_', '-' and '.'.
+func ValidName(name string) bool {
+	if len(name) < 3 || len(name) > 255 {
+		return false
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
 // Name returns the table name.
 func (t *Table) Name() string { return t.name }
 
