@@ -15,15 +15,22 @@ import (
 	"github.com/nightqueue/workshop/queuekit/internal/jars"
 )
 
-// runServers is `queuekit servers install`: DynamoDB Local and ElasticMQ
-// downloaded from the pinned files of queuekit/internal/jars/servers.lock
-// (package jars), what scripts/dynamodb-local.sh and scripts/elasticmq.sh
-// run before they start a server.
+// runServers is `queuekit servers`: install downloads DynamoDB Local and
+// ElasticMQ from the pinned files of queuekit/internal/jars/servers.lock
+// (package jars); start, stop, status and with supervise them (package
+// servers, serversrun.go).
 func runServers(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, sf := serversFlags()
+	if len(args) > 0 {
+		switch args[0] {
+		case "start", "stop", "status", "with", "supervise":
+			return runServersSupervised(ctx, args, stdout, stderr)
+		}
+	}
 	if len(args) == 0 || args[0] != "install" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
-			fmt.Fprintln(os.Stdout, "Usage: queuekit servers install [flags]")
+			fmt.Fprintln(os.Stdout, serversUsage)
+			fmt.Fprintln(os.Stdout, "\nFlags of install:")
 			fs.SetOutput(os.Stdout)
 			fs.PrintDefaults()
 			return errHelpShown
@@ -32,7 +39,7 @@ func runServers(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if len(args) > 0 {
 			what = fmt.Sprintf("unknown subcommand %q", args[0])
 		}
-		return usagef("%s: want queuekit servers install [--dynamodb] [--elasticmq] (see queuekit servers -h)", what)
+		return usagef("%s: want queuekit servers install|start|stop|status|with (see queuekit servers -h)", what)
 	}
 	if err := parse(fs, args[1:]); err != nil {
 		return err

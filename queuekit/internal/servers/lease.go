@@ -266,7 +266,12 @@ func (s *server) spawn(ctx context.Context) (int, error) {
 	}
 	deadline := time.Now().Add(s.timeout())
 	for {
-		if st, _ := s.probe(ctx, s.endpoint()); st == answers && s.supervisorReady() {
+		if s.name == SQS {
+			// Listening is ready: a ListQueues would start ElasticMQ.
+			if s.supervisorListening(s.endpoint()) {
+				return pid, nil
+			}
+		} else if st, _ := s.probe(ctx, s.endpoint()); st == answers && s.supervisorReady() {
 			return pid, nil
 		}
 		select {

@@ -52,16 +52,16 @@ func signalGroup(pgid int, kill bool) {
 }
 
 // alive reports whether process pid exists (a zombie counts).
-func alive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
+func alive(pid int) bool { return pid > 0 && exists(pid) }
+
+// groupAlive reports whether any process of group pgid exists.
+func groupAlive(pgid int) bool { return pgid > 1 && exists(-pgid) }
+
+// exists sends signal 0 to pid (negative: a process group).
+func exists(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
-
-// groupAlive reports whether any process of group pgid exists.
-func groupAlive(pgid int) bool { return pgid > 1 && alive(-pgid) }
 
 // termSignals are the signals a supervisor stops on.
 var termSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT}

@@ -344,10 +344,14 @@ func (sv *supervisor) idleStop() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	before := sv.last.Load()
 	qs, err := listQueues(ctx, "http://"+sv.inner)
+	if sv.last.Load() != before || time.Since(time.Unix(0, before)) < d {
+		return // a request came in meanwhile
+	}
 	if err != nil || len(qs) > 0 {
 		if !sv.kept {
-			sv.logf("idle for %s, but ElasticMQ keeps running: %d queue(s) exist (err %v)", d, len(qs), err)
+			sv.logf("idle for %s, but ElasticMQ keeps running: %d queue(s) exist%s", d, len(qs), errNote(err))
 			sv.kept = true
 		}
 		return
@@ -373,6 +377,15 @@ func (sv *supervisor) accept(ln net.Listener) {
 }
 
 func (sv *supervisor) proxy(c net.Conn) {
+	// The first bytes start ElasticMQ: a bare connection (a readiness
+	// check, a port scan) does not.
+	first := make([]byte, 32<<10)
+	n, err := c.Read(first)
+	if n == 0 || err != nil && n == 0 {
+		c.Close()
+		return
+	}
+	first = first[:n]
 	sv.last.Store(time.Now().UnixNano())
 	sv.mu.Lock()
 	if sv.child == nil {
@@ -398,6 +411,9 @@ func (sv *supervisor) proxy(c net.Conn) {
 		return
 	}
 	defer b.Close()
+	if _, err := b.Write(first); err != nil {
+		return
+	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -444,6 +460,7 @@ func (sv *supervisor) startElasticMQ() error {
 		_, err := listQueues(ctx, "http://"+sv.inner)
 		cancel()
 		if err == nil {
+			sv.last.Store(time.Now().UnixNano()) // idle counts from here
 			sv.logf("ElasticMQ answers on %s after %.1f s", sv.inner, time.Since(t0).Seconds())
 			return nil
 		}
@@ -459,4 +476,12 @@ func (sv *supervisor) startElasticMQ() error {
 			return fmt.Errorf("ElasticMQ did not answer on %s within %s", sv.inner, sv.s.timeout())
 		}
 	}
+}
+
+// errNote is "" or " (ListQueues: <err>)".
+func errNote(err error) string {
+	if err == nil {
+		return ""
+	}
+	return " (ListQueues: " + err.Error() + ")"
 }
