@@ -15,8 +15,8 @@ const (
 	NotYetMark = "✗ not yet: "
 )
 
-// report prints one self-check line and returns ok.
-func report(ok bool, name, detail, hint string) bool {
+// Report prints one self-check line and returns ok.
+func Report(ok bool, name, detail, hint string) bool {
 	var b strings.Builder
 	if ok {
 		b.WriteString(PassMark + name)
@@ -52,7 +52,7 @@ func CheckNear(name string, got, want, tol float64, hint string) bool {
 	case got < want:
 		detail += ", too low"
 	}
-	return report(ok, name, detail, hint)
+	return Report(ok, name, detail, hint)
 }
 
 // Check is CheckNear under a shorter name.
@@ -67,12 +67,12 @@ func CheckEqual[T comparable](name string, got, want T, hint string) bool {
 	if s := fmt.Sprint(got); s == "" || s == fmt.Sprint(NoPrediction) {
 		detail = "no answer written yet"
 	}
-	return report(got == want, name, detail, hint)
+	return Report(got == want, name, detail, hint)
 }
 
 // CheckTrue checks a condition the exercise states in name.
 func CheckTrue(name string, ok bool, hint string) bool {
-	return report(ok, name, "", hint)
+	return Report(ok, name, "", hint)
 }
 
 // CheckBetween checks that lo <= got <= hi; a failure says which side.
@@ -87,15 +87,15 @@ func CheckBetween(name string, got, lo, hi float64, hint string) bool {
 	case !ok:
 		detail += ", not a number"
 	}
-	return report(ok, name, detail, hint)
+	return Report(ok, name, detail, hint)
 }
 
 // CheckNoError checks that err is nil, showing the error when it is not.
 func CheckNoError(name string, err error, hint string) bool {
 	if err != nil {
-		return report(false, name, "error: "+err.Error(), hint)
+		return Report(false, name, "error: "+err.Error(), hint)
 	}
-	return report(true, name, "", hint)
+	return Report(true, name, "", hint)
 }
 
 // fmtFloat prints up to 4 significant digits, never in exponent form, the

@@ -77,26 +77,6 @@ func NightAgainstCeiling(rows []claimrate.Row, ceiling float64) string {
 		strings.Join(parts, " and "), format.Num(ceiling))
 }
 
-// Plural is "1 worker", "4 workers", with the number's thousands separated.
-func Plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return format.Int(n) + " " + many
-}
-
-// Times is how often something happened, as prose writes it: "once",
-// "twice", "3 times" (thousands separated).
-func Times(n int) string {
-	switch n {
-	case 1:
-		return "once"
-	case 2:
-		return "twice"
-	}
-	return format.Int(n) + " times"
-}
-
 // ShowExecutors draws the comparison: jobs a second against workers for
 // both executors, the table of every row, and ExecutorSummary.
 func ShowExecutors(rows []claimrate.Row, title string) error {

@@ -28,19 +28,6 @@ func Seed003OneTier() (fleetplan.Deployment, error) {
 	return fleetplan.OneTier{Workers: t.Executors, JobsPerDay: t.JobsPerDay, Shards: 1000, Assumptions: t.Assumptions}.Plan(capacity.Prices2026)
 }
 
-// over is "n x" a limit, one decimal ("0.2x" under it, "0x" for none,
-// "under 0.1x" for a little), for a table cell or a sentence.
-func over(units, limit float64) string {
-	switch r := math.Round(10*units/limit) / 10; {
-	case units <= 0:
-		return "0x"
-	case r == 0:
-		return "under 0.1x"
-	default:
-		return format.Num(r) + "x"
-	}
-}
-
 // bigInts are whole numbers of 4 digits or more in a sentence.
 var bigInts = regexp.MustCompile(`\b\d{4,}\b`)
 
@@ -55,8 +42,8 @@ func grouped(text string) string {
 func KeyRows(d fleetplan.Deployment) [][]string {
 	rows := make([][]string, 0, len(d.Keys))
 	for _, k := range d.Keys {
-		rows = append(rows, []string{k.Key, grouped(k.Items), format.Num(math.Round(10*k.ReadUnits) / 10), over(k.ReadUnits, fleetplan.PartitionReadUnits),
-			format.Num(math.Round(10*k.WriteUnits) / 10), over(k.WriteUnits, fleetplan.PartitionWriteUnits)})
+		rows = append(rows, []string{k.Key, grouped(k.Items), format.Num(math.Round(10*k.ReadUnits) / 10), Over(k.ReadUnits, fleetplan.PartitionReadUnits),
+			format.Num(math.Round(10*k.WriteUnits) / 10), Over(k.WriteUnits, fleetplan.PartitionWriteUnits)})
 	}
 	return rows
 }
@@ -67,7 +54,7 @@ func TableRows(d fleetplan.Deployment) [][]string {
 	rows := make([][]string, 0, len(d.Tables))
 	for _, t := range d.Tables {
 		rows = append(rows, []string{t.Name, format.Num(math.Round(10*t.ReadUnits) / 10), format.Num(math.Round(10*t.WriteUnits) / 10),
-			over(math.Max(t.ReadUnits, t.WriteUnits), fleetplan.TableQuota)})
+			Over(math.Max(t.ReadUnits, t.WriteUnits), fleetplan.TableQuota)})
 	}
 	return rows
 }
@@ -151,7 +138,7 @@ func CheckFleetRoles(ctx context.Context, roles string, dispatchers, shards int)
 	}
 	c := DesignCheck{Roles: roles, Deployment: dep, Rules: rules, RulesOK: true}
 	for _, r := range rules {
-		report(r.OK, r.Name, r.Detail, r.Hint)
+		Report(r.OK, r.Name, r.Detail, r.Hint)
 		c.RulesOK = c.RulesOK && r.OK
 	}
 	switch {
@@ -189,7 +176,7 @@ func CheckFleetRoles(ctx context.Context, roles string, dispatchers, shards int)
 		return c, err
 	}
 	c.Ran = true
-	report(c.Run.Settled == 0, fmt.Sprintf("your dispatchers' control plane on the limits layer (S = %s, a partition: %s read and %s write units a second) throttles nothing once settled",
+	Report(c.Run.Settled == 0, fmt.Sprintf("your dispatchers' control plane on the limits layer (S = %s, a partition: %s read and %s write units a second) throttles nothing once settled",
 		format.Num(c.Scale), format.Num(fleetplan.PartitionReadUnits/c.Scale), format.Num(fleetplan.PartitionWriteUnits/c.Scale)),
 		fmt.Sprintf("%s throttled in the last %s s", format.Int(c.Run.Settled), format.Num(math.Round(c.Run.SettledFor.Seconds()))),
 		"a throttle once settled means a key's load is over its scaled partition: fewer dispatchers read the shard items less often")
@@ -264,9 +251,9 @@ func OneTierVerdict(d fleetplan.Deployment) string {
 	return fmt.Sprintf("At %s workers on %s shards, pk = SHARD is read at **%s units a second, %s one partition's 3,000**, and pk = MEMBER written at %s, %s one partition's 1,000; "+
 		"the table takes %s read units a second, %s its 40,000 quota. Priced on demand this control plane would cost %s a day beside the jobs' own %s, "+
 		"but no price buys it: one key cannot take more than one partition's limit.",
-		format.Int(d.Executors), format.Int(d.Shards), format.Num(math.Round(sh.ReadUnits)), over(sh.ReadUnits, fleetplan.PartitionReadUnits),
-		format.Num(math.Round(mb.WriteUnits)), over(mb.WriteUnits, fleetplan.PartitionWriteUnits), format.Num(math.Round(tb.ReadUnits)),
-		over(tb.ReadUnits, fleetplan.TableQuota), format.EscapeMarkdown(usd(d.USDPerDay.DynamoDBControlPlane)), format.EscapeMarkdown(usd(d.USDPerDay.DynamoDBJobs)))
+		format.Int(d.Executors), format.Int(d.Shards), format.Num(math.Round(sh.ReadUnits)), Over(sh.ReadUnits, fleetplan.PartitionReadUnits),
+		format.Num(math.Round(mb.WriteUnits)), Over(mb.WriteUnits, fleetplan.PartitionWriteUnits), format.Num(math.Round(tb.ReadUnits)),
+		Over(tb.ReadUnits, fleetplan.TableQuota), format.EscapeMarkdown(usd(d.USDPerDay.DynamoDBControlPlane)), format.EscapeMarkdown(usd(d.USDPerDay.DynamoDBJobs)))
 }
 
 // ShowFleetCosts shows a day of the one-tier fleet beside a two-tier

@@ -217,7 +217,7 @@ func (d IndexDesign) String() string {
 // item is at least one unit; a Query that read nothing, nothing (the read
 // rule rounds the bytes read up to the next 4 KB; DynamoDB Local charges an
 // empty Query nothing too).
-func units(size, unit int) float64 { return math.Ceil(float64(size) / float64(unit)) }
+func Units(size, unit int) float64 { return math.Ceil(float64(size) / float64(unit)) }
 
 // AWSIndexWrite is the index write units AWS documents for one write that
 // turns the item before (nil: none) into after (nil: deleted), for an index
@@ -231,13 +231,13 @@ func AWSIndexWrite(d IndexDesign, before, after map[string]types.AttributeValue)
 	case old == nil && nw == nil:
 		return 0
 	case old == nil:
-		return units(catalog.ItemSize(nw), 1024)
+		return Units(catalog.ItemSize(nw), 1024)
 	case nw == nil:
-		return units(catalog.ItemSize(old), 1024)
+		return Units(catalog.ItemSize(old), 1024)
 	}
 	for _, k := range d.keys() {
 		if !sameValue(old[k], nw[k]) {
-			return units(catalog.ItemSize(old), 1024) + units(catalog.ItemSize(nw), 1024)
+			return Units(catalog.ItemSize(old), 1024) + Units(catalog.ItemSize(nw), 1024)
 		}
 	}
 	if len(old) == len(nw) {
@@ -252,7 +252,7 @@ func AWSIndexWrite(d IndexDesign, before, after map[string]types.AttributeValue)
 			return 0
 		}
 	}
-	return units(max(catalog.ItemSize(old), catalog.ItemSize(nw)), 1024)
+	return Units(max(catalog.ItemSize(old), catalog.ItemSize(nw)), 1024)
 }
 
 func sameValue(a, b types.AttributeValue) bool {
@@ -397,12 +397,12 @@ func IndexDesignCost(d IndexDesign) (IndexCost, error) {
 			return c, err
 		}
 		c.Submits++
-		c.AWS.Table += units(catalog.ItemSize(item), 1024)
+		c.AWS.Table += Units(catalog.ItemSize(item), 1024)
 		c.AWS.Index += AWSIndexWrite(d, nil, item)
 		for _, s := range nightStatuses {
 			next := withStatus(item, s)
 			c.Changes++
-			t := units(max(catalog.ItemSize(item), catalog.ItemSize(next)), 1024)
+			t := Units(max(catalog.ItemSize(item), catalog.ItemSize(next)), 1024)
 			i := AWSIndexWrite(d, item, next)
 			c.AWS.Table += t
 			c.AWS.Index += i
@@ -434,7 +434,7 @@ func IndexDesignCost(d IndexDesign) (IndexCost, error) {
 				got = append(got, e)
 			}
 		}
-		c.awsQueryUnits += units(size, 4096) / 2
+		c.awsQueryUnits += Units(size, 4096) / 2
 	}
 	c.Got = jobIDs(got)
 	c.Wrong = judgeD(c.Got, c.Want, got)

@@ -3,31 +3,10 @@ package lab
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 )
-
-// exit ends the cell; a variable so tests can watch it.
-var exit = os.Exit
-
-// osExit is the real exit, for tests that replace exit.
-var osExit = os.Exit
-
-// Stop ends the cell when err is not nil, printing "✗ " and the error's one
-// line (the catalog's errors already say what to run), instead of a panic's
-// stack trace. With a nil error it does nothing, so a cell reads
-//
-//	night, _, err := lab.Night(ctx, "2026-05-13")
-//	lab.Stop(err)
-func Stop(err error) {
-	if err == nil {
-		return
-	}
-	fmt.Println("✗", err)
-	exit(1)
-}
 
 // Night reads one night from the job catalog with Query (batch_date = :d),
 // the way every notebook does: the endpoint comes from

@@ -2,7 +2,6 @@ package lab
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 
@@ -10,20 +9,6 @@ import (
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
 )
-
-func TestStopExitsOnlyOnError(t *testing.T) {
-	var code []int
-	exit = func(c int) { code = append(code, c) }
-	defer func() { exit = osExit }()
-	Stop(nil)
-	if len(code) != 0 {
-		t.Fatalf("Stop(nil) exited with %v", code)
-	}
-	Stop(errors.New("boom"))
-	if len(code) != 1 || code[0] != 1 {
-		t.Fatalf("Stop(err) exit codes %v, want [1]", code)
-	}
-}
 
 // Night reads the stable night from a real DynamoDB Local with Query, and
 // an unseeded night says how to seed.

@@ -148,7 +148,7 @@ func CheckTTLChoice(chosen []string) bool {
 	}
 	detail := fmt.Sprintf("%s chosen", Plural(len(got), "job", "jobs"))
 	if extra == 0 && missing == 0 {
-		return report(true, "the jobs a TTL timer serves on AWS", detail, "")
+		return Report(true, "the jobs a TTL timer serves on AWS", detail, "")
 	}
 	var parts []string
 	if missing > 0 {
@@ -157,6 +157,6 @@ func CheckTTLChoice(chosen []string) bool {
 	if extra > 0 {
 		parts = append(parts, Plural(extra, "job cannot wait days", "jobs cannot wait days"))
 	}
-	return report(false, "the jobs a TTL timer serves on AWS", detail+": "+strings.Join(parts, "; "),
+	return Report(false, "the jobs a TTL timer serves on AWS", detail+": "+strings.Join(parts, "; "),
 		"TTL deletes expired items typically within a few days, a typical figure, not a bound: a job suits TTL if a week late is harmless")
 }

@@ -186,17 +186,17 @@ func WarmFleetSummary(r WarmFleetResult) string {
 // at 80 % (the design's utilisation: fleetplan.Seed003), within the
 // quota. One self-check line each; it returns whether all held.
 func CheckWarmFleet(r WarmFleetResult) bool {
-	ok := report(r.Failed == 0 && r.Writes > 0, "the replay landed every write", fmt.Sprintf("%s of %s refused", format.Int(r.Failed), format.Int(r.Writes)),
+	ok := Report(r.Failed == 0 && r.Writes > 0, "the replay landed every write", fmt.Sprintf("%s of %s refused", format.Int(r.Failed), format.Int(r.Writes)),
 		"an index partition refused writes: keys hash onto partitions unevenly, so a partition may hold several shard keys; more shards make each key smaller, more warm throughput gives the index more partitions")
 	need := func(units float64) float64 { return units / 0.8 }
 	perKey := r.Jobs * FleetIndexWritesPerJob / float64(r.Shards)
-	ok = report(perKey <= 500, "each shard key takes at most half a partition's 1,000 write units",
+	ok = Report(perKey <= 500, "each shard key takes at most half a partition's 1,000 write units",
 		fmt.Sprintf("%s a key", format.Num(math.Round(perKey))), "the index's write units a second over 500, rounded up") && ok
 	tw, iw := math.Max(r.TableWarm, 4000), math.Max(r.IndexWarm, 4000)
-	ok = report(tw >= need(r.Jobs*FleetTableWritesPerJob) && tw <= 40000, "the table's warm throughput covers its own writes at 80 %",
+	ok = Report(tw >= need(r.Jobs*FleetTableWritesPerJob) && tw <= 40000, "the table's warm throughput covers its own writes at 80 %",
 		fmt.Sprintf("%s write units a second (a new table's 4,000 when you ask for less)", format.Num(tw)),
 		"the table takes the jobs' table writes only (submit, claim, end): jobs a second × 3, over 0.8") && ok
-	return report(iw >= need(r.Jobs*FleetIndexWritesPerJob) && iw <= 40000, "the due index's warm throughput covers its own writes at 80 %",
+	return Report(iw >= need(r.Jobs*FleetIndexWritesPerJob) && iw <= 40000, "the due index's warm throughput covers its own writes at 80 %",
 		fmt.Sprintf("%s write units a second (a new index's 4,000 when you ask for less)", format.Num(iw)),
 		"the index is throttled apart from its table and pushes back on it: jobs a second × its 4 writes, over 0.8") && ok
 }
