@@ -8,9 +8,10 @@ import (
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
 	"github.com/go-echarts/go-echarts/v2/types"
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/nightqueue/workshop/queuekit/format"
 	"github.com/nightqueue/workshop/queuekit/sim"
-	"gonum.org/v1/gonum/stat"
 )
 
 // Histogram draws the distribution of values (per-job waits from
@@ -74,6 +75,8 @@ func histogramTable(values []float64, bins []sim.Bin, xName string) format.Table
 		}
 		return t
 	}
+	// Many bins means many values: Quantile is ok; with none it gives 0.
+	rank := func(q float64) float64 { v, _ := sim.Quantile(values, q); return v }
 	mode := bins[0]
 	for _, b := range bins {
 		if b.Count > mode.Count {
@@ -82,10 +85,10 @@ func histogramTable(values []float64, bins []sim.Bin, xName string) format.Table
 	}
 	return format.Table{Headers: []string{"statistic", xName}, Rows: [][]string{
 		{"values", format.Int(len(values))},
-		{"min", format.Num(sim.NearestRank(values, 1.0/float64(len(values))))},
-		{"median", format.Num(sim.NearestRank(values, 0.5))},
-		{"p95 (nearest rank)", format.Num(sim.NearestRank(values, 0.95))},
-		{"max", format.Num(sim.NearestRank(values, 1))},
+		{"min", format.Num(rank(1.0 / float64(len(values))))},
+		{"median", format.Num(rank(0.5))},
+		{"p95 (nearest rank)", format.Num(rank(0.95))},
+		{"max", format.Num(rank(1))},
 		{"mean", format.Num(stat.Mean(values, nil))},
 		{"most common bin", fmt.Sprintf("[%s, %s): %s values (%s)", format.Num(mode.Low), format.Num(mode.High), format.Int(mode.Count),
 			format.Percent(float64(mode.Count)/float64(len(values))))},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nightqueue/workshop/queuekit/format"
 	"github.com/nightqueue/workshop/queuekit/lease"
+	"github.com/nightqueue/workshop/queuekit/sim"
 )
 
 // Spread summarises repeated measurements of one quantity: the median and
@@ -153,17 +154,14 @@ func BackoffTotal(first float64, maxRetry int) float64 {
 	return first * (math.Pow(2, float64(maxRetry)) - 1)
 }
 
-// Percentile is the nearest-rank q-quantile of xs (the value at index
-// ceil(q n) − 1 of the sorted values), as the workshop computes p95 waits.
-// It is NaN for no values or q outside (0, 1].
+// Percentile is the nearest-rank q-quantile of xs, the module's one rule
+// (sim.Quantile), as the workshop computes p95 waits. It is NaN for no
+// values or q outside (0, 1]: a table cell that says so.
 func Percentile(xs []float64, q float64) float64 {
-	if len(xs) == 0 || !(q > 0 && q <= 1) {
-		return math.NaN()
+	if v, ok := sim.Quantile(xs, q); ok {
+		return v
 	}
-	v := append([]float64(nil), xs...)
-	sort.Float64s(v)
-	i := int(math.Ceil(q*float64(len(v)))) - 1
-	return v[max(i, 0)]
+	return math.NaN()
 }
 
 // PacedWorkers is the largest number of workers that, each taking one

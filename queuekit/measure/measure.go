@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nightqueue/workshop/queuekit/prices"
+	"github.com/nightqueue/workshop/queuekit/sim"
 )
 
 // ReadCost is the on-demand price in dollars of rcu read request units
@@ -74,13 +75,11 @@ func SpreadOf(samples []time.Duration) Spread {
 	if len(samples) == 0 {
 		return Spread{}
 	}
-	s := slices.Clone(samples)
-	slices.Sort(s)
 	rank := func(q float64) time.Duration {
-		i := int(math.Ceil(q*float64(len(s)))) - 1
-		return s[min(max(i, 0), len(s)-1)]
+		v, _ := sim.Quantile(samples, q) // some samples: always ok
+		return v
 	}
-	return Spread{N: len(s), Min: s[0], Median: rank(0.5), P90: rank(0.9)}
+	return Spread{N: len(samples), Min: slices.Min(samples), Median: rank(0.5), P90: rank(0.9)}
 }
 
 // Spread summarizes the report's Samples; a read made once is a spread of
