@@ -3,6 +3,8 @@ package fanout
 import (
 	"math/rand/v2"
 	"time"
+
+	"github.com/nightqueue/workshop/queuekit/internal/wait"
 )
 
 // maxVisibility is SQS's largest visibility timeout, 12 hours.
@@ -21,14 +23,8 @@ func FullJitter(base time.Duration, receives int, intN func(n int) int) time.Dur
 	if intN == nil {
 		intN = rand.IntN
 	}
-	ceiling := base
-	for i := 1; i < receives && ceiling < maxVisibility; i++ {
-		ceiling *= 2
-	}
-	secs := int(min(ceiling, maxVisibility) / time.Second)
-	if secs < 1 {
-		secs = 1
-	}
+	// The module's one backoff ceiling (wait.Ceiling), in whole seconds.
+	secs := max(int(wait.Ceiling(receives, base, maxVisibility)/time.Second), 1)
 	return time.Duration(intN(secs+1)) * time.Second
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fence"
 	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
+	"github.com/nightqueue/workshop/queuekit/internal/wait"
 )
 
 // writes counts write requests and the capacity DynamoDB reported.
@@ -217,13 +218,10 @@ func (f *Fleet) end(ctx context.Context, w *writes, j Job, h fence.Hold, workErr
 	return status, jobFence.Check(err, "end", h)
 }
 
-// backoff is RetryBase·2^retry, capped at RetryMax, with full jitter.
+// backoff is RetryBase·2^retry, capped at RetryMax, with full jitter (the
+// module's one rule, wait.Backoff; retry 0 is its first attempt).
 func (f *Fleet) backoff(retry int) time.Duration {
-	d := f.opts.RetryBase << min(retry, 20)
-	if d > f.opts.RetryMax || d <= 0 {
-		d = f.opts.RetryMax
-	}
-	return time.Duration(rand.Int64N(int64(d)) + 1)
+	return wait.Backoff(retry+1, f.opts.RetryBase, f.opts.RetryMax)
 }
 
 func trim(s string) string {

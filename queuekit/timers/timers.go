@@ -58,6 +58,7 @@ import (
 
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
+	"github.com/nightqueue/workshop/queuekit/internal/wait"
 )
 
 // Attribute names of a timer item.
@@ -184,9 +185,10 @@ func (t *Timers) Schedule(ctx context.Context, tm Timer) error {
 	})
 }
 
-// retry calls fn until it succeeds, attempts run out, or ctx ends, sleeping
-// 100 ms, 200 ms, 400 ms, ... between attempts. Errors a retry cannot fix
-// (a missing table, a validation error) end it at once.
+// retry calls fn until it succeeds, attempts run out, or ctx ends, backing
+// off between attempts with full jitter (wait.Backoff) from a ceiling of
+// 100 ms, 200 ms, 400 ms, ... up to 2 s. Errors a retry cannot fix (a
+// missing table, a validation error) end it at once.
 func retry(ctx context.Context, attempts int, fn func() error) error {
 	var err error
 	for i := range attempts {
@@ -196,7 +198,7 @@ func retry(ctx context.Context, attempts int, fn func() error) error {
 		select {
 		case <-ctx.Done():
 			return errors.Join(err, ctx.Err())
-		case <-time.After(100 * time.Millisecond << i):
+		case <-time.After(wait.Backoff(i+1, 100*time.Millisecond, 2*time.Second)):
 		}
 	}
 	return err

@@ -16,6 +16,7 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/nightqueue/workshop/queuekit/internal/awsapi"
+	"github.com/nightqueue/workshop/queuekit/internal/wait"
 )
 
 // RideOut is the retry policy of a client that must keep going through a
@@ -82,7 +83,7 @@ func (r RideOut) Retryer() aws.Retryer {
 			if throttled.IsErrorThrottle(err) == aws.TrueTernary {
 				return slow.BackoffDelay(attempt, err)
 			}
-			return Backoff(attempt, r.Base, r.Max), nil
+			return wait.Backoff(attempt, r.Base, r.Max), nil
 		})
 	})
 }
@@ -222,7 +223,7 @@ func (o *Outage) Ride(ctx context.Context, err error) error {
 		return &OutageError{Who: o.Who, Endpoint: o.t.Where(), Lasted: lasted, Bound: o.For, Fix: o.Fix, Err: err}
 	}
 	o.n++
-	d := Backoff(o.n, o.p.Base, o.p.Max)
+	d := wait.Backoff(o.n, o.p.Base, o.p.Max)
 	if left := o.For - now.Sub(o.since); d > left { // the last try comes at the bound, not after it
 		d = max(left, 0)
 	}

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"math/rand/v2"
 	"sync"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -111,7 +109,7 @@ func (t *Table) writeBatch(ctx context.Context, b []types.WriteRequest, report f
 			return fmt.Errorf("%d items still unprocessed after %d attempts; DynamoDB is throttling: retry later, or lower the number of writers", len(left), attempt)
 		}
 		pending = left
-		if wait.Sleep(ctx, Backoff(attempt, t.opts.BaseBackoff, t.opts.MaxBackoff)) != nil {
+		if wait.Sleep(ctx, wait.Backoff(attempt, t.opts.BaseBackoff, t.opts.MaxBackoff)) != nil {
 			return fmt.Errorf("waiting to resend %d unprocessed items: %w", len(left), context.Cause(ctx))
 		}
 	}
@@ -126,15 +124,6 @@ func WriteUnits(ccs ...types.ConsumedCapacity) (total, index float64) {
 		}
 	}
 	return total, index
-}
-
-// Backoff is "full jitter": a uniform wait in [0, min(max, base*2^(attempt-1))].
-func Backoff(attempt int, base, maxWait time.Duration) time.Duration {
-	d := base << min(attempt-1, 30)
-	if d <= 0 || d > maxWait {
-		d = maxWait
-	}
-	return rand.N(d + 1) // jitter only: no need for a seeded source
 }
 
 // QueryPages runs in with the SDK's Query paginator, every page under
