@@ -12,19 +12,21 @@ import (
 	"time"
 
 	"github.com/nightqueue/workshop/queuekit/fanout"
+	"github.com/nightqueue/workshop/queuekit/fanout/nights"
+	"github.com/nightqueue/workshop/queuekit/fanout/pacing"
 	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
 	"github.com/nightqueue/workshop/queuekit/internal/sqstest"
 	"github.com/nightqueue/workshop/queuekit/sim"
 	"github.com/nightqueue/workshop/queuekit/workload"
 )
 
-// setup seeds nights generated nights into a table of this test and returns
-// a Config for them, with a results table of this test.
-func setup(t *testing.T, nights int) fanout.Config {
+// setup seeds n generated nights into a table of this test and returns a
+// Config for them, with a results table of this test.
+func setup(t *testing.T, n int) fanout.Config {
 	t.Helper()
 	ctx := context.Background()
 	src := ddbtest.Catalog(t)
-	jobs, err := workload.Generate(workload.Config{Nights: nights, Seed: 1})
+	jobs, err := workload.Generate(workload.Config{Nights: n, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,14 +37,14 @@ func setup(t *testing.T, nights int) fanout.Config {
 	if err := results.Create(ctx); err != nil {
 		t.Fatal(err)
 	}
-	keys, err := fanout.NightKeys(workload.DefaultStart, nights)
+	keys, err := nights.Keys(workload.DefaultStart, n)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return fanout.Config{Queues: sqstest.Client(t), Results: results, Run: hex.EncodeToString(b[:]), Keys: keys,
-		Source: fanout.NightSource(src, 3, sim.Barrier), Processing: fanout.Processing{Wait: time.Second}}
+		Source: nights.Source(src, 3, sim.Barrier), Combine: nights.Combine, Processing: fanout.Processing{Wait: time.Second}}
 }
 
 // A slice that runs three times as long as the visibility timeout keeps its
@@ -66,7 +68,7 @@ func TestLongSlicesExtendTheirVisibility(t *testing.T) {
 }
 
 // The collated capacity report equals the one computed directly from the
-// same nights by the report's rules, written out here (not CombineNights,
+// same nights by the report's rules, written out here (not nights.Combine,
 // the code under test): nights and jobs counted from the generated nights,
 // overflow summed from each night's simulation, utilization their mean, the
 // worst night the first with the latest drain. The fan-out changes where the
@@ -77,7 +79,7 @@ func TestCollationEqualsTheDirectComputation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nights, err := workload.Nights(workload.Config{Nights: 8, Seed: 1})
+	generated, err := workload.Nights(workload.Config{Nights: 8, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +88,7 @@ func TestCollationEqualsTheDirectComputation(t *testing.T) {
 		util, worstDrained                 float64
 		worst                              string
 	)
-	for _, n := range nights {
+	for _, n := range generated {
 		jobs += len(n.Jobs)
 		r, err := sim.Run(n, sim.Config{Workers: 3, NoTrace: true})
 		if err != nil {
@@ -101,7 +103,7 @@ func TestCollationEqualsTheDirectComputation(t *testing.T) {
 			worst, worstDrained = n.BatchDate, r.DrainedMinute
 		}
 	}
-	var got fanout.Capacity
+	var got nights.Capacity
 	if err := json.Unmarshal(out.Result, &got); err != nil {
 		t.Fatalf("result %s: %v", out.Result, err)
 	}
@@ -131,7 +133,7 @@ func TestStampedeLosesSlicesPacedDoesNot(t *testing.T) {
 	cfg := setup(t, 12)
 	cfg.Source = fanout.Slow(cfg.Source, 300*time.Millisecond)
 	cfg.MaxReceives, cfg.RetryAfter = 2, time.Second
-	rows, err := fanout.ComparePacing(context.Background(), cfg, 5, 1, []int{12, 1}, nil)
+	rows, err := pacing.Compare(context.Background(), cfg, 5, 1, []int{12, 1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

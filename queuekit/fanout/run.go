@@ -3,6 +3,7 @@ package fanout
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -17,7 +18,8 @@ type Config struct {
 	Run     string   // run id; the queues are "queuekit-fanout-<Run>" and "...-dlq"
 	Keys    []string // slice i is Keys[i]
 	Source  Source
-	// Combine collates the done slices (default CombineNights).
+	// Combine collates the done slices into the run's result (required:
+	// nights.Combine for the nights workload of package fanout/nights).
 	Combine func(done []SliceResult, dead []string) (json.RawMessage, error)
 	// Processing is the settings of the Processor that Execute runs
 	// (Workers, Visibility, Wait, RetryAfter, Fail, AfterWrite).
@@ -62,7 +64,7 @@ func Execute(ctx context.Context, cfg Config) (Outcome, error) {
 		step = func(string, ...any) {}
 	}
 	if cfg.Combine == nil {
-		cfg.Combine = CombineNights
+		return Outcome{}, errors.New("fan-out: Config.Combine is nil: give the run's collation (nights.Combine for a fan-out over nights)")
 	}
 	if cfg.MaxReceives == 0 {
 		cfg.MaxReceives = 3

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nightqueue/workshop/queuekit/fanout"
+	"github.com/nightqueue/workshop/queuekit/fanout/nights"
 	"github.com/nightqueue/workshop/queuekit/format"
 )
 
@@ -31,7 +32,7 @@ var FanOutHeaders = []string{"slices", "processed", "dead-lettered", "redelivere
 // FanOutRow is a fan-out run's counts and its capacity report (the
 // collator's result) as one table row.
 func FanOutRow(out fanout.Outcome) ([]string, error) {
-	var c fanout.Capacity
+	var c nights.Capacity
 	if err := json.Unmarshal(out.Result, &c); err != nil {
 		return nil, fmt.Errorf("read the run's capacity report: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nightqueue/workshop/queuekit/fanout"
+	"github.com/nightqueue/workshop/queuekit/fanout/nights"
 )
 
 func TestSliceListAndOutliving(t *testing.T) {
@@ -49,7 +50,7 @@ func TestFlakySlices(t *testing.T) {
 }
 
 func TestFanOutRowReadsTheCapacityReport(t *testing.T) {
-	res, _ := json.Marshal(fanout.Capacity{Nights: 28, OverflowNights: 2, OverflowJobs: 5, MeanUtilization: 0.5, WorstNight: "2026-01-02"})
+	res, _ := json.Marshal(nights.Capacity{Nights: 28, OverflowNights: 2, OverflowJobs: 5, MeanUtilization: 0.5, WorstNight: "2026-01-02"})
 	row, err := FanOutRow(fanout.Outcome{Final: fanout.Final{Slices: 30, Processed: 28, DeadLettered: []int{3, 17}, Result: res}})
 	if err != nil {
 		t.Fatal(err)

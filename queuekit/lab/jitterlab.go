@@ -5,20 +5,21 @@ import (
 	"fmt"
 
 	"github.com/nightqueue/workshop/queuekit/fanout"
+	"github.com/nightqueue/workshop/queuekit/fanout/pacing"
 	"github.com/nightqueue/workshop/queuekit/format"
 )
 
-// CompareJitter runs the same stampede twice with fanout.ComparePacing
+// CompareJitter runs the same stampede twice with pacing.Compare
 // (workers processors against a source limited to perSecond requests a
 // second with the given burst): first with every failed slice retried after
 // exactly cfg.RetryAfter, then with full-jitter backoff (RetryJitter). step,
 // if set, is called after each run (a progress bar's Add).
-func CompareJitter(ctx context.Context, cfg fanout.Config, perSecond float64, burst, workers int, step func(int)) (plain, jittered fanout.PacingRow, err error) {
-	var rows [2]fanout.PacingRow
+func CompareJitter(ctx context.Context, cfg fanout.Config, perSecond float64, burst, workers int, step func(int)) (plain, jittered pacing.Row, err error) {
+	var rows [2]pacing.Row
 	for i, jitter := range []bool{false, true} {
 		c := cfg
 		c.RetryJitter = jitter
-		r, err := fanout.ComparePacing(ctx, c, perSecond, burst, []int{workers}, nil)
+		r, err := pacing.Compare(ctx, c, perSecond, burst, []int{workers}, nil)
 		if err != nil {
 			return rows[0], rows[1], fmt.Errorf("jitter %v: %w", jitter, err)
 		}
@@ -32,8 +33,8 @@ func CompareJitter(ctx context.Context, cfg fanout.Config, perSecond float64, bu
 
 // JitterRows is the table ShowJitter draws: one row for retries without
 // jitter, one with full jitter.
-func JitterRows(plain, jittered fanout.PacingRow) [][]string {
-	row := func(name string, r fanout.PacingRow) []string {
+func JitterRows(plain, jittered pacing.Row) [][]string {
+	row := func(name string, r pacing.Row) []string {
 		return []string{name, fmt.Sprintf("%.1f s", r.Elapsed.Seconds()), format.Int(r.Processed), format.Int(r.Dead),
 			format.Int(r.Throttled), format.Int(r.Received)}
 	}
@@ -42,7 +43,7 @@ func JitterRows(plain, jittered fanout.PacingRow) [][]string {
 
 // JitterSentence says what the two runs of CompareJitter show, from their
 // values.
-func JitterSentence(plain, jittered fanout.PacingRow) string {
+func JitterSentence(plain, jittered pacing.Row) string {
 	verdict := "this run, jitter let no more slices through: the spread was too small to matter (run the cell again)"
 	switch {
 	case jittered.Processed > plain.Processed:
@@ -61,7 +62,7 @@ func JitterSentence(plain, jittered fanout.PacingRow) string {
 }
 
 // ShowJitter shows the two runs of CompareJitter as a table and a sentence.
-func ShowJitter(plain, jittered fanout.PacingRow) {
+func ShowJitter(plain, jittered pacing.Row) {
 	ShowTable([]string{"retries", "time", "processed", "healthy slices dead-lettered", "throttled", "messages received"},
 		JitterRows(plain, jittered))
 	Markdown(JitterSentence(plain, jittered))

@@ -6,21 +6,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nightqueue/workshop/queuekit/fanout"
+	"github.com/nightqueue/workshop/queuekit/fanout/pacing"
 	"github.com/nightqueue/workshop/queuekit/lab"
 )
 
 func TestJitterSentenceFollowsTheValues(t *testing.T) {
-	plain := fanout.PacingRow{Workers: 12, Processed: 4, Dead: 8}
+	plain := pacing.Row{Workers: 12, Processed: 4, Dead: 8}
 	for _, c := range []struct {
-		jittered fanout.PacingRow
+		jittered pacing.Row
 		want     []string
 		not      string
 	}{
-		{fanout.PacingRow{Processed: 7, Dead: 5}, []string{"4 of 12", "full jitter 7", "let 3 more through", "Even with jitter 5 healthy"}, "fewer"},
-		{fanout.PacingRow{Processed: 4, Dead: 8}, []string{"let no more slices through"}, "more through"},
-		{fanout.PacingRow{Processed: 3, Dead: 9}, []string{"let fewer slices through"}, "more through"},
-		{fanout.PacingRow{Processed: 12}, []string{"let 8 more through"}, "Even with jitter"},
+		{pacing.Row{Processed: 7, Dead: 5}, []string{"4 of 12", "full jitter 7", "let 3 more through", "Even with jitter 5 healthy"}, "fewer"},
+		{pacing.Row{Processed: 4, Dead: 8}, []string{"let no more slices through"}, "more through"},
+		{pacing.Row{Processed: 3, Dead: 9}, []string{"let fewer slices through"}, "more through"},
+		{pacing.Row{Processed: 12}, []string{"let 8 more through"}, "Even with jitter"},
 	} {
 		s := lab.JitterSentence(plain, c.jittered)
 		for _, w := range c.want {
@@ -36,8 +36,8 @@ func TestJitterSentenceFollowsTheValues(t *testing.T) {
 
 // The table and sentence notebook 07 shows beside its jitter run.
 func ExampleJitterSentence() {
-	plain := fanout.PacingRow{Workers: 12, Elapsed: 4400 * time.Millisecond, Processed: 4, Dead: 8, Throttled: 38, Received: 42}
-	jittered := fanout.PacingRow{Workers: 12, Elapsed: 9700 * time.Millisecond, Processed: 6, Dead: 6, Throttled: 35, Received: 41}
+	plain := pacing.Row{Workers: 12, Elapsed: 4400 * time.Millisecond, Processed: 4, Dead: 8, Throttled: 38, Received: 42}
+	jittered := pacing.Row{Workers: 12, Elapsed: 9700 * time.Millisecond, Processed: 6, Dead: 6, Throttled: 35, Received: 41}
 	for _, r := range lab.JitterRows(plain, jittered) {
 		fmt.Println(strings.Join(r, " | "))
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fanout"
+	"github.com/nightqueue/workshop/queuekit/fanout/nights"
 	"github.com/nightqueue/workshop/queuekit/sim"
 	"github.com/nightqueue/workshop/queuekit/sqsqueue"
 	"github.com/nightqueue/workshop/queuekit/timers"
@@ -117,7 +118,7 @@ func NightsFanOut(ctx context.Context, table string, n int) (fanout.Config, erro
 	if err != nil {
 		return fanout.Config{}, err
 	}
-	keys, err := fanout.NightKeys(workload.DefaultStart, n)
+	keys, err := nights.Keys(workload.DefaultStart, n)
 	if err != nil {
 		return fanout.Config{}, err
 	}
@@ -169,5 +170,5 @@ func NightsFanOut(ctx context.Context, table string, n int) (fanout.Config, erro
 		return fanout.Config{}, fmt.Errorf("run id: %w", err)
 	}
 	return fanout.Config{Queues: q, Results: results, Run: "nb-" + hex.EncodeToString(b[:]), Keys: keys,
-		Source: fanout.NightSource(src, 3, sim.Barrier)}, nil
+		Source: nights.Source(src, 3, sim.Barrier), Combine: nights.Combine}, nil
 }

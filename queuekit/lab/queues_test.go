@@ -9,6 +9,7 @@ import (
 
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fanout"
+	"github.com/nightqueue/workshop/queuekit/fanout/nights"
 	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
 	"github.com/nightqueue/workshop/queuekit/internal/sqstest"
 	"github.com/nightqueue/workshop/queuekit/sqsqueue"
@@ -76,7 +77,7 @@ func TestNightsFanOutGivesTheSameNightsWhateverItsOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, err := fanout.NightKeys(workload.DefaultStart, 6)
+	keys, err := nights.Keys(workload.DefaultStart, 6)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fanout"
+	"github.com/nightqueue/workshop/queuekit/fanout/nights"
 	"github.com/nightqueue/workshop/queuekit/sim"
 	"github.com/nightqueue/workshop/queuekit/sqsqueue"
 	"github.com/nightqueue/workshop/queuekit/workload"
@@ -78,7 +79,7 @@ func runFanout(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := results.Create(ctx); err != nil {
 		return err
 	}
-	out, err := fanout.Execute(ctx, fanout.Config{Queues: q, Results: results, Run: o.runID, Keys: o.keys, Source: o.source(src),
+	out, err := fanout.Execute(ctx, fanout.Config{Queues: q, Results: results, Run: o.runID, Keys: o.keys, Source: o.source(src), Combine: nights.Combine,
 		MaxReceives: o.maxReceives, Resume: o.resume, Redrive: o.redrive, Keep: o.keep, Logf: step,
 		Processing: o.processing(ctx, step),
 	})
@@ -118,7 +119,7 @@ type fanoutOpts struct {
 func parseFanout(args []string) (*fanoutOpts, error) {
 	o := &fanoutOpts{}
 	fs := newFlags("fanout")
-	fs.IntVar(&o.slices, "slices", 0, fmt.Sprintf("how many slices (nights from --start), 1 to %d (required)", fanout.MaxSlices))
+	fs.IntVar(&o.slices, "slices", 0, fmt.Sprintf("how many slices (nights from --start), 1 to %d (required)", nights.MaxSlices))
 	fs.IntVar(&o.workers, "workers", 4, fmt.Sprintf("processors' bound on slices in flight, 1 to %d", maxFanoutWorkers))
 	fs.StringVar(&o.failList, "fail-slices", "", "slice indices that always fail, e.g. 3,7 (they end in the dead-letter queue)")
 	fs.IntVar(&o.maxReceives, "max-receives", 3, "RedrivePolicy maxReceiveCount, 1 to 1000: receives before a message moves to the dead-letter queue")
@@ -158,7 +159,7 @@ func parseFanout(args []string) (*fanoutOpts, error) {
 			o.fail[i] = true
 		}
 	}
-	keys, err := fanout.NightKeys(o.start, o.slices)
+	keys, err := nights.Keys(o.start, o.slices)
 	if err != nil {
 		return nil, usagef("--start: %v", err)
 	}
@@ -175,8 +176,8 @@ func parseFanout(args []string) (*fanoutOpts, error) {
 func (o *fanoutOpts) check() error {
 	wholeSeconds := func(d time.Duration) bool { return d%time.Second == 0 }
 	switch {
-	case o.slices < 1 || o.slices > fanout.MaxSlices:
-		return usagef("--slices %d: want 1 to %d slices (one night each)", o.slices, fanout.MaxSlices)
+	case o.slices < 1 || o.slices > nights.MaxSlices:
+		return usagef("--slices %d: want 1 to %d slices (one night each)", o.slices, nights.MaxSlices)
 	case o.workers < 1 || o.workers > maxFanoutWorkers:
 		return usagef("--workers %d: want 1 to %d processors", o.workers, maxFanoutWorkers)
 	case o.maxReceives < 1 || o.maxReceives > 1000:
@@ -242,7 +243,7 @@ func (o *fanoutOpts) openQueues(ctx context.Context) (*sqsqueue.Client, error) {
 // source is the nights source, slowed (--slice-time) and rate-limited
 // (--source-rate) as asked.
 func (o *fanoutOpts) source(src *catalog.Catalog) fanout.Source {
-	source := fanout.NightSource(src, o.simWorkers, sim.Barrier)
+	source := nights.Source(src, o.simWorkers, sim.Barrier)
 	if o.sliceTime > 0 {
 		source = fanout.Slow(source, o.sliceTime)
 	}
@@ -300,7 +301,7 @@ func (o *fanoutOpts) explainDeadLetters(step func(string, ...any), out fanout.Ou
 
 // print writes the run's outcome and its capacity report as text.
 func (o *fanoutOpts) print(stdout io.Writer, res fanoutResult) error {
-	var cap fanout.Capacity
+	var cap nights.Capacity
 	if err := json.Unmarshal(res.Result, &cap); err != nil {
 		return err
 	}

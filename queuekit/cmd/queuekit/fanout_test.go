@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nightqueue/workshop/queuekit/fanout"
+	"github.com/nightqueue/workshop/queuekit/fanout/nights"
 	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
 	"github.com/nightqueue/workshop/queuekit/internal/sqstest"
 	"github.com/nightqueue/workshop/queuekit/workload"
@@ -45,9 +46,9 @@ func decodeFanout(t *testing.T, out string) fanoutResult {
 	return r
 }
 
-func capacityOf(t *testing.T, r fanoutResult) fanout.Capacity {
+func capacityOf(t *testing.T, r fanoutResult) nights.Capacity {
 	t.Helper()
-	var c fanout.Capacity
+	var c nights.Capacity
 	if err := json.Unmarshal(r.Result, &c); err != nil {
 		t.Fatalf("result: %v in %s", err, r.Result)
 	}

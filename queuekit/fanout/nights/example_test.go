@@ -1,15 +1,16 @@
-package fanout_test
+package nights_test
 
 import (
 	"encoding/json"
 	"fmt"
 
 	"github.com/nightqueue/workshop/queuekit/fanout"
+	"github.com/nightqueue/workshop/queuekit/fanout/nights"
 )
 
 // A fan-out over nights has one slice per night.
-func ExampleNightKeys() {
-	keys, err := fanout.NightKeys("2025-05-30", 4)
+func ExampleKeys() {
+	keys, err := nights.Keys("2025-05-30", 4)
 	if err != nil {
 		panic(err)
 	}
@@ -17,14 +18,14 @@ func ExampleNightKeys() {
 	// Output: [2025-05-30 2025-05-31 2025-06-01 2025-06-02]
 }
 
-// CombineNights collates the nights' results into a capacity report and
+// Combine collates the nights' results into a capacity report and
 // names the nights the dead-letter queue kept out of it.
-func ExampleCombineNights() {
+func ExampleCombine() {
 	night := func(date string, jobs, late int, drained, util float64) json.RawMessage {
-		b, _ := json.Marshal(fanout.NightResult{BatchDate: date, Jobs: jobs, OverflowJobs: late, DrainedMinute: drained, Utilization: util})
+		b, _ := json.Marshal(nights.Result{BatchDate: date, Jobs: jobs, OverflowJobs: late, DrainedMinute: drained, Utilization: util})
 		return b
 	}
-	out, err := fanout.CombineNights([]fanout.SliceResult{
+	out, err := nights.Combine([]fanout.SliceResult{
 		{Slice: 0, Key: "2025-05-11", Result: night("2025-05-11", 10, 0, 200, 0.8)},
 		{Slice: 2, Key: "2025-05-13", Result: night("2025-05-13", 12, 3, 300, 0.9)},
 	}, []string{"2025-05-12"})

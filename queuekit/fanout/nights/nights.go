@@ -1,4 +1,9 @@
-package fanout
+// Package nights is the fan-out workload the workshop runs through package
+// fanout: one slice per generated night (Keys), each read from the catalog
+// and simulated (Source), collated into a capacity report (Combine). It is
+// one use of fanout, kept out of it: fanout knows slices, queues and
+// results, not nights, the catalog or the simulator.
+package nights
 
 import (
 	"context"
@@ -9,6 +14,7 @@ import (
 
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
+	"github.com/nightqueue/workshop/queuekit/fanout"
 	"github.com/nightqueue/workshop/queuekit/sim"
 	"github.com/nightqueue/workshop/queuekit/workload"
 )
@@ -17,9 +23,9 @@ import (
 // workload generates at most.
 const MaxSlices = workload.MaxNights
 
-// NightKeys returns n consecutive batch dates from start: the slices of a
+// Keys returns n consecutive batch dates from start: the slices of a
 // fan-out over the generated nights, one night each; n is 1 to MaxSlices.
-func NightKeys(start string, n int) ([]string, error) {
+func Keys(start string, n int) ([]string, error) {
 	d, err := queuekit.ParseBatchDate(start)
 	if err != nil {
 		return nil, fmt.Errorf("start: %w", err)
@@ -34,8 +40,8 @@ func NightKeys(start string, n int) ([]string, error) {
 	return keys, nil
 }
 
-// NightResult is one night's capacity figures, a slice's result.
-type NightResult struct {
+// Result is one night's capacity figures, a slice's result.
+type Result struct {
 	BatchDate     string  `json:"batch_date"`
 	Jobs          int     `json:"jobs"`
 	DrainedMinute float64 `json:"queue_drained_minute"`
@@ -44,12 +50,12 @@ type NightResult struct {
 	P95Wait       float64 `json:"p95_wait_minutes"`
 }
 
-// NightSource is the slice source of the capacity run: it reads the night
+// Source is the slice source of the capacity run: it reads the night
 // with catalog.QueryNight and simulates it with sim.Run on workers workers.
 // A night without jobs is an error (the slice fails): the catalog was not
 // seeded with it.
-func NightSource(c *catalog.Catalog, workers int, policy sim.Policy) Source {
-	return SourceFunc(func(ctx context.Context, p Pointer) (json.RawMessage, error) {
+func Source(c *catalog.Catalog, workers int, policy sim.Policy) fanout.Source {
+	return fanout.SourceFunc(func(ctx context.Context, p fanout.Pointer) (json.RawMessage, error) {
 		n, _, err := c.QueryNight(ctx, p.Key, "")
 		if err != nil {
 			return nil, err
@@ -61,7 +67,7 @@ func NightSource(c *catalog.Catalog, workers int, policy sim.Policy) Source {
 		if err != nil {
 			return nil, fmt.Errorf("simulate night %s: %w", p.Key, err)
 		}
-		return json.Marshal(NightResult{BatchDate: p.Key, Jobs: r.Jobs, DrainedMinute: r.DrainedMinute, OverflowJobs: r.OverflowJobs,
+		return json.Marshal(Result{BatchDate: p.Key, Jobs: r.Jobs, DrainedMinute: r.DrainedMinute, OverflowJobs: r.OverflowJobs,
 			Utilization: round(r.Utilization, 4), P95Wait: round(r.P95Wait, 2)})
 	})
 }
@@ -78,15 +84,16 @@ type Capacity struct {
 	MissingNights   []string `json:"missing_nights"` // dead-lettered: not in the figures
 }
 
-// CombineNights is a Collator.Combine for NightSource results.
-func CombineNights(done []SliceResult, dead []string) (json.RawMessage, error) {
+// Combine is a fanout.Config.Combine (and Collator.Combine) for Source's
+// results.
+func Combine(done []fanout.SliceResult, dead []string) (json.RawMessage, error) {
 	c := Capacity{MissingNights: dead}
 	if c.MissingNights == nil {
 		c.MissingNights = []string{}
 	}
 	util := 0.0
 	for _, d := range done {
-		var r NightResult
+		var r Result
 		if err := json.Unmarshal(d.Result, &r); err != nil {
 			return nil, fmt.Errorf("slice %d (%s): %w", d.Slice, d.Key, err)
 		}
