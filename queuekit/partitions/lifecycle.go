@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 )
 
@@ -22,6 +23,7 @@ const (
 	attrJobID      = "job_id"
 	attrDueShard   = "due_shard"
 	attrDueAt      = "due_at"
+	attrStatus     = "execution_status"
 )
 
 // OpenLifecycle returns a catalog of the lifecycle table (job_id, and the
@@ -113,18 +115,19 @@ func Lifecycle(ctx context.Context, c *catalog.Catalog, run string, pollBatch in
 	steps = append(steps, Step{Name: fmt.Sprintf("poll (Query of the index, %d due jobs)", pollBatch), RCU: consumed(q.ConsumedCapacity)})
 	key := map[string]types.AttributeValue{attrJobID: &types.AttributeValueMemberS{Value: id(1)}}
 	for _, u := range []struct {
-		name, status string
-		claim        bool
+		name   string
+		status queuekit.Status
+		claim  bool
 	}{
-		{"claim (conditional UpdateItem, CLAIMED, leaves the index)", "CLAIMED", true},
-		{"start (UpdateItem, PROCESSING)", "PROCESSING", false},
-		{"finish (UpdateItem, SUCCESS)", "SUCCESS", false},
+		{"claim (conditional UpdateItem, CLAIMED, leaves the index)", queuekit.StatusClaimed, true},
+		{"start (UpdateItem, PROCESSING)", queuekit.StatusProcessing, false},
+		{"finish (UpdateItem, SUCCESS)", queuekit.StatusSuccess, false},
 	} {
-		upd := expression.Set(expression.Name("execution_status"), expression.Value(u.status))
+		upd := expression.Set(expression.Name(attrStatus), expression.Value(u.status))
 		b := expression.NewBuilder()
 		if u.claim {
 			upd = upd.Remove(expression.Name(attrDueShard)).Remove(expression.Name(attrDueAt))
-			b = b.WithCondition(expression.Name("execution_status").Equal(expression.Value("NOT_STARTED")))
+			b = b.WithCondition(expression.Name(attrStatus).Equal(expression.Value(queuekit.StatusNotStarted)))
 		}
 		ex, err := b.WithUpdate(upd).Build()
 		if err != nil {
@@ -161,10 +164,10 @@ func consumed(cc *types.ConsumedCapacity) float64 {
 // values counted as DynamoDB counts them, in UTF-8 bytes).
 func jobItem(id, shard, due string) (map[string]types.AttributeValue, error) {
 	item := map[string]types.AttributeValue{
-		attrJobID:          &types.AttributeValueMemberS{Value: id},
-		attrDueShard:       &types.AttributeValueMemberS{Value: shard},
-		attrDueAt:          &types.AttributeValueMemberS{Value: due},
-		"execution_status": &types.AttributeValueMemberS{Value: "NOT_STARTED"},
+		attrJobID:    &types.AttributeValueMemberS{Value: id},
+		attrDueShard: &types.AttributeValueMemberS{Value: shard},
+		attrDueAt:    &types.AttributeValueMemberS{Value: due},
+		attrStatus:   &types.AttributeValueMemberS{Value: string(queuekit.StatusNotStarted)},
 	}
 	size := 0
 	for k, v := range item {
