@@ -116,8 +116,8 @@ lint-shell: ## shellcheck on every script (fails when shellcheck is not installe
 test: ## everything: lint, setup, then $(TEST_STAGES); a summary line per stage and a verdict
 	@DYNAMODB_PORT=$(TEST_DYNAMODB_PORT) SQS_PORT=$(TEST_SQS_PORT) MAKE="$(MAKE)" scripts/test-stages.sh $(TEST_STAGES)
 
-test-go: ## go test ./..., then -race over the packages that hold leases (expects AWS_ENDPOINT_URL_DYNAMODB and _SQS, as `make test` sets them)
-	go test -timeout 30m ./...
+test-go: ## go test -short ./... (the runtime tests are test-runtime's), then -race over the packages that hold leases (expects AWS_ENDPOINT_URL_DYNAMODB and _SQS, as `make test` sets them)
+	go test -short -timeout 30m ./...
 	go test -race -timeout 15m ./queuekit/fence/
 	go test -race -timeout 15m ./queuekit/lease/ -run '$(RACE_LEASE_TESTS)'
 	go test -race -timeout 10m ./queuekit/fleet/ -run 'Example'
@@ -164,11 +164,9 @@ test-browser: ## headless Chromium: JupyterLab as first seen (ui.test.mjs), then
 test-security: ## servers on 127.0.0.1 only, unreachable from a network namespace, no CORS (expects servers)
 	tests/security/loopback.sh
 
-test-runtime: ## servers shared by two runs, make workshop under TERM and Ctrl-C, nothing in $HOME, no kernel process left, lint fails without shellcheck (own servers, free ports)
+test-runtime: ## servers shared by two runs, make workshop under TERM, Ctrl-C and HUP, nothing in $HOME, no kernel process left (Go tests running the real launcher), lint fails without shellcheck (own servers, free ports)
 	tests/runtime/shared-servers.sh
-	tests/runtime/signals.sh
-	tests/runtime/home.sh
-	tests/runtime/kernel-processes.sh
+	go test -count=1 -timeout 30m -run '^TestRuntime' ./queuekit/cmd/queuekit/
 	tests/runtime/lint-shell.sh
 
 # The room: JupyterHub with one container per participant (docs/room.md).

@@ -65,7 +65,8 @@ func (l *launcher) close() { l.log.Close() }
 // setEnv is scripts/env.sh's environment, for this process and every one it
 // starts: .venv/bin first on PATH, every Jupyter and IPython file inside
 // .venv (nothing in $HOME but Go's caches), the workshop's Jupyter
-// configuration (jupyter/), pip's cache in .cache/pip, static credentials for
+// configuration (jupyter/), pip's cache in .cache/pip, gopls' and
+// goimports' caches in .cache/user-cache, static credentials for
 // the local servers, and Go's module cache first on GOPROXY (GoNB's `go get`
 // before each cell answers from it, offline too).
 func (l *launcher) setEnv() {
@@ -98,12 +99,20 @@ func (l *launcher) setEnv() {
 			os.Setenv(k, v)
 		}
 	}
-	if out, err := exec.Command("go", "env", "GOMODCACHE", "GOPROXY").Output(); err == nil {
+	if out, err := exec.Command("go", "env", "GOMODCACHE", "GOPROXY", "GOCACHE").Output(); err == nil {
 		f := strings.Split(strings.TrimSpace(string(out)), "\n")
-		if len(f) == 2 {
+		if len(f) == 3 {
 			cache := "file://" + filepath.ToSlash(filepath.Join(f[0], "cache", "download"))
 			if !strings.Contains(","+f[1]+",", ","+cache+",") {
 				os.Setenv("GOPROXY", cache+","+f[1])
+			}
+			// gopls and goimports, which the kernel runs, keep caches in
+			// the user's cache directory ($XDG_CACHE_HOME, else ~/.cache):
+			// inside the checkout instead, with Go's build cache pinned
+			// where it is (its default follows XDG_CACHE_HOME too).
+			if os.Getenv("XDG_CACHE_HOME") == "" {
+				os.Setenv("GOCACHE", f[2])
+				os.Setenv("XDG_CACHE_HOME", filepath.Join(l.root, ".cache", "user-cache"))
 			}
 		}
 	}
