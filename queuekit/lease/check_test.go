@@ -7,6 +7,7 @@ import (
 
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/lease"
+	"github.com/nightqueue/workshop/queuekit/lease/poolrules"
 	"github.com/nightqueue/workshop/queuekit/sim"
 	"github.com/nightqueue/workshop/queuekit/workload"
 )
@@ -41,7 +42,7 @@ func TestCheckerAndRealiseAgreeWithTheSimulator(t *testing.T) {
 					t.Fatal(err)
 				}
 				att := fromSim(r)
-				if err := lease.CheckSchedule(n, att, c, pol); err != nil {
+				if err := poolrules.Check(n, att, c, pol); err != nil {
 					t.Fatalf("%s c=%d %s: the simulator's schedule breaks a rule: %v", n.BatchDate, c, pol, err)
 				}
 				got := lease.Realise(n, att, c, pol).Metrics
@@ -87,14 +88,14 @@ func TestCheckerCatchesBrokenRules(t *testing.T) {
 	for _, tc := range cases {
 		att := append([]lease.Entry(nil), base...)
 		tc.edit(att)
-		err := lease.CheckSchedule(n, att, 3, sim.Barrier)
+		err := poolrules.Check(n, att, 3, sim.Barrier)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want an error containing %q", tc.name, err, tc.want)
 		}
 	}
 	dup := append(append([]lease.Entry(nil), base...), base[1])
 	dup[len(dup)-1].Attempt = 2
-	if err := lease.CheckSchedule(n, dup, 3, sim.Barrier); err == nil || !strings.Contains(err.Error(), "overlap") {
+	if err := poolrules.Check(n, dup, 3, sim.Barrier); err == nil || !strings.Contains(err.Error(), "overlap") {
 		t.Errorf("two attempts of one job at once: got %v", err)
 	}
 	// Exclusive 007 arrives at 60 and waits for 001 and 004 until 75; slot
@@ -106,13 +107,13 @@ func TestCheckerCatchesBrokenRules(t *testing.T) {
 			bf[i].Start, bf[i].Finish = 70, 72
 		}
 	}
-	if err := lease.CheckSchedule(n, bf, 3, sim.Barrier); err == nil || !strings.Contains(err.Error(), "barrier") {
+	if err := poolrules.Check(n, bf, 3, sim.Barrier); err == nil || !strings.Contains(err.Error(), "barrier") {
 		t.Errorf("start while an exclusive job waits: got %v", err)
 	}
 	// Under backfill the same start is judged by the reservation: 007 waits
 	// for 001 and 004, estimated to end at 75, so a job started at 70 must
 	// end by 75. 005 (25 minutes) does not fit.
-	if err := lease.CheckSchedule(n, bf, 3, sim.Backfill); err == nil || !strings.Contains(err.Error(), "after the reservation") {
+	if err := poolrules.Check(n, bf, 3, sim.Backfill); err == nil || !strings.Contains(err.Error(), "after the reservation") {
 		t.Errorf("backfill past the reservation: got %v", err)
 	}
 }
@@ -135,15 +136,15 @@ func TestCheckerCatchesConservativeBreaches(t *testing.T) {
 		return fromSim(r)
 	}
 	cons, easy := run(sim.Conservative), run(sim.Easy)
-	if err := lease.CheckSchedule(n, cons, 2, sim.Conservative); err != nil {
+	if err := poolrules.Check(n, cons, 2, sim.Conservative); err != nil {
 		t.Fatalf("the simulator's conservative schedule: %v", err)
 	}
-	err := lease.CheckSchedule(n, easy, 2, sim.Conservative)
+	err := poolrules.Check(n, easy, 2, sim.Conservative)
 	want := "JOB-20270301-004 started at 1.000, but its earliest reservation was 51.000: it pushes JOB-20270301-002, earlier in order, from 1.000 to 21.000"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("easy's schedule checked as conservative: got %v, want %q", err, want)
 	}
-	if err := lease.CheckSchedule(n, cons, 2, sim.Easy); err == nil || !strings.Contains(err.Error(), "JOB-20270301-002 started at 1.000 ends by estimate at 41.000, after the reservation of JOB-20270301-003 at 30.000") {
+	if err := poolrules.Check(n, cons, 2, sim.Easy); err == nil || !strings.Contains(err.Error(), "JOB-20270301-002 started at 1.000 ends by estimate at 41.000, after the reservation of JOB-20270301-003 at 30.000") {
 		t.Errorf("conservative's schedule checked as easy: got %v", err)
 	}
 }

@@ -8,6 +8,10 @@ import (
 	"github.com/nightqueue/workshop/queuekit"
 )
 
+// Eps is the slack, in job-minutes, of the checks on a recorded schedule
+// (floating point of minute conversions; times themselves are whole ms).
+const Eps = 1e-6
+
 // Verify checks what a finished run promises, on what it read back from
 // DynamoDB, and returns every broken promise (nil when all hold). No check
 // compares a time one host wrote with a time another host wrote, except
@@ -35,8 +39,8 @@ import (
 //   - the pool ends clean: busy 0, no job running, no exclusive holder, and
 //     ended = jobs = the night's jobs.
 //
-// The order rules of the policies are CheckSchedule's, for nights without
-// retries, on one clock.
+// The order rules of the policies are package lease/poolrules's (Check),
+// for nights without retries, on one clock: not the run's verdict.
 func (r Report) Verify(n queuekit.Night) error {
 	var errs []error
 	bad := func(format string, a ...any) {
@@ -93,7 +97,7 @@ func (r Report) Verify(n queuekit.Night) error {
 	if r.MinuteMS > 0 {
 		skew = float64(r.MaxSkew.Milliseconds()) / r.MinuteMS
 	}
-	if err := checkOccupancy(r.Schedule, r.Workers, skew); err != nil {
+	if err := CheckOccupancy(r.Schedule, r.Workers, skew); err != nil {
 		errs = append(errs, fmt.Errorf("on the hosts' clocks, skew up to %s allowed: %w", r.MaxSkew, err))
 	}
 	if r.PoolBusy != 0 || r.PoolRunning != 0 || r.PoolExclusive != "" || r.PoolEnded != r.PoolJobs || r.PoolJobs != len(n.Jobs) {
@@ -196,7 +200,7 @@ func checkPoolVersions(entries []Entry, c int) error {
 	return errors.Join(errs...)
 }
 
-// checkOccupancy checks a recorded schedule, retries included: never more
+// CheckOccupancy checks a recorded schedule, retries included: never more
 // than c slots busy (releases before claims at one instant), an exclusive
 // attempt alone, no two attempts of one job at once. skew (job-minutes)
 // is how far apart the clocks that wrote the times may be: each attempt's
@@ -209,7 +213,7 @@ func checkPoolVersions(entries []Entry, c int) error {
 // s − a; a finish written at f by another happened at or after f − a − skew.
 // So the attempt certainly held its slots over [s, f − skew], shifted by
 // the common a, which moves no overlap.
-func checkOccupancy(entries []Entry, c int, skew float64) error {
+func CheckOccupancy(entries []Entry, c int, skew float64) error {
 	type ev struct {
 		t float64
 		d int

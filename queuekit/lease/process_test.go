@@ -19,6 +19,7 @@ import (
 	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
 	"github.com/nightqueue/workshop/queuekit/internal/toxitest"
 	"github.com/nightqueue/workshop/queuekit/lease"
+	"github.com/nightqueue/workshop/queuekit/lease/poolrules"
 	"github.com/nightqueue/workshop/queuekit/sim"
 )
 
@@ -162,7 +163,7 @@ func TestWorkerProcessesClaimEachJobExactlyOnce(t *testing.T) {
 	if len(seen) != jobs || len(rep.Schedule) != jobs {
 		t.Fatalf("%d attempts of %d distinct jobs, want %d of %d", len(rep.Schedule), len(seen), jobs, jobs)
 	}
-	if err := lease.CheckSchedule(n, rep.Schedule, cfg.Workers, cfg.Policy); err != nil {
+	if err := poolrules.Check(n, rep.Schedule, cfg.Workers, cfg.Policy); err != nil {
 		t.Fatalf("pool rules broken:\n%v", err)
 	}
 }
@@ -270,7 +271,7 @@ func TestDynamoDBPausedMidRunLosesNothing(t *testing.T) {
 		t.Fatalf("statuses %v, %d attempts, %d retries: want %d jobs SUCCESS, one attempt each, no retry",
 			rep.Statuses, len(rep.Schedule), rep.Retries, len(n.Jobs))
 	}
-	if err := lease.CheckSchedule(n, rep.Schedule, cfg.Workers, sim.Barrier); err != nil {
+	if err := poolrules.Check(n, rep.Schedule, cfg.Workers, sim.Barrier); err != nil {
 		t.Fatalf("pool rules broken:\n%v", err)
 	}
 	t.Logf("paused 3 s at about minute 40: drained at %.1f (simulated %.0f)", rep.Realised.DrainedMinute, rep.Forecast.DrainedMinute)

@@ -11,6 +11,7 @@ import (
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/internal/fault"
 	"github.com/nightqueue/workshop/queuekit/lease"
+	"github.com/nightqueue/workshop/queuekit/lease/poolrules"
 	"github.com/nightqueue/workshop/queuekit/sim"
 )
 
@@ -34,7 +35,7 @@ func TestRandomNightsKeepThePoolRules(t *testing.T) {
 			if err != nil {
 				t.Fatalf("run: %v", err)
 			}
-			if err := lease.CheckSchedule(n, rep.Schedule, c, pol); err != nil {
+			if err := poolrules.Check(n, rep.Schedule, c, pol); err != nil {
 				t.Fatalf("pool rules broken:\n%v", err)
 			}
 			if rep.Statuses[queuekit.StatusSuccess] != len(n.Jobs) || len(rep.Schedule) != len(n.Jobs) || rep.Won != len(n.Jobs) {
@@ -153,7 +154,7 @@ func TestConservativeNightMatchesTheSimulator(t *testing.T) {
 		t.Fatalf("forecast order %v, want R, A, X, B: %s", order, want)
 	}
 	matchesForecast(t, rep, cfg)
-	if err := lease.CheckSchedule(n, rep.Schedule, 2, sim.Conservative); err != nil {
+	if err := poolrules.Check(n, rep.Schedule, 2, sim.Conservative); err != nil {
 		t.Fatalf("pool rules broken:\n%v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
 	"github.com/nightqueue/workshop/queuekit/lease"
+	"github.com/nightqueue/workshop/queuekit/lease/poolrules"
 	"github.com/nightqueue/workshop/queuekit/limits"
 	"github.com/nightqueue/workshop/queuekit/sim"
 )
@@ -20,7 +21,7 @@ import (
 // (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling).
 // Through the layer, with each transaction held 25 ms so that they
 // overlap, the executor still ends every job exactly once, after one
-// attempt, within the pool's rules (lease.CheckSchedule), and the layer
+// attempt, within the pool's rules (poolrules.Check), and the layer
 // counts the conflicts it answered: lease reads a conflict-cancelled claim
 // as a lost race (fence.Conflict) and claims again, and an end cancelled
 // by a conflict is sent again.
@@ -51,7 +52,7 @@ func TestNightExecutorSurvivesPoolConflicts(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run through the layer: %v; layer counters %+v", err, limits.Totals(s.Stats(), ex.Table(), ""))
 	}
-	if err := lease.CheckSchedule(n, rep.Schedule, c, sim.Barrier); err != nil {
+	if err := poolrules.Check(n, rep.Schedule, c, sim.Barrier); err != nil {
 		t.Fatalf("pool rules broken:\n%v", err)
 	}
 	if rep.Statuses[queuekit.StatusSuccess] != len(n.Jobs) || len(rep.Schedule) != len(n.Jobs) {
