@@ -143,7 +143,7 @@ func TestScanNotebooksFindsEveryLiteralCheck(t *testing.T) {
 	call := regexp.MustCompile(`lab\.Check[A-Za-z]*\(\\"`)
 	for _, f := range files {
 		raw, _ := os.ReadFile(f)
-		n := len(call.FindAll(raw, -1)) + strings.Count(string(raw), "lab.CheckTTLChoice(")
+		n := len(call.FindAll(raw, -1)) + strings.Count(string(raw), "ttllab.CheckTTLChoice(")
 		names := cat[filepath.Base(f)]
 		if len(names) > n || (n > 0 && len(names) == 0) {
 			t.Errorf("%s: %d checks listed, %d calls in the file", filepath.Base(f), len(names), n)

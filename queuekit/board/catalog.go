@@ -13,13 +13,13 @@ import (
 // checkCall matches a self-check call with a literal name: lab.CheckTrue("name", …).
 var checkCall = regexp.MustCompile(`\blab\.(Check[A-Za-z]*)(?:\[[^\]]*\])?\(\s*("(?:[^"\\\n]|\\.)*")`)
 
-// FixedChecks are the self-checks whose name is inside lab, not in the
+// FixedChecks are the self-checks whose name is inside lab/ttllab, not in the
 // call: the function's name and the name it reports.
 var FixedChecks = map[string]string{
 	"CheckTTLChoice": "the jobs a TTL timer serves on AWS",
 }
 
-var fixedCall = regexp.MustCompile(`\blab\.(CheckTTLChoice)\(`)
+var fixedCall = regexp.MustCompile(`\bttllab\.(CheckTTLChoice)\(`)
 
 // ScanNotebooks lists the self-checks of every notebook (*.ipynb) in dir:
 // each lab.Check… call of a code cell whose name is a string literal (or one

@@ -10,7 +10,7 @@ import (
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/fanout"
-	"github.com/nightqueue/workshop/queuekit/lab"
+	"github.com/nightqueue/workshop/queuekit/lab/fanoutlab"
 )
 
 // A fan-out over four generated nights, as notebook 07 runs it: each slice
@@ -30,7 +30,7 @@ func ExampleExecute() {
 			}
 		}
 	}()
-	cfg, err := lab.NightsFanOut(ctx, table, 4)
+	cfg, err := fanoutlab.NightsFanOut(ctx, table, 4)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -12,13 +12,13 @@ import (
 	"github.com/nightqueue/workshop/queuekit/fleet"
 	"github.com/nightqueue/workshop/queuekit/fleetplan"
 	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
-	"github.com/nightqueue/workshop/queuekit/lab"
+	"github.com/nightqueue/workshop/queuekit/lab/fleetlab"
 	"github.com/nightqueue/workshop/queuekit/limits"
 )
 
 // controlPlaneRun is n in-process fleet workers (package fleet's Join, no
 // jobs: every request is the control plane's) on k shards for run, their
-// endpoint the limits layer s, on a table of their own: lab.ControlPlane,
+// endpoint the limits layer s, on a table of their own: fleetlab.ControlPlane,
 // the rig notebook 10 runs, read back as the layer's samples.
 type controlPlaneRun struct {
 	table    string
@@ -42,7 +42,7 @@ func runControlPlane(t *testing.T, s *limits.Server, n, k int, shardLease, run t
 // directly, and the table is deleted before it returns.
 func runControlPlaneStaggered(t *testing.T, s *limits.Server, n, k int, shardLease, run time.Duration, aged bool, stagger time.Duration) controlPlaneRun {
 	t.Helper()
-	res, err := lab.ControlPlane{Name: fmt.Sprintf("%d workers on %d shards", n, k), Workers: n, Shards: k, ShardLease: shardLease,
+	res, err := fleetlab.ControlPlane{Name: fmt.Sprintf("%d workers on %d shards", n, k), Workers: n, Shards: k, ShardLease: shardLease,
 		Run: run, Stagger: stagger, Aged: aged}.Execute(context.Background(), s)
 	if err != nil {
 		t.Fatal(err)

@@ -117,14 +117,3 @@ func TestABoardThatIsDownIsToldOnceAndSkipped(t *testing.T) {
 		t.Errorf("check = %v, %d attempts", ok, len(rec.reports))
 	}
 }
-
-func TestTTLCheckNameIsTheBoardsFixedName(t *testing.T) {
-	rec := &boardRecorder{status: http.StatusNoContent}
-	srv := httptest.NewServer(rec)
-	defer srv.Close()
-	boardEnv(t, srv.URL, "tok")
-	captureStdout(t, func() { CheckTTLChoice(nil) })
-	if len(rec.reports) != 1 || rec.reports[0].Check != board.FixedChecks["CheckTTLChoice"] {
-		t.Errorf("CheckTTLChoice reported %+v, want the name %q the board's catalog lists", rec.reports, board.FixedChecks["CheckTTLChoice"])
-	}
-}

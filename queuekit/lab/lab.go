@@ -12,6 +12,14 @@
 //	res, _ := sim.Run(night, sim.Config{Workers: 3})
 //	lab.Chart(chart.Gantt(res))
 //	lab.CheckNear("p95 wait with c = 3", myP95, res.P95Wait, 0.5, "sort the waits, take index ceil(0.95 n) - 1")
+//
+// The demonstrations live in sub-packages, one per notebook or family:
+// nightlab (reading nights), schemalab (01), scanlab (02), simlab (04),
+// leaselab (04, 05), ttllab (06), fanoutlab (06, 07), limitslab (08),
+// fleetlab (10) and forecastlab (09). lab itself imports no AWS SDK and no
+// protocol package (its deps test keeps it so): a cell that only prints a
+// table or draws a chart links lab alone, and GoNB's goimports links a
+// sub-package only into the cells that call it.
 package lab
 
 import (
