@@ -216,7 +216,7 @@ func TestComposeLabKeepsTheTokenOn(t *testing.T) {
 	}
 }
 
-// The lab serves the participants' copies in workspace/ (scripts/workspace.sh);
+// The lab serves the participants' copies in workspace/ (queuekit workspace prepare);
 // the folder is in git (workspace/.gitkeep) so Docker does not create it as root.
 func TestComposeLabMountsTheWorkspace(t *testing.T) {
 	s := service(t, loadCompose(t), "lab")
@@ -293,8 +293,8 @@ func TestDockerfileBaseIsPinnedToTheModulesGoVersion(t *testing.T) {
 }
 
 // The image starts as root only for scripts/lab-entrypoint.sh, which drops to
-// the owner of the mounted workspace before it runs CMD; every RUN of setup.sh
-// runs as the workshop user.
+// the owner of the mounted workspace before it runs CMD; every RUN of the
+// launcher's setup (queuekit setup) runs as the workshop user.
 func TestDockerfileRunsSetupAsANonRootUser(t *testing.T) {
 	user := "root"
 	var setupRuns, setupAsRoot int
@@ -304,7 +304,7 @@ func TestDockerfileRunsSetupAsANonRootUser(t *testing.T) {
 		case "user":
 			user = args(n)[0]
 		case "run":
-			if strings.Contains(strings.Join(args(n), " "), "scripts/setup.sh") {
+			if strings.Contains(strings.Join(args(n), " "), "queuekit setup") {
 				setupRuns++
 				if isRoot(user) {
 					setupAsRoot++
@@ -320,13 +320,13 @@ func TestDockerfileRunsSetupAsANonRootUser(t *testing.T) {
 		t.Errorf("the final USER is %q and the ENTRYPOINT %q is not scripts/lab-entrypoint.sh, which drops root", user, entrypoint)
 	}
 	if setupRuns == 0 {
-		t.Error("Dockerfile never RUNs scripts/setup.sh (the same install steps as the host)")
+		t.Error("Dockerfile never RUNs queuekit setup (the same install steps as the host)")
 	}
 	if setupAsRoot > 0 {
-		t.Errorf("%d RUN scripts/setup.sh run as root; run them as the workshop user", setupAsRoot)
+		t.Errorf("%d RUN queuekit setup run as root; run them as the workshop user", setupAsRoot)
 	}
-	if !slices.ContainsFunc(cmd, func(s string) bool { return strings.HasSuffix(s, "scripts/workshop.sh") }) {
-		t.Errorf("CMD = %q, want it to start scripts/workshop.sh", cmd)
+	if len(cmd) != 2 || !strings.HasSuffix(cmd[0], "/queuekit") || cmd[1] != "workshop" {
+		t.Errorf("CMD = %q, want it to start the launcher: queuekit workshop", cmd)
 	}
 	data, err := os.ReadFile(filepath.Join(root(t), "scripts", "lab-entrypoint.sh"))
 	if err != nil {
@@ -416,7 +416,7 @@ func isRoot(user string) bool {
 }
 
 func TestDockerfileCopiesTheScriptsItRuns(t *testing.T) {
-	for _, p := range []string{"scripts/setup.sh", "scripts/workshop.sh", "requirements.txt", "tools/go.mod", "tools/echarts/package-lock.json"} {
+	for _, p := range []string{"queuekit/cmd/queuekit/setup.go", "queuekit/cmd/queuekit/workshop.go", "scripts/lab-entrypoint.sh", "requirements.txt", "tools/go.mod"} {
 		st, err := os.Stat(filepath.Join(root(t), p))
 		if err != nil {
 			t.Errorf("%s: %v", p, err)
@@ -429,9 +429,9 @@ func TestDockerfileCopiesTheScriptsItRuns(t *testing.T) {
 }
 
 // TestDockerfileCopiesWhatSetupReadsBeforeRunningIt: the first RUN of
-// scripts/setup.sh (with SETUP_SKIP_WARM=1, before the whole tree is copied)
-// reads requirements.txt, tools/, scripts/ and jupyter/ (the JupyterLab
-// settings it installs); each must be copied before it.
+// queuekit setup reads requirements.txt, tools/, jupyter/ (the JupyterLab
+// settings it installs) and the launcher's source; each must be copied
+// before it (the whole tree is).
 func TestDockerfileCopiesWhatSetupReadsBeforeRunningIt(t *testing.T) {
 	copied := map[string]bool{}
 	for _, n := range dockerfile(t) {
@@ -442,19 +442,19 @@ func TestDockerfileCopiesWhatSetupReadsBeforeRunningIt(t *testing.T) {
 				copied[strings.TrimPrefix(src, "./")] = true
 			}
 		case "run":
-			if !strings.Contains(strings.Join(args(n), " "), "scripts/setup.sh") {
+			if !strings.Contains(strings.Join(args(n), " "), "queuekit setup") {
 				continue
 			}
 			if copied["."] {
 				return // the whole tree is there
 			}
-			for _, want := range []string{"requirements.txt", "tools/", "scripts/", "jupyter/"} {
+			for _, want := range []string{"requirements.txt", "tools/", "queuekit/", "jupyter/"} {
 				if !copied[want] {
-					t.Errorf("the first RUN scripts/setup.sh comes before COPY %s (copied so far: %v)", want, copied)
+					t.Errorf("the first RUN queuekit setup comes before COPY %s (copied so far: %v)", want, copied)
 				}
 			}
 			return
 		}
 	}
-	t.Fatal("Dockerfile never RUNs scripts/setup.sh")
+	t.Fatal("Dockerfile never RUNs queuekit setup")
 }

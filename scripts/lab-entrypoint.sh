@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # lab-entrypoint.sh: the lab container's entrypoint (Dockerfile). It starts as
 # root, looks at who owns the mounted workspace/ folder, and runs the command
-# (default scripts/workshop.sh) as that user, so the notebooks you save belong
+# (default: the image's launcher, queuekit workshop) as that user, so the notebooks you save belong
 # to you on the host whoever you are, with no uid to pass in:
 #
 #   - owned by uid U > 0 (Linux, a checkout of any user; Docker Desktop shows
@@ -24,7 +24,7 @@ WORKSPACE="${LAB_WORKSPACE:-/home/workshop/workshop/workspace}"
 say() { printf 'lab-entrypoint: %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
 
-[[ $# -gt 0 ]] || set -- scripts/workshop.sh
+[[ $# -gt 0 ]] || set -- .cache/bin/queuekit workshop
 [[ -d "$WORKSPACE" ]] ||
   die "$WORKSPACE is not there; docker-compose.yml mounts ./workspace onto it (run docker compose from the repository)"
 

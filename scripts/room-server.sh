@@ -49,7 +49,7 @@ servers_up start
 step "2/4 seeding the sample nights"
 go run ./queuekit/cmd/queuekit seed --sample >&2
 step "3/4 your notebooks in workspace/"
-scripts/workspace.sh prepare
+go run ./queuekit/cmd/queuekit workspace prepare
 step "4/4 jupyterhub-singleuser"
 jupyterhub-singleuser --ServerApp.root_dir="$ROOT/workspace" &
 lab_pid=$!

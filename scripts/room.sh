@@ -134,7 +134,7 @@ fi
 docker image inspect "$ROOM_IMAGE" >/dev/null 2>&1 || die "no image $ROOM_IMAGE: run make room without ROOM_SKIP_BUILD"
 # The room board (queuekit board, run by the hub as a service): built from
 # this checkout with the host's Go, or in the lab image when there is none;
-# its page draws with the offline echarts.min.js of setup.sh or of the image.
+# its page draws with the offline echarts.min.js of make setup or of the image.
 ROOM_QUEUEKIT="$ROOT/.cache/room/bin/queuekit"
 mkdir -p "$ROOT/.cache/room/bin"
 if command -v go >/dev/null; then
@@ -153,7 +153,7 @@ ROOM_ECHARTS="$ROOT/notebooks/assets/echarts.min.js"
 if [[ ! -s "$ROOM_ECHARTS" ]]; then
   ROOM_ECHARTS="$ROOT/.cache/room/echarts.min.js"
   [[ -s "$ROOM_ECHARTS" ]] || docker run --rm --entrypoint cat "$LAB_IMAGE" notebooks/assets/echarts.min.js >"$ROOM_ECHARTS" 2>/dev/null ||
-    say "no echarts.min.js (scripts/setup.sh makes it): the board shows its tables without the chart"
+    say "no echarts.min.js (make setup makes it): the board shows its tables without the chart"
 fi
 export ROOM_QUEUEKIT ROOM_ECHARTS
 

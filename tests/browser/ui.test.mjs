@@ -6,13 +6,13 @@
 //     which the charts load, is still served), and the "Jupyter news?" prompt
 //     cannot appear (fetchNews is "false", not "none" = ask);
 //   - opening a notebook changes nothing in git: JupyterLab serves the
-//     participants' copies that scripts/workspace.sh makes in workspace/; each
+//     participants' copies that queuekit workspace prepare makes in workspace/; each
 //     one, opened, left until its kernel runs, saved and closed, is never
 //     marked changed, closing it asks nothing ("Save changes?" would mean the
 //     kernel rewrote its metadata), and git status stays clean.
 //
 // The repository here is a scratch git repository with the committed
-// notebooks and .gitignore; scripts/workspace.sh prepares its workspace/
+// notebooks and .gitignore; queuekit workspace prepare prepares its workspace/
 // (WORKSHOP_WORKSPACE), so the test never writes into the real checkout.
 //
 //   cd tests/browser && node --test ui.test.mjs
@@ -40,7 +40,7 @@ function git(...args) {
 
 before(async () => {
   assert.ok(NOTEBOOKS.length > 0, 'no notebooks/NN-*.ipynb to open');
-  assert.ok(existsSync(ASSET), `${ASSET} is missing: run scripts/setup.sh (make setup) first`);
+  assert.ok(existsSync(ASSET), `${ASSET} is missing: run make setup first`);
   scratch = mkdtempSync(join(tmpdir(), 'workshop-nb-'));
   mkdirSync(join(scratch, 'notebooks'));
   for (const nb of NOTEBOOKS) copyFileSync(join(ROOT, 'notebooks', nb), join(scratch, 'notebooks', nb));
@@ -49,8 +49,8 @@ before(async () => {
   git('-c', 'user.name=test', '-c', 'user.email=test@localhost', 'add', '.');
   git('-c', 'user.name=test', '-c', 'user.email=test@localhost', 'commit', '-q', '-m', 'the committed notebooks');
   workspace = join(scratch, 'workspace');
-  execFileSync(join(ROOT, 'scripts', 'workspace.sh'), ['prepare'], {
-    env: { ...process.env, WORKSHOP_WORKSPACE: workspace }, stdio: ['ignore', 'inherit', 'inherit'],
+  execFileSync('go', ['run', './queuekit/cmd/queuekit', 'workspace', 'prepare'], {
+    cwd: ROOT, env: { ...process.env, WORKSHOP_WORKSPACE: workspace }, stdio: ['ignore', 'inherit', 'inherit'],
   });
   const saved = { ...process.env };
   delete process.env.LAB_URL; // this test needs its own server on the scratch workspace

@@ -9,15 +9,15 @@
 # proxy, the checksum database, PyPI and npm fail at once. In it:
 #   1. the cut is real: a name lookup and an HTTPS request to the module proxy
 #      fail (without that, a pass would prove nothing);
-#   2. make workshop (scripts/workshop.sh, on free ports: OFFLINE_DYNAMODB_PORT,
+#   2. make workshop (queuekit workshop, on free ports: OFFLINE_DYNAMODB_PORT,
 #      OFFLINE_SQS_PORT, OFFLINE_LAB_PORT) reaches "The workshop is running"
-#      and its URL answers: setup.sh's quick path (no WARNING printed), both
+#      and its URL answers: setup's quick path (no WARNING printed), both
 #      servers started, the sample nights seeded, JupyterLab up;
 #   3. in the real gonb kernel, for each of notebooks 00-04, the first code
 #      cell and then the middle cell restart_cells.py's MIDDLE names run with
 #      no error and print no module, proxy, checksum or name-lookup failure
 #      (tests/offline/session_one.py, against the workshop's servers). GOPROXY
-#      stays as scripts/env.sh sets it (the module cache first, then
+#      stays as the launcher sets it (the module cache first, then
 #      proxy.golang.org), GOSUMDB as go sets it;
 #   4. the workshop stops on TERM (as Ctrl-C stops it).
 # The repository's caches are the ones under test: run make prefetch first.
@@ -65,7 +65,7 @@ cleanup() { stop_workshop || true; rm -f "$log"; }
 on_exit cleanup
 t=$SECONDS
 DYNAMODB_PORT="$OFFLINE_DYNAMODB_PORT" SQS_PORT="$OFFLINE_SQS_PORT" LAB_PORT="$OFFLINE_LAB_PORT" \
-  setsid scripts/workshop.sh >"$log" 2>&1 &
+  setsid make --no-print-directory workshop >"$log" 2>&1 &
 wpid=$!
 running() { grep -q 'The workshop is running' "$log"; }
 for _ in $(seq 1 600); do
@@ -79,8 +79,8 @@ else
   sed 's/^/      /' "$log" | tail -n 30
 fi
 no_warning() { ! grep -i warning "$log"; }
-check "setup.sh's quick path printed no WARNING" no_warning
-check "both servers started" grep -q 'elasticmq: running on' "$log"
+check "setup's quick path printed no WARNING" no_warning
+check "both servers started" bash -c "grep -q 'dynamodb answers on' '$log' && grep -q 'sqs answers on' '$log'"
 check "JupyterLab answers on its URL" curl -sf -m 10 -o /dev/null "http://127.0.0.1:$OFFLINE_LAB_PORT/api"
 
 echo "== session one in the gonb kernel"
