@@ -18,6 +18,7 @@ import (
 
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/internal/awsapi"
+	"github.com/nightqueue/workshop/queuekit/internal/wait"
 	"github.com/nightqueue/workshop/queuekit/sqsqueue"
 )
 
@@ -356,10 +357,8 @@ func (p *Processor) fail(ctx context.Context, m types.Message, ptr *Pointer, rec
 // processor extend the visibility timeout of a long slice.
 func Slow(src Source, d time.Duration) Source {
 	return SourceFunc(func(ctx context.Context, p Pointer) (json.RawMessage, error) {
-		select {
-		case <-time.After(d):
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		if err := wait.Sleep(ctx, d); err != nil {
+			return nil, err
 		}
 		return src.Process(ctx, p)
 	})

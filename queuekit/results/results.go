@@ -27,6 +27,7 @@ import (
 
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
+	"github.com/nightqueue/workshop/queuekit/internal/wait"
 	"github.com/nightqueue/workshop/queuekit/lease"
 )
 
@@ -197,15 +198,8 @@ func (s *Store) Work(date string, work lease.WorkFunc, value func(lease.Job) str
 // returns ctx's error only when ctx ended before d had passed.
 func Sleep(ctx context.Context, _ lease.Job, d time.Duration) error {
 	done := time.Now().Add(d)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		if !time.Now().Before(done) {
-			return nil
-		}
-		return ctx.Err()
+	if err := wait.Sleep(ctx, d); err != nil && time.Now().Before(done) {
+		return err
 	}
+	return nil
 }

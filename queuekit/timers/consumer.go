@@ -17,6 +17,7 @@ import (
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
+	"github.com/nightqueue/workshop/queuekit/internal/wait"
 	"github.com/nightqueue/workshop/queuekit/sqsqueue"
 )
 
@@ -206,10 +207,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 			}
 		}
 		c.until()
-		select {
-		case <-ctx.Done():
-		case <-time.After(c.o.Poll):
-		}
+		_ = wait.Sleep(ctx, c.o.Poll) // a ctx that ended fails the loop's test
 	}
 	return nil
 }
@@ -360,10 +358,8 @@ func (c *Consumer) fire(ctx context.Context, shard string, r stypes.Record) erro
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(c.o.Backoff << i):
+			if err := wait.Sleep(ctx, c.o.Backoff<<i); err != nil {
+				return err
 			}
 		}
 	}

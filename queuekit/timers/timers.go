@@ -195,10 +195,8 @@ func retry(ctx context.Context, attempts int, fn func() error) error {
 		if err = fn(); err == nil || permanent(err) {
 			return err
 		}
-		select {
-		case <-ctx.Done():
-			return errors.Join(err, ctx.Err())
-		case <-time.After(wait.Backoff(i+1, 100*time.Millisecond, 2*time.Second)):
+		if serr := wait.Sleep(ctx, wait.Backoff(i+1, 100*time.Millisecond, 2*time.Second)); serr != nil {
+			return errors.Join(err, serr)
 		}
 	}
 	return err

@@ -66,6 +66,7 @@ import (
 
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/fleet"
+	"github.com/nightqueue/workshop/queuekit/internal/wait"
 	"github.com/nightqueue/workshop/queuekit/sqsqueue"
 )
 
@@ -254,12 +255,8 @@ func (t *Tier) FirstLook() time.Duration {
 // the wait returns zero counters and no error, nothing written.
 func (t *Tier) Dispatch(ctx context.Context, cfg DispatcherConfig) (fleet.Stats, error) {
 	if d := t.FirstLook(); d > 0 {
-		timer := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
+		if wait.Sleep(ctx, d) != nil {
 			return fleet.Stats{Name: cfg.Name}, nil
-		case <-timer.C:
 		}
 	}
 	return t.f.Join(ctx, fleet.WorkerConfig{Name: cfg.Name, Shards: cfg.Shards, OnStats: cfg.OnStats, StatsEvery: cfg.StatsEvery,

@@ -227,12 +227,8 @@ func (o *Outage) Ride(ctx context.Context, err error) error {
 	if left := o.For - now.Sub(o.since); d > left { // the last try comes at the bound, not after it
 		d = max(left, 0)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
+	if wait.Sleep(ctx, d) != nil {
 		return err
-	case <-t.C:
 	}
 	return nil
 }
