@@ -10,6 +10,7 @@ import (
 	"github.com/go-echarts/go-echarts/v2/types"
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/format"
 	"github.com/nightqueue/workshop/queuekit/sim"
 )
@@ -76,7 +77,7 @@ func histogramTable(values []float64, bins []sim.Bin, xName string) format.Table
 		return t
 	}
 	// Many bins means many values: Quantile is ok; with none it gives 0.
-	rank := func(q float64) float64 { v, _ := sim.Quantile(values, q); return v }
+	rank := func(q float64) float64 { v, _ := queuekit.Quantile(values, q); return v }
 	mode := bins[0]
 	for _, b := range bins {
 		if b.Count > mode.Count {

@@ -337,7 +337,7 @@ func Realise(n queuekit.Night, attempts []Entry, c int, policy sim.Policy) sim.R
 			sum += w
 		}
 		res.AverageWait = sum / float64(len(waits))
-		res.P95Wait, _ = sim.Quantile(waits, 0.95) // some waits: always ok
+		res.P95Wait, _ = queuekit.Quantile(waits, 0.95) // some waits: always ok
 		res.OverflowFraction = float64(res.OverflowJobs) / float64(len(n.Jobs))
 	}
 	res.AverageQueueLength = queueArea / cutoff

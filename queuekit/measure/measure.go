@@ -12,8 +12,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/prices"
-	"github.com/nightqueue/workshop/queuekit/sim"
 )
 
 // ReadCost is the on-demand price in dollars of rcu read request units
@@ -76,7 +76,7 @@ func SpreadOf(samples []time.Duration) Spread {
 		return Spread{}
 	}
 	rank := func(q float64) time.Duration {
-		v, _ := sim.Quantile(samples, q) // some samples: always ok
+		v, _ := queuekit.Quantile(samples, q) // some samples: always ok
 		return v
 	}
 	return Spread{N: len(samples), Min: slices.Min(samples), Median: rank(0.5), P90: rank(0.9)}

@@ -8,6 +8,8 @@ import (
 	"slices"
 
 	"gonum.org/v1/gonum/stat"
+
+	"github.com/nightqueue/workshop/queuekit"
 )
 
 // ErrNoTrace is returned for a Result run with NoTrace: it has no schedule or
@@ -114,24 +116,5 @@ func AutoBinWidth(values []float64) float64 {
 	return 10 * p
 }
 
-// Quantile is the module's one quantile rule: the q-quantile of values by
-// nearest rank, the value at index ⌈q·n⌉−1 of the n sorted values (values
-// itself is not modified). The simulator's p95 wait, the executors' and a
-// measured read's spread all use it. With fewer than 20 values the p95 is
-// the largest one (⌈0.95·n⌉ = n for n < 20): a night of 10 to 12 jobs has
-// its longest wait as its p95. ok is false for no values or q outside
-// (0, 1]; each caller states what it shows then (0, NaN, a zero Spread).
-func Quantile[T cmp.Ordered](values []T, q float64) (v T, ok bool) {
-	s := slices.Clone(values)
-	slices.Sort(s)
-	return quantileSorted(s, q)
-}
-
-// quantileSorted is Quantile on values already sorted: the simulator sorts
-// its reused buffer of waits in place, so a replication allocates nothing.
-func quantileSorted[T cmp.Ordered](sorted []T, q float64) (v T, ok bool) {
-	if len(sorted) == 0 || !(q > 0 && q <= 1) {
-		return v, false
-	}
-	return sorted[int(math.Ceil(q*float64(len(sorted))))-1], true
-}
+// Quantile is queuekit.Quantile, the module's one nearest-rank rule.
+func Quantile[T cmp.Ordered](values []T, q float64) (T, bool) { return queuekit.Quantile(values, q) }
