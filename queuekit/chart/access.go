@@ -79,7 +79,7 @@ func QueryVsScan(points []measure.Point, m Metric, set ...Setting) (*Chart, erro
 	l := charts.NewLine()
 	l.SetGlobalOptions(
 		charts.WithInitializationOpts(initOpts(o)),
-		charts.WithTitleOpts(opts.Title{Title: o.title, Subtitle: "Query reads one partition; Scan reads the whole table"}),
+		charts.WithTitleOpts(opts.Title{Title: o.Title, Subtitle: "Query reads one partition; Scan reads the whole table"}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "bottom"}),
 		charts.WithAnimation(false),
@@ -98,7 +98,7 @@ func QueryVsScan(points []measure.Point, m Metric, set ...Setting) (*Chart, erro
 	if err != nil {
 		return nil, fmt.Errorf("query vs scan %s: %w", m, err)
 	}
-	return &Chart{Kind: "query-vs-scan", Title: o.title, Width: o.width, Height: o.height, Table: t, option: opt}, nil
+	return &Chart{Kind: "query-vs-scan", Title: o.Title, Width: o.Width, Height: o.Height, Table: t, option: opt}, nil
 }
 
 // AccessTable is the study's table: per table size, what each read

@@ -215,56 +215,67 @@ func (c *Chart) Text() string {
 	return b.String()
 }
 
-// Setting changes how a chart is built.
-type Setting func(*settings)
-
-type settings struct {
-	title         string
-	width, height int
-	target        float64
-	hasTarget     bool
-	logX, logY    bool
+// Settings are how a chart is built: each chart function starts from its
+// own title and size and applies the caller's Setting functions in order.
+type Settings struct {
+	// Title is the chart's title (each chart has its own default).
+	Title string
+	// Width and Height are the chart's size in pixels; 0 or less means
+	// DefaultWidth and DefaultHeight.
+	Width, Height int
+	// Target, when HasTarget, is a horizontal target line (sweep charts:
+	// the p95 wait in minutes, or the overflow probability as a fraction);
+	// 0 is a target like any other, so HasTarget says whether there is one.
+	Target    float64
+	HasTarget bool
+	// LogX and LogY make an axis logarithmic (Lines and Bars).
+	LogX, LogY bool
 }
 
+// Setting is one functional option of a chart function: a
+// func(*Settings), the SDK's optFns form. It is an alias, so the helpers
+// below and a plain func literal mix.
+type Setting = func(*Settings)
+
 // Title sets the chart's title.
-func Title(s string) Setting { return func(o *settings) { o.title = s } }
+func Title(s string) Setting { return func(o *Settings) { o.Title = s } }
 
 // Size sets the chart's width and height in pixels.
 func Size(width, height int) Setting {
-	return func(o *settings) { o.width, o.height = width, height }
+	return func(o *Settings) { o.Width, o.Height = width, height }
 }
 
 // Target draws a horizontal target line (sweep charts: the p95 wait in
 // minutes, or the overflow probability as a fraction) and adds a column
 // saying whether each point meets it.
-func Target(v float64) Setting { return func(o *settings) { o.target, o.hasTarget = v, true } }
+func Target(v float64) Setting { return func(o *Settings) { o.Target, o.HasTarget = v, true } }
 
-func apply(title string, width, height int, set []Setting) settings {
-	o := settings{title: title, width: width, height: height}
+func apply(title string, width, height int, set []Setting) Settings {
+	o := Settings{Title: title, Width: width, Height: height}
 	for _, s := range set {
 		if s != nil {
 			s(&o)
 		}
 	}
-	if o.width <= 0 {
-		o.width = DefaultWidth
+	if o.Width <= 0 {
+		o.Width = DefaultWidth
 	}
-	if o.height <= 0 {
-		o.height = DefaultHeight
+	if o.Height <= 0 {
+		o.Height = DefaultHeight
 	}
 	return o
 }
 
 // initOpts sets every field: setting Initialization replaces all of
 // go-echarts' defaults. The chart id and assets host never reach the option.
-func initOpts(o settings) opts.Initialization {
+func initOpts(o Settings) opts.Initialization {
 	return opts.Initialization{
-		Width:      strconv.Itoa(o.width) + "px",
-		Height:     strconv.Itoa(o.height) + "px",
+		Width:      strconv.Itoa(o.Width) + "px",
+		Height:     strconv.Itoa(o.Height) + "px",
 		ChartID:    "queuekit",
 		Theme:      "white",
 		Renderer:   "canvas",
-		PageTitle:  o.title,
+		PageTitle:  o.Title,
 		AssetsHost: "/files/assets/",
 	}
 }

@@ -147,7 +147,7 @@ func Gantt(r sim.Result, set ...Setting) (*Chart, error) {
 	c := charts.NewCustom()
 	c.SetGlobalOptions(
 		charts.WithInitializationOpts(initOpts(o)),
-		charts.WithTitleOpts(opts.Title{Title: o.title, Subtitle: fmt.Sprintf("cutoff at minute %s; red bars hold the exclusive lock on all workers", format.Num(r.CutoffMinute))}),
+		charts.WithTitleOpts(opts.Title{Title: o.Title, Subtitle: fmt.Sprintf("cutoff at minute %s; red bars hold the exclusive lock on all workers", format.Num(r.CutoffMinute))}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item", Formatter: "{b}"}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "bottom"}),
 		charts.WithAnimation(false),
@@ -174,7 +174,7 @@ func Gantt(r sim.Result, set ...Setting) (*Chart, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gantt: %w", err)
 	}
-	return &Chart{Kind: "gantt", Title: o.title, Width: o.width, Height: o.height, Table: t, option: opt}, nil
+	return &Chart{Kind: "gantt", Title: o.Title, Width: o.Width, Height: o.Height, Table: t, option: opt}, nil
 }
 
 // shortID keeps the sequence part of a job id (JOB-20260513-003 -> 003),
@@ -266,7 +266,7 @@ func Timeline(r sim.Result, set ...Setting) (*Chart, error) {
 	l := charts.NewLine()
 	l.SetGlobalOptions(
 		charts.WithInitializationOpts(initOpts(o)),
-		charts.WithTitleOpts(opts.Title{Title: o.title, Subtitle: fmt.Sprintf("cutoff at minute %s; max queue %d, utilisation %s", format.Num(r.CutoffMinute), r.MaxQueueLength, format.Percent(r.Utilization))}),
+		charts.WithTitleOpts(opts.Title{Title: o.Title, Subtitle: fmt.Sprintf("cutoff at minute %s; max queue %d, utilisation %s", format.Num(r.CutoffMinute), r.MaxQueueLength, format.Percent(r.Utilization))}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "bottom"}),
 		charts.WithAnimation(false),
@@ -292,7 +292,7 @@ func Timeline(r sim.Result, set ...Setting) (*Chart, error) {
 	if err != nil {
 		return nil, fmt.Errorf("timeline: %w", err)
 	}
-	return &Chart{Kind: "timeline", Title: o.title, Width: o.width, Height: o.height, Table: t, option: opt}, nil
+	return &Chart{Kind: "timeline", Title: o.Title, Width: o.Width, Height: o.Height, Table: t, option: opt}, nil
 }
 
 // WorkerUtilization draws each worker's utilisation inside the window (busy
@@ -326,7 +326,7 @@ func WorkerUtilization(r sim.Result, set ...Setting) (*Chart, error) {
 	bar := charts.NewBar()
 	bar.SetGlobalOptions(
 		charts.WithInitializationOpts(initOpts(o)),
-		charts.WithTitleOpts(opts.Title{Title: o.title, Subtitle: "overall " + format.Percent(overall)}),
+		charts.WithTitleOpts(opts.Title{Title: o.Title, Subtitle: "overall " + format.Percent(overall)}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(false)}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
 		charts.WithAnimation(false),
@@ -346,7 +346,7 @@ func WorkerUtilization(r sim.Result, set ...Setting) (*Chart, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker utilization: %w", err)
 	}
-	return &Chart{Kind: "utilization", Title: o.title, Width: o.width, Height: o.height, Table: t, option: opt}, nil
+	return &Chart{Kind: "utilization", Title: o.Title, Width: o.Width, Height: o.Height, Table: t, option: opt}, nil
 }
 
 func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }

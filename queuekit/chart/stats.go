@@ -40,7 +40,7 @@ func Histogram(values []float64, width float64, xName string, set ...Setting) (*
 	bar := charts.NewBar()
 	bar.SetGlobalOptions(
 		charts.WithInitializationOpts(initOpts(o)),
-		charts.WithTitleOpts(opts.Title{Title: o.title, Subtitle: fmt.Sprintf("%d values, bins of %s", len(values), format.Num(width))}),
+		charts.WithTitleOpts(opts.Title{Title: o.Title, Subtitle: fmt.Sprintf("%d values, bins of %s", len(values), format.Num(width))}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(false)}),
 		charts.WithAnimation(false),
@@ -57,7 +57,7 @@ func Histogram(values []float64, width float64, xName string, set ...Setting) (*
 	if err != nil {
 		return nil, fmt.Errorf("histogram of %s: %w", xName, err)
 	}
-	return &Chart{Kind: "histogram", Title: o.title, Width: o.width, Height: o.height, Table: t, option: opt}, nil
+	return &Chart{Kind: "histogram", Title: o.Title, Width: o.Width, Height: o.Height, Table: t, option: opt}, nil
 }
 
 // MaxTableBins is the most bins a histogram's table lists one by one; a
@@ -193,8 +193,8 @@ func sweepChart(points []SweepPoint, m sweepMetric, set []Setting) (*Chart, erro
 	if hasCI {
 		t.Headers = append(t.Headers, "95% low", "95% high")
 	}
-	if o.hasTarget {
-		t.Headers = append(t.Headers, "meets target "+m.fmt(o.target))
+	if o.HasTarget {
+		t.Headers = append(t.Headers, "meets target "+m.fmt(o.Target))
 	}
 	// The worker count is a value axis, not categories: a sweep over
 	// c = 1..6, 8 leaves the gap at 7 visible.
@@ -209,10 +209,10 @@ func sweepChart(points []SweepPoint, m sweepMetric, set []Setting) (*Chart, erro
 			row = append(row, m.fmt(lo), m.fmt(hi))
 			bars = append(bars, opts.CustomData{Value: []float64{c, round4(lo * m.scale), round4(hi * m.scale)}})
 		}
-		if o.hasTarget {
-			ok := v <= o.target
+		if o.HasTarget {
+			ok := v <= o.Target
 			if hasCI {
-				ok = hi <= o.target
+				ok = hi <= o.Target
 			}
 			row = append(row, map[bool]string{true: "yes", false: "no"}[ok])
 		}
@@ -222,8 +222,8 @@ func sweepChart(points []SweepPoint, m sweepMetric, set []Setting) (*Chart, erro
 	if !hasCI {
 		sub = "point estimates"
 	}
-	if o.hasTarget {
-		sub += "; target " + m.fmt(o.target)
+	if o.HasTarget {
+		sub += "; target " + m.fmt(o.Target)
 		if hasCI {
 			sub += " (met when the whole interval is under it)"
 		}
@@ -231,7 +231,7 @@ func sweepChart(points []SweepPoint, m sweepMetric, set []Setting) (*Chart, erro
 	l := charts.NewLine()
 	l.SetGlobalOptions(
 		charts.WithInitializationOpts(initOpts(o)),
-		charts.WithTitleOpts(opts.Title{Title: o.title, Subtitle: sub}),
+		charts.WithTitleOpts(opts.Title{Title: o.Title, Subtitle: sub}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis", Formatter: opts.FuncOpts(axisTooltip)}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "bottom"}),
 		charts.WithAnimation(false),
@@ -244,13 +244,13 @@ func sweepChart(points []SweepPoint, m sweepMetric, set []Setting) (*Chart, erro
 		charts.WithItemStyleOpts(opts.ItemStyle{Color: colorMain}),
 		charts.WithLineChartOpts(opts.LineChart{Symbol: "circle", SymbolSize: 7}),
 	}
-	if o.hasTarget {
+	if o.HasTarget {
 		lineOpts = append(lineOpts,
-			charts.WithMarkLineNameYAxisItemOpts(opts.MarkLineNameYAxisItem{Name: "target", YAxis: round4(o.target * m.scale)}),
+			charts.WithMarkLineNameYAxisItemOpts(opts.MarkLineNameYAxisItem{Name: "target", YAxis: round4(o.Target * m.scale)}),
 			charts.WithMarkLineStyleOpts(opts.MarkLineStyle{Symbol: []string{"none", "none"},
 				// Inside the plot, above the line's end: at the default
 				// position, past the end, the label is clipped by the edge.
-				Label:     &opts.Label{Show: opts.Bool(true), Position: "insideEndTop", Formatter: types.FuncStr("target " + m.fmt(o.target))},
+				Label:     &opts.Label{Show: opts.Bool(true), Position: "insideEndTop", Formatter: types.FuncStr("target " + m.fmt(o.Target))},
 				LineStyle: &opts.LineStyle{Color: colorTarget, Width: 2, Type: "dashed"}}))
 	}
 	l.AddSeries(m.col, line, lineOpts...)
@@ -267,7 +267,7 @@ func sweepChart(points []SweepPoint, m sweepMetric, set []Setting) (*Chart, erro
 	if err != nil {
 		return nil, fmt.Errorf("%s sweep: %w", m.kind, err)
 	}
-	return &Chart{Kind: "sweep-" + m.kind, Title: o.title, Width: o.width, Height: o.height, Table: t, option: opt}, nil
+	return &Chart{Kind: "sweep-" + m.kind, Title: o.Title, Width: o.Width, Height: o.Height, Table: t, option: opt}, nil
 }
 
 // SweepP95 draws the p95 wait (minutes) against the worker count, with its

@@ -19,10 +19,10 @@ type Series struct {
 }
 
 // LogX draws the x axis of Lines on a log scale (every x must be > 0).
-func LogX() Setting { return func(o *settings) { o.logX = true } }
+func LogX() Setting { return func(o *Settings) { o.LogX = true } }
 
 // LogY draws the y axis on a log scale (every y must be > 0).
-func LogY() Setting { return func(o *settings) { o.logY = true } }
+func LogY() Setting { return func(o *Settings) { o.LogY = true } }
 
 var seriesColors = []string{colorMain, colorExclusive, colorTarget, "#8e44ad", colorCutoff, "#16a085", "#7f8c8d"}
 
@@ -42,13 +42,13 @@ func axisType(log bool) string {
 	return "value"
 }
 
-// targetLine marks a horizontal line at o.target, labelled label.
-func targetLine(o settings, label string) []charts.SeriesOpts {
-	if !o.hasTarget {
+// targetLine marks a horizontal line at o.Target, labelled label.
+func targetLine(o Settings, label string) []charts.SeriesOpts {
+	if !o.HasTarget {
 		return nil
 	}
 	return []charts.SeriesOpts{
-		charts.WithMarkLineNameYAxisItemOpts(opts.MarkLineNameYAxisItem{Name: label, YAxis: round4(o.target)}),
+		charts.WithMarkLineNameYAxisItemOpts(opts.MarkLineNameYAxisItem{Name: label, YAxis: round4(o.Target)}),
 		charts.WithMarkLineStyleOpts(opts.MarkLineStyle{Symbol: []string{"none", "none"},
 			Label:     &opts.Label{Show: opts.Bool(true), Formatter: types.FuncStr(label)},
 			LineStyle: &opts.LineStyle{Color: colorTarget, Width: 2, Type: "dashed"}}),
@@ -75,10 +75,10 @@ func Lines(title, xName, yName string, series []Series, set ...Setting) (*Chart,
 				return nil, fmt.Errorf("lines %q: series %q has x %v where the first has %v; give every series the same x", title, s.Name, s.X[i], xs[i])
 			}
 		}
-		if err := checkValues("lines", s.Name, s.X, o.logX); err != nil {
+		if err := checkValues("lines", s.Name, s.X, o.LogX); err != nil {
 			return nil, err
 		}
-		if err := checkValues("lines", s.Name, s.Y, o.logY); err != nil {
+		if err := checkValues("lines", s.Name, s.Y, o.LogY); err != nil {
 			return nil, err
 		}
 		t.Headers = append(t.Headers, s.Name)
@@ -91,13 +91,13 @@ func Lines(title, xName, yName string, series []Series, set ...Setting) (*Chart,
 	l := charts.NewLine()
 	l.SetGlobalOptions(
 		charts.WithInitializationOpts(initOpts(o)),
-		charts.WithTitleOpts(opts.Title{Title: o.title}),
+		charts.WithTitleOpts(opts.Title{Title: o.Title}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "bottom"}),
 		charts.WithAnimation(false),
 		charts.WithGridOpts(opts.Grid{Left: "80", Right: "60", Top: "60", Bottom: "70"}),
-		charts.WithXAxisOpts(opts.XAxis{Type: axisType(o.logX), Name: xName, NameLocation: "middle", NameGap: 28}),
-		charts.WithYAxisOpts(opts.YAxis{Type: axisType(o.logY), Name: yName}),
+		charts.WithXAxisOpts(opts.XAxis{Type: axisType(o.LogX), Name: xName, NameLocation: "middle", NameGap: 28}),
+		charts.WithYAxisOpts(opts.YAxis{Type: axisType(o.LogY), Name: yName}),
 	)
 	for k, s := range series {
 		data := make([]opts.LineData, len(xs))
@@ -111,7 +111,7 @@ func Lines(title, xName, yName string, series []Series, set ...Setting) (*Chart,
 			charts.WithItemStyleOpts(opts.ItemStyle{Color: c}),
 		}
 		if k == 0 {
-			so = append(so, targetLine(o, "limit "+format.Num(o.target))...)
+			so = append(so, targetLine(o, "limit "+format.Num(o.Target))...)
 		}
 		l.AddSeries(s.Name, data, so...)
 	}
@@ -119,7 +119,7 @@ func Lines(title, xName, yName string, series []Series, set ...Setting) (*Chart,
 	if err != nil {
 		return nil, fmt.Errorf("lines %q: %w", title, err)
 	}
-	return &Chart{Kind: "lines", Title: o.title, Width: o.width, Height: o.height, Table: t, option: opt}, nil
+	return &Chart{Kind: "lines", Title: o.Title, Width: o.Width, Height: o.Height, Table: t, option: opt}, nil
 }
 
 // Bars draws grouped bars: one bar per series in each category (Series.Y[i]
@@ -135,7 +135,7 @@ func Bars(title, yName string, categories []string, series []Series, set ...Sett
 		if len(s.Y) != len(categories) {
 			return nil, fmt.Errorf("bars %q: series %q has %d values for %d categories", title, s.Name, len(s.Y), len(categories))
 		}
-		if err := checkValues("bars", s.Name, s.Y, o.logY); err != nil {
+		if err := checkValues("bars", s.Name, s.Y, o.LogY); err != nil {
 			return nil, err
 		}
 		t.Headers = append(t.Headers, s.Name)
@@ -144,13 +144,13 @@ func Bars(title, yName string, categories []string, series []Series, set ...Sett
 	b := charts.NewBar()
 	b.SetGlobalOptions(
 		charts.WithInitializationOpts(initOpts(o)),
-		charts.WithTitleOpts(opts.Title{Title: o.title}),
+		charts.WithTitleOpts(opts.Title{Title: o.Title}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(len(series) > 1), Top: "bottom"}),
 		charts.WithAnimation(false),
 		charts.WithGridOpts(opts.Grid{Left: "80", Right: "60", Top: "60", Bottom: "70"}),
 		charts.WithXAxisOpts(opts.XAxis{Type: "category", AxisLabel: &opts.AxisLabel{Interval: "0", Rotate: rotation(categories)}}),
-		charts.WithYAxisOpts(opts.YAxis{Type: axisType(o.logY), Name: yName}),
+		charts.WithYAxisOpts(opts.YAxis{Type: axisType(o.LogY), Name: yName}),
 	)
 	b.SetXAxis(categories)
 	for k, s := range series {
@@ -160,7 +160,7 @@ func Bars(title, yName string, categories []string, series []Series, set ...Sett
 		}
 		so := []charts.SeriesOpts{charts.WithItemStyleOpts(opts.ItemStyle{Color: seriesColors[k%len(seriesColors)]})}
 		if k == 0 {
-			so = append(so, targetLine(o, "limit "+format.Num(o.target))...)
+			so = append(so, targetLine(o, "limit "+format.Num(o.Target))...)
 		}
 		b.AddSeries(s.Name, data, so...)
 	}
@@ -168,7 +168,7 @@ func Bars(title, yName string, categories []string, series []Series, set ...Sett
 	if err != nil {
 		return nil, fmt.Errorf("bars %q: %w", title, err)
 	}
-	return &Chart{Kind: "bars", Title: o.title, Width: o.width, Height: o.height, Table: t, option: opt}, nil
+	return &Chart{Kind: "bars", Title: o.Title, Width: o.Width, Height: o.Height, Table: t, option: opt}, nil
 }
 
 // rotation tilts long category labels so they do not overlap.

@@ -25,21 +25,26 @@ type Written struct {
 	Units, IndexUnits        float64
 }
 
-// WriteOption changes one Write.
-type WriteOption func(*writeOptions)
-
-type writeOptions struct {
-	writers  int
-	progress func(Written)
+// WriteOptions are the settings of one Write; each has a helper below.
+type WriteOptions struct {
+	// Writers is how many batches are in flight at once (default the
+	// table's Options.Writers); 1 writes them in order.
+	Writers int
+	// OnWritten, if set, is called after every response with what it took.
+	// Calls are serialized.
+	OnWritten func(Written)
 }
 
-// Writers sets how many batches are in flight at once (default the table's
-// Options.Writers); 1 writes them in order.
-func Writers(n int) WriteOption { return func(o *writeOptions) { o.writers = n } }
+// WriteOption is one functional option of Write: a func(*WriteOptions),
+// the SDK's optFns form. It is an alias, so the helpers below and a plain
+// func literal mix.
+type WriteOption = func(*WriteOptions)
 
-// OnWritten is called after every response with what it took. Calls are
-// serialized.
-func OnWritten(fn func(Written)) WriteOption { return func(o *writeOptions) { o.progress = fn } }
+// Writers sets WriteOptions.Writers.
+func Writers(n int) WriteOption { return func(o *WriteOptions) { o.Writers = n } }
+
+// OnWritten sets WriteOptions.OnWritten.
+func OnWritten(fn func(Written)) WriteOption { return func(o *WriteOptions) { o.OnWritten = fn } }
 
 // Write sends requests (puts and deletes) with BatchWriteItem, 25 a
 // request, several requests in flight, and sends the items DynamoDB
@@ -48,23 +53,23 @@ func OnWritten(fn func(Written)) WriteOption { return func(o *writeOptions) { o.
 // the rest and is returned; OnWritten has counted what was written by then.
 // Requests must not repeat a key within one call.
 func (t *Table) Write(ctx context.Context, reqs []types.WriteRequest, opts ...WriteOption) error {
-	wo := writeOptions{writers: t.opts.Writers}
+	wo := WriteOptions{Writers: t.opts.Writers}
 	for _, fn := range opts {
 		fn(&wo)
 	}
 	var mu sync.Mutex
 	report := func(w Written) {
-		if wo.progress == nil {
+		if wo.OnWritten == nil {
 			return
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		wo.progress(w)
+		wo.OnWritten(w)
 	}
 	// At most writers batches in flight; the first failure cancels gctx, so
 	// no further batch starts and those in flight stop at their next call.
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(max(wo.writers, 1))
+	g.SetLimit(max(wo.Writers, 1))
 	for start := 0; start < len(reqs); start += BatchSize {
 		if gctx.Err() != nil {
 			break
