@@ -544,7 +544,7 @@ func TestUnreachableEndpointIsOneClearLine(t *testing.T) {
 		t.Fatalf("err = %v, want an UnreachableError", err)
 	}
 	msg := err.Error()
-	for _, want := range []string{"http://127.0.0.1:9", "unreachable", "scripts/dynamodb-local.sh start", "make dynamodb"} {
+	for _, want := range []string{"http://127.0.0.1:9", "unreachable", "queuekit servers start dynamodb", "make dynamodb"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message %q lacks %q", msg, want)
 		}

@@ -43,7 +43,7 @@ func pinSide(b *testing.B, localPID int) pinned {
 		b.Fatalf("-pin needs the taskset command (util-linux; Debian: apt-get install util-linux): %v", err)
 	}
 	if localPID == 0 {
-		b.Fatalf("-pin: DynamoDB Local's process not found (no pid file of scripts/dynamodb-local.sh for its port, and no process of yours listens on it), so it cannot be pinned")
+		b.Fatalf("-pin: DynamoDB Local's process not found (no .jvm pid file of queuekit servers for its port, and no process of yours listens on it), so it cannot be pinned")
 	}
 	if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", localPID)); strings.TrimSpace(string(comm)) != "java" {
 		b.Fatalf("-pin: process %d, taken for DynamoDB Local, is %q, not java", localPID, strings.TrimSpace(string(comm)))

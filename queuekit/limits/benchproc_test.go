@@ -160,8 +160,8 @@ func procCPU(pid int) time.Duration {
 	return time.Duration(u+s) * 10 * time.Millisecond
 }
 
-// localPID finds DynamoDB Local's process from the pid file
-// scripts/dynamodb-local.sh keeps for its port, else as the process of
+// localPID finds DynamoDB Local's process from the pid file its supervisor
+// (queuekit servers) keeps for its JVM on the port, else as the process of
 // yours listening on the port; 0 when neither finds it.
 func localPID(ep string) int {
 	u, err := url.Parse(ep)
@@ -169,7 +169,7 @@ func localPID(ep string) int {
 	if err != nil || rerr != nil {
 		return listeningPID(ep)
 	}
-	b, err := os.ReadFile(filepath.Join(root, ".cache", "dynamodb-local", "run", "dynamodb-local-"+u.Port()+".pid"))
+	b, err := os.ReadFile(filepath.Join(root, ".cache", "dynamodb-local", "run", "dynamodb-local-"+u.Port()+".jvm"))
 	if err != nil {
 		return listeningPID(ep)
 	}

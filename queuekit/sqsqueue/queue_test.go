@@ -59,8 +59,8 @@ func TestUnreachableNamesTheEndpointAndTheFix(t *testing.T) {
 	}
 	err = c.Ping(context.Background())
 	var ue *sqsqueue.UnreachableError
-	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "http://127.0.0.1:1") || !strings.Contains(err.Error(), "scripts/elasticmq.sh start") {
-		t.Fatalf("Ping = %v; want an UnreachableError naming the endpoint and scripts/elasticmq.sh start", err)
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "http://127.0.0.1:1") || !strings.Contains(err.Error(), "queuekit servers start sqs") {
+		t.Fatalf("Ping = %v; want an UnreachableError naming the endpoint and queuekit servers start sqs", err)
 	}
 	if _, err := sqsqueue.New(context.Background(), sqsqueue.WithEndpoint("not a url")); err == nil || !strings.Contains(err.Error(), "not a URL") {
 		t.Fatalf("New(bad endpoint) = %v, want a one-line 'not a URL' error", err)

@@ -74,7 +74,7 @@ func TestAccessErrorsAreOneActionableLine(t *testing.T) {
 	}{
 		{[]string{"access"}, 2, "--batch-date is required"},
 		{[]string{"access", "--batch-date", "2026-05-13", "--window", "2am"}, 2, "HH:MM"},
-		{[]string{"access", "--batch-date", "2026-05-13", "--endpoint", "http://127.0.0.1:9"}, 1, "scripts/dynamodb-local.sh start"},
+		{[]string{"access", "--batch-date", "2026-05-13", "--endpoint", "http://127.0.0.1:9"}, 1, "queuekit servers start dynamodb"},
 		{[]string{"seed", "--pad-bytes", "-1"}, 2, "--pad-bytes"},
 	} {
 		_, errOut, code := runDynamoCLI(t, tc.args...)

@@ -91,7 +91,7 @@ func TestFleetUnreachableServerIsOneLine(t *testing.T) {
 		{"fleet-worker", "--shards", "2", "--slots", "1"},
 	} {
 		_, errOut, code := runCLI(t, append(args, "--endpoint", "http://127.0.0.1:9", "--table", "fleet_unreachable")...)
-		if code == 0 || !strings.Contains(errOut, "http://127.0.0.1:9") || !strings.Contains(errOut, "scripts/dynamodb-local.sh start") ||
+		if code == 0 || !strings.Contains(errOut, "http://127.0.0.1:9") || !strings.Contains(errOut, "queuekit servers start dynamodb") ||
 			strings.Count(strings.TrimRight(errOut, "\n"), "\n") != 0 {
 			t.Errorf("%v: exit %d, stderr %q; want one line naming the endpoint and how to start DynamoDB Local", args, code, errOut)
 		}

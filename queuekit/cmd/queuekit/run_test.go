@@ -172,7 +172,7 @@ func TestRunBadInputWritesNothing(t *testing.T) {
 	}
 	// Unreachable DynamoDB: exit 1, one line naming the endpoint and how to start it.
 	_, errOut, code := runDynamoCLI(t, "run", "--batch-date", "2026-05-13", "--workers", "3", "--endpoint", "http://127.0.0.1:9", "--table", table)
-	if code != 1 || !strings.Contains(errOut, "http://127.0.0.1:9") || !strings.Contains(errOut, "scripts/dynamodb-local.sh start") || strings.Count(errOut, "\n") != 1 {
+	if code != 1 || !strings.Contains(errOut, "http://127.0.0.1:9") || !strings.Contains(errOut, "queuekit servers start dynamodb") || strings.Count(errOut, "\n") != 1 {
 		t.Errorf("unreachable: exit %d, stderr %q", code, errOut)
 	}
 }

@@ -7,11 +7,12 @@ import (
 	"testing"
 )
 
-// `servers` without install, or with a bad flag, is bad usage (exit 2);
+// `servers` without a subcommand, an unknown one or server, `with` without
+// a command, or a bad flag, is bad usage (exit 2);
 // an install directory that cannot be made is a runtime failure (exit 1),
 // one line naming the directory. Neither downloads anything.
 func TestServersInstallExitStatus(t *testing.T) {
-	for _, args := range [][]string{{"servers"}, {"servers", "start"}, {"servers", "install", "--bogus"}, {"servers", "install", "extra"}} {
+	for _, args := range [][]string{{"servers"}, {"servers", "begin"}, {"servers", "start", "redis"}, {"servers", "with"}, {"servers", "install", "--bogus"}, {"servers", "install", "extra"}} {
 		if _, errOut, code := runCLI(t, args...); code != 2 || !strings.Contains(errOut, "queuekit servers") {
 			t.Errorf("%q: exit %d, stderr %q; want 2 and a usage line", args, code, errOut)
 		}

@@ -108,7 +108,7 @@ func TestEveryDynamoDBCommandOnAStoppedEndpointExits1(t *testing.T) {
 	for _, c := range dynamoCommands {
 		args := append(append([]string{}, c...), "--endpoint", ep)
 		out, errOut, code := runDynamoCLI(t, args...)
-		checkOneLine(t, args, code, out, errOut, ep, "is unreachable", "scripts/dynamodb-local.sh start")
+		checkOneLine(t, args, code, out, errOut, ep, "is unreachable", "queuekit servers start dynamodb")
 	}
 }
 
@@ -137,13 +137,13 @@ func TestFanoutOnAStoppedOrWrongSQSEndpoint(t *testing.T) {
 		sqs  string
 		want []string
 	}{
-		{stopped, []string{"SQS at " + stopped + " is unreachable", "scripts/elasticmq.sh start"}},
+		{stopped, []string{"SQS at " + stopped + " is unreachable", "queuekit servers start sqs"}},
 	}
 	for _, other := range otherServers(t) {
 		cases = append(cases, struct {
 			sqs  string
 			want []string
-		}{other, []string{"the server at " + other + " answers but is not SQS", "AWS_ENDPOINT_URL_SQS", "scripts/elasticmq.sh start"}})
+		}{other, []string{"the server at " + other + " answers but is not SQS", "AWS_ENDPOINT_URL_SQS", "queuekit servers start sqs"}})
 	}
 	for _, tc := range cases {
 		results := ddbtest.TableName(t)

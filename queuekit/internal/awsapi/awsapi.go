@@ -38,9 +38,9 @@ const LocalRegion = "us-east-1"
 // servers.
 const (
 	DynamoDBEnv       = "AWS_ENDPOINT_URL_DYNAMODB"
-	DynamoDBStartHint = "start DynamoDB Local with `scripts/dynamodb-local.sh start` (or `make dynamodb`)"
+	DynamoDBStartHint = "start DynamoDB Local with `make dynamodb` (or `queuekit servers start dynamodb`)"
 	SQSEnv            = "AWS_ENDPOINT_URL_SQS"
-	SQSStartHint      = "start ElasticMQ with `scripts/elasticmq.sh start` and export AWS_ENDPOINT_URL_SQS=http://127.0.0.1:9324"
+	SQSStartHint      = "start ElasticMQ with `make sqs` (or `queuekit servers start sqs`) and export AWS_ENDPOINT_URL_SQS=http://127.0.0.1:9324"
 )
 
 // Service describes a service for the messages of UnreachableError and

@@ -17,17 +17,17 @@ func TestErrorMessagesNameTheServiceEndpointAndFix(t *testing.T) {
 		want string
 	}{
 		{"dynamodb wrong server", &WrongServerError{Service: DynamoDB, Endpoint: "http://localhost:1", Status: 404},
-			"the server at http://localhost:1 answers but is not DynamoDB (HTTP 404, not a DynamoDB reply): point --endpoint / AWS_ENDPOINT_URL_DYNAMODB at DynamoDB Local (start DynamoDB Local with `scripts/dynamodb-local.sh start` (or `make dynamodb`))"},
+			"the server at http://localhost:1 answers but is not DynamoDB (HTTP 404, not a DynamoDB reply): point --endpoint / AWS_ENDPOINT_URL_DYNAMODB at DynamoDB Local (start DynamoDB Local with `make dynamodb` (or `queuekit servers start dynamodb`))"},
 		{"sqs wrong server", &WrongServerError{Service: SQS, Endpoint: "http://localhost:2", Status: 200},
-			"the server at http://localhost:2 answers but is not SQS (HTTP 200, not an SQS reply): point --sqs-endpoint / AWS_ENDPOINT_URL_SQS at ElasticMQ; start ElasticMQ with `scripts/elasticmq.sh start` and export AWS_ENDPOINT_URL_SQS=http://127.0.0.1:9324"},
+			"the server at http://localhost:2 answers but is not SQS (HTTP 200, not an SQS reply): point --sqs-endpoint / AWS_ENDPOINT_URL_SQS at ElasticMQ; start ElasticMQ with `make sqs` (or `queuekit servers start sqs`) and export AWS_ENDPOINT_URL_SQS=http://127.0.0.1:9324"},
 		{"wrong server, status unknown", &WrongServerError{Service: SQS, Endpoint: "http://sqs:9324"},
-			"the server at http://sqs:9324 answers but is not SQS: point --sqs-endpoint / AWS_ENDPOINT_URL_SQS at ElasticMQ; start ElasticMQ with `scripts/elasticmq.sh start` and export AWS_ENDPOINT_URL_SQS=http://127.0.0.1:9324"},
+			"the server at http://sqs:9324 answers but is not SQS: point --sqs-endpoint / AWS_ENDPOINT_URL_SQS at ElasticMQ; start ElasticMQ with `make sqs` (or `queuekit servers start sqs`) and export AWS_ENDPOINT_URL_SQS=http://127.0.0.1:9324"},
 		{"dynamodb local unreachable", &UnreachableError{Service: DynamoDB, Endpoint: "http://localhost:1", Reason: "connection refused", Local: true},
-			"DynamoDB Local at http://localhost:1 is unreachable (connection refused): start DynamoDB Local with `scripts/dynamodb-local.sh start` (or `make dynamodb`), or point --endpoint / AWS_ENDPOINT_URL_DYNAMODB at a running one"},
+			"DynamoDB Local at http://localhost:1 is unreachable (connection refused): start DynamoDB Local with `make dynamodb` (or `queuekit servers start dynamodb`), or point --endpoint / AWS_ENDPOINT_URL_DYNAMODB at a running one"},
 		{"dynamodb aws unreachable", &UnreachableError{Service: DynamoDB, Endpoint: "the AWS default endpoint", Reason: "unknown host x"},
-			"DynamoDB at the AWS default endpoint is unreachable (unknown host x): check the network, AWS_REGION and AWS_ENDPOINT_URL_DYNAMODB; for the workshop start DynamoDB Local with `scripts/dynamodb-local.sh start` (or `make dynamodb`)"},
+			"DynamoDB at the AWS default endpoint is unreachable (unknown host x): check the network, AWS_REGION and AWS_ENDPOINT_URL_DYNAMODB; for the workshop start DynamoDB Local with `make dynamodb` (or `queuekit servers start dynamodb`)"},
 		{"sqs local unreachable", &UnreachableError{Service: SQS, Endpoint: "http://127.0.0.1:1", Reason: "connection refused", Local: true},
-			"SQS at http://127.0.0.1:1 is unreachable (connection refused): start ElasticMQ with `scripts/elasticmq.sh start` and export AWS_ENDPOINT_URL_SQS=http://127.0.0.1:9324"},
+			"SQS at http://127.0.0.1:1 is unreachable (connection refused): start ElasticMQ with `make sqs` (or `queuekit servers start sqs`) and export AWS_ENDPOINT_URL_SQS=http://127.0.0.1:9324"},
 	}
 	for _, tc := range cases {
 		if got := tc.err.Error(); got != tc.want {

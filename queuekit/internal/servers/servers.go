@@ -36,6 +36,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -183,9 +184,12 @@ func (s *server) base() string { return filepath.Join(s.run, fmt.Sprintf("%s-%d"
 func (s *server) lockPath() string {
 	return filepath.Join(s.run, fmt.Sprintf(".%s-%d.lock", s.file, s.port))
 }
-func (s *server) pidPath() string    { return s.base() + ".supervisor" }
-func (s *server) usersDir() string   { return s.base() + ".leases" }
-func (s *server) logPath() string    { return s.base() + ".log" }
+func (s *server) pidPath() string  { return s.base() + ".supervisor" }
+func (s *server) usersDir() string { return s.base() + ".leases" }
+func (s *server) logPath() string  { return s.base() + ".log" }
+
+// jvmPidPath holds the pid of the server's JVM while it runs (DynamoDB
+// Local, ElasticMQ): what benchmarks pin or measure.
 func (s *server) jvmPidPath() string { return s.base() + ".jvm" }
 
 func (s *server) say(format string, a ...any) {
@@ -348,4 +352,31 @@ func Stop(ctx context.Context, root string, names []string, force bool, opts ...
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Command installs the server when needed and returns its command line in
+// the foreground, as its supervisor runs it, on port (127.0.0.1 only): the
+// process is the server itself, for tests that pause or kill it. Only
+// DynamoDB Local; DYNAMODB_DB_PATH and DYNAMODB_JAVA_OPTS (through opts'
+// WithEnv, or the environment) apply.
+func Command(ctx context.Context, root, name string, port int, opts ...Option) (*exec.Cmd, error) {
+	if name != DynamoDB {
+		return nil, fmt.Errorf("servers.Command runs DynamoDB Local only, not %q", name)
+	}
+	c := newConfig(opts)
+	s, err := c.server(root, name)
+	if err != nil {
+		return nil, err
+	}
+	s.port = port
+	if err := s.install(ctx); err != nil {
+		return nil, err
+	}
+	args, dir, err := (&supervisor{s: s}).command()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Dir = dir
+	return cmd, nil
 }

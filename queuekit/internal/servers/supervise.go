@@ -289,7 +289,7 @@ func (sv *supervisor) startChild() error {
 	go func() { _ = cmd.Wait(); close(c.exited) }()
 	sv.child = c
 	sv.logf("started %s (pid %d): %s", sv.s.label, cmd.Process.Pid, strings.Join(args, " "))
-	if sv.s.name == SQS {
+	if sv.s.name != Limits {
 		_ = os.WriteFile(sv.s.jvmPidPath(), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644)
 	}
 	return nil
@@ -312,9 +312,7 @@ func (sv *supervisor) stopChild() {
 		<-c.exited
 		sv.logf("%s stopped (KILL: no exit 10 s after TERM)", sv.s.label)
 	}
-	if sv.s.name == SQS {
-		_ = os.Remove(sv.s.jvmPidPath())
-	}
+	_ = os.Remove(sv.s.jvmPidPath())
 }
 
 // idle is how long ElasticMQ may go without traffic before an idle stop.

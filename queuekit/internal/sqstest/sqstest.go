@@ -2,7 +2,7 @@
 // queue names of their own.
 //
 // The server is the one AWS_ENDPOINT_URL_SQS names; `make test` starts it
-// with scripts/elasticmq.sh and exports the variable. When the variable is
+// through `queuekit servers with` and exports the variable. When the variable is
 // unset, names a non-local endpoint, or nothing answers there, the test fails
 // with one line saying how to start it; it never skips.
 package sqstest
@@ -42,7 +42,7 @@ func Endpoint(t testing.TB) string {
 
 func find() (string, string) {
 	ep := os.Getenv(sqsqueue.EnvEndpoint)
-	how := "start it with `scripts/elasticmq.sh start` and export " + sqsqueue.EnvEndpoint + "=http://127.0.0.1:9324"
+	how := "start it with `make sqs` (or `queuekit servers start sqs`) and export " + sqsqueue.EnvEndpoint + "=http://127.0.0.1:9324"
 	if ep == "" {
 		return "", sqsqueue.EnvEndpoint + " is not set: " + how
 	}
