@@ -29,7 +29,7 @@ type Claim struct {
 }
 
 // StageClaims exposes the claim step of the protocol for inspection, for a
-// notebook that races claims (lab.RaceForOneJob): it prepares night n with cfg, starts its
+// notebook that races claims (leaselab.RaceForOneJob): it prepares night n with cfg, starts its
 // clock with no worker process, and builds the claim each named worker would
 // send now, every one from the same read of the pool (one version), so all
 // pick the same job, the head of the queue. None is sent (SendClaim sends

@@ -112,7 +112,7 @@ EXERCISES: list[Exercise] = [
 
     # 05: the reaper takes a lease over after seeing it unchanged for more
     # than a lease, on reaps every max(30 s, lease/8) rounded up to whole
-    # polls: the worst detection is lease + 2 reaps (lab.Lease.Detection).
+    # polls: the worst detection is lease + 2 reaps (leaselab.Lease.Detection).
     # 9 min: 12 min, late (lease + poll said 9.5); 8 min: exactly 10, late
     # by the reap's own requests; 2 min: 50 heartbeats, 150 units.
     Exercise(notebook="05", cell="c05-09", run_first=["c05-03"], fails=["a dead worker's job is found within 10 minutes"],

@@ -116,7 +116,7 @@ EXPECTATIONS: dict[str, dict[str, list[str]]] = {
     "09": {"contains": ["| 73 held-out nights | 41.93 | 84.05 | 32.11 |",
                         "| 2026-05-14 | 2 | 624.68 | 678.28 | 490 | 644.03 |",
                         "| oracle (noise floor) |",
-                        # the pool decision (lab.NightTarget, ExampleForecastPick): the forecast's pick, 5, is late on 42.4 %
+                        # the pool decision (forecastlab.NightTarget, ExampleForecastPick): the forecast's pick, 5, is late on 42.4 %
                         "2026-05-04: 8 jobs, 268 estimated minutes, 119 of them exclusive",
                         "| 5 | 232.76 |", "is late on **42.4%** of them [39.4% to 45.5%]",
                         "load world, all held-out nights: regression had the smallest MAE on every one of 10 seeds"]},
@@ -169,7 +169,7 @@ EXPECTATIONS["08"]["contains"] += [
 # condition, and the pool counts the job's end once.
 # Which write of the sleeper the fence refuses (its end, or a heartbeat that
 # makes it drop the job) depends on where in its heartbeat cycle it froze;
-# the sentence under the table names it (lab.SleeperSummary's tests).
+# the sentence under the table names it (leaselab.SleeperSummary's tests).
 EXPECTATIONS["05"]["contains"] += ["Ends the pool counted for the job: **1**", "the job is **SUCCESS**"]
 # 05, issue 25: the sleeper's late result is refused by the result store, which
 # holds the rescuer's (the sleeper stays stopped until that result is stored).
