@@ -26,13 +26,14 @@ NOTEBOOK ?= 00-welcome.ipynb 01-schema-design.ipynb 02-query-vs-scan.ipynb 03-qu
 # Extra arguments for tests/notebooks/run_notebooks.py, e.g. NOTEBOOK_ARGS="-v --runs 2".
 NOTEBOOK_ARGS ?=
 # Shell scripts this repository lints.
-SHELL_SCRIPTS := scripts/env.sh scripts/with-servers.sh scripts/dynamodb-local.sh .ci/run \
+SHELL_SCRIPTS := scripts/setup.sh scripts/workshop.sh scripts/env.sh scripts/with-servers.sh scripts/dynamodb-local.sh .ci/run \
 	scripts/elasticmq.sh scripts/local-server.sh scripts/servers.sh scripts/progress.sh scripts/limits.sh \
 	scripts/test-stages.sh tests/lib/check.sh tests/lib/dockerd.sh tests/security/loopback.sh \
-	tests/runtime/shared-servers.sh tests/runtime/lint-shell.sh \
+	tests/runtime/shared-servers.sh tests/runtime/signals.sh tests/runtime/home.sh scripts/workspace.sh \
+	tests/runtime/kernel-processes.sh tests/runtime/lint-shell.sh \
 	scripts/lab-entrypoint.sh tests/compose/run.sh tests/compose/standins.sh tests/compose/compose-plugin.sh \
 	tests/compose/standins/elasticmq-native-server scripts/room.sh scripts/room-server.sh tests/room/run.sh \
-	tests/offline/run.sh
+	scripts/prefetch.sh tests/offline/run.sh
 # The tests' servers: their own ports, so a test run never shares a workshop's
 # in-memory tables (set DYNAMODB_PORT / SQS_PORT to choose).
 TEST_DYNAMODB_PORT := $(or $(DYNAMODB_PORT),8001)
@@ -47,7 +48,7 @@ RACE_LEASE_TESTS := TestLostRepliesPerWriteKind|TestSkewBoundTakeNight|TestModel
 # What `make test` runs after lint and setup, with the test servers up, in order.
 TEST_STAGES := test-go test-deploy test-notebooks test-browser test-security test-runtime
 
-.PHONY: help workshop setup prefetch test-offline cross-compile cli-doc dynamodb sqs lint lint-shell test test-go test-deploy test-notebooks test-restart check-notebooks test-browser \
+.PHONY: help workshop setup prefetch test-offline cli-doc dynamodb sqs lint lint-shell test test-go test-deploy test-notebooks test-restart check-notebooks test-browser \
 	test-security test-runtime test-exercises test-compose room test-room room-capacity readme-shot notebooks browser security browser-deps bench bench-cells bench-dynamodb bench-fleet bench-tiers bench-limits bench-limits-pin bench-sqs clean \
 	reset-notebooks
 
@@ -89,14 +90,6 @@ dynamodb: ## start DynamoDB Local in the background (stop: scripts/dynamodb-loca
 
 sqs: ## start ElasticMQ (SQS) in the background (stop: scripts/elasticmq.sh stop)
 	scripts/elasticmq.sh start
-
-# The platforms the launcher is built for (.ci/run builds them all; only
-# linux/amd64 is run here: docs/running.md says what was not).
-CROSS_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
-cross-compile: ## build queuekit (the launcher) for $(CROSS_PLATFORMS): no Linux-only call outside a file with a build tag
-	@for p in $(CROSS_PLATFORMS); do \
-	  GOOS=$${p%/*} GOARCH=$${p#*/} go build -o /dev/null ./queuekit/cmd/queuekit || { echo "cross-compile: $$p failed (above)"; exit 1; }; \
-	  echo "cross-compile: $$p ok"; done
 
 cli-doc: ## rewrite docs/cli.md from the commands' own help (a Go test fails when the two differ)
 	go test ./queuekit/cmd/queuekit -run TestCLIDocMatchesTheHelp -count=1 -update-cli-doc

@@ -9,13 +9,14 @@
 #      browser tests: installed with apt-get when missing and this is root on
 #      Debian/Ubuntu, otherwise the stage fails naming the command to run)
 #   2. DynamoDB Local and ElasticMQ start, or are joined, on DYNAMODB_PORT and
-#      SQS_PORT (scripts/servers.sh; they stop when the run ends, unless
-#      someone else still uses them)
+#      SQS_PORT (`queuekit servers with`, held in the background for the run;
+#      they stop when the run ends, unless someone else still uses them)
 #   3. each STAGE as `make STAGE` (test-go, test-notebooks, ...)
 #
 # Each stage's output streams as usual and is also kept in
 # tests/artifacts/stages/<stage>.log, from which its counts are read: Go
-# packages (go test), notebooks (run_notebooks.py), browser tests (node
+# packages (the summary lines of queuekit/internal/testjson, which counts
+# go test -json's events), notebooks (run_notebooks.py), browser tests (node
 # --test), checks (the shell tests' "N passed, M failed" lines).
 # Exit status: 0 when every stage passed, 1 otherwise, 130/143 when interrupted.
 set -euo pipefail
@@ -26,8 +27,35 @@ LOGS="$ROOT/tests/artifacts/stages"
 PROGRESS_PREFIX="make test"
 # shellcheck source=scripts/progress.sh
 source "$ROOT/scripts/progress.sh"
-# shellcheck source=scripts/servers.sh
-source "$ROOT/scripts/servers.sh"
+LAUNCHER="$ROOT/.cache/bin/queuekit"
+servers_pid=""
+
+# servers_up holds the test servers for the run: `queuekit servers with`
+# runs in the background, writes the endpoints it exports to a file and
+# sleeps; servers_down's TERM ends it, and it leaves the servers.
+servers_up() {
+  local env_file="$LOGS/.servers.env" i
+  (cd "$ROOT" && go build -o "$LAUNCHER" ./queuekit/cmd/queuekit) || return 1
+  # shellcheck disable=SC2016 # $1 expands in the inner shell
+  "$LAUNCHER" servers with -- bash -c 'env | grep "^AWS_ENDPOINT_URL_" >"$1.tmp" && mv "$1.tmp" "$1" && exec sleep infinity' servers "$env_file" &
+  servers_pid=$!
+  for ((i = 0; i < 1800; i++)); do
+    if [[ -s "$env_file" ]]; then
+      while IFS= read -r kv; do export "${kv?}"; done <"$env_file"
+      return 0
+    fi
+    kill -0 "$servers_pid" 2>/dev/null || { servers_pid=""; return 1; }
+    sleep 0.2
+  done
+  return 1
+}
+
+servers_down() {
+  [[ -n "$servers_pid" ]] || return 0
+  kill -TERM "$servers_pid" 2>/dev/null || true
+  wait "$servers_pid" 2>/dev/null || true
+  servers_pid=""
+}
 
 [[ $# -gt 0 ]] || { echo "usage: $0 STAGE...   (make targets, e.g. test-go test-notebooks)" >&2; exit 2; }
 rm -rf "$LOGS"
@@ -64,11 +92,11 @@ trap 'exit 129' HUP
 # counts_of LOG prints what the log says was counted, e.g. "24 packages ok".
 counts_of() {
   local log="$1" ok fail p f
-  # go test: one line per package, "ok  \t<package>\t<time>" or "FAIL\t<package>\t<time>".
-  ok="$(grep -cP '^ok  \t\S+\t' "$log" || true)"
-  fail="$(grep -cP '^FAIL\t\S+\t' "$log" || true)"
-  if ((ok + fail > 0)); then
-    f="$(grep -c -- '--- FAIL:' "$log" || true)"
+  # go test: counted from its -json event stream by queuekit/internal/testjson,
+  # which ends each go test run with "testjson: N Go packages passed, M failed[; F tests failed]".
+  if grep -qE '^testjson: [0-9]+ Go packages passed, [0-9]+ failed' "$log"; then
+    read -r ok fail f < <(sed -nE 's/^testjson: ([0-9]+) Go packages passed, ([0-9]+) failed(; ([0-9]+) tests failed)?$/\1 \2 \4/p' "$log" |
+      awk '{o += $1; x += $2; t += $3} END {print o + 0, x + 0, t + 0}')
     echo "$ok Go packages passed, $fail failed$( ((f == 0)) || echo "; $f tests failed")"
     return
   fi
@@ -123,7 +151,7 @@ setup_stage() {
 stage lint "$MAKE" --no-print-directory -C "$ROOT" lint
 stage setup setup_stage
 step "starting the test servers"
-if ! servers_up start 2>&1; then
+if ! servers_up 2>&1; then
   names+=(servers) results+=(FAILED) counts+=("DynamoDB Local / ElasticMQ did not start (above)") times+=(0)
   exit 1
 fi
