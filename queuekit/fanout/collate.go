@@ -176,6 +176,10 @@ func (c *Collator) Redrive(ctx context.Context, work sqsqueue.Queue) (int, error
 	if err != nil {
 		return 0, err
 	}
+	dead, err := expression.NewBuilder().WithCondition(expression.Name(attrStatus).Equal(expression.Value(statusDead))).Build()
+	if err != nil {
+		return 0, fmt.Errorf("redrive run %s: build the dead-marker condition: %w", c.Run, err)
+	}
 	for _, it := range items {
 		if it.Status != statusDead {
 			continue
@@ -184,9 +188,7 @@ func (c *Collator) Redrive(ctx context.Context, work sqsqueue.Queue) (int, error
 			return c.Results.ddb.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(c.Results.table),
 				Key: map[string]types.AttributeValue{attrRun: &types.AttributeValueMemberS{Value: c.Run},
 					attrSlice: &types.AttributeValueMemberN{Value: strconv.Itoa(it.Slice)}},
-				ConditionExpression:       aws.String("#s = :dead"),
-				ExpressionAttributeNames:  map[string]string{"#s": attrStatus},
-				ExpressionAttributeValues: map[string]types.AttributeValue{":dead": &types.AttributeValueMemberS{Value: statusDead}}})
+				ConditionExpression: dead.Condition(), ExpressionAttributeNames: dead.Names(), ExpressionAttributeValues: dead.Values()})
 		})
 		var ccf *types.ConditionalCheckFailedException
 		if err != nil && !errors.As(err, &ccf) {

@@ -300,13 +300,16 @@ func (f *Fleet) Unfinished(ctx context.Context, shards int) (int, error) {
 	g.SetLimit(8)
 	for k := range shards {
 		g.Go(func() error {
-			in := &dynamodb.QueryInput{TableName: aws.String(f.Table()), IndexName: aws.String(IndexDue),
-				Select: types.SelectCount, KeyConditionExpression: aws.String("claim_shard = :k"),
-				ExpressionAttributeValues: map[string]types.AttributeValue{":k": &types.AttributeValueMemberN{Value: strconv.Itoa(k)}}}
+			kc, err := expression.NewBuilder().WithKeyCondition(expression.Key(attrShard).Equal(expression.Value(k))).Build()
+			if err != nil {
+				return fmt.Errorf("count shard %d's unfinished jobs: build the key condition: %w", k, err)
+			}
+			in := &dynamodb.QueryInput{TableName: aws.String(f.Table()), IndexName: aws.String(IndexDue), Select: types.SelectCount,
+				KeyConditionExpression: kc.KeyCondition(), ExpressionAttributeNames: kc.Names(), ExpressionAttributeValues: kc.Values()}
 			o := f.db.Outage(f.RideOut(), fmt.Sprintf("the count of shard %d's unfinished jobs on %s", k, f.Table()),
 				"the workers keep their jobs; check the network to DynamoDB, then run the same fleet again (it resumes the table)")
 			var n int64
-			err := o.Do(gctx, func(ctx context.Context) error {
+			err = o.Do(gctx, func(ctx context.Context) error {
 				n = 0
 				for out, err := range f.db.QueryPages(ctx, in) {
 					if err != nil {

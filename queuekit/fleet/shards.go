@@ -66,10 +66,13 @@ type shardRead struct {
 }
 
 func (f *Fleet) shardStates(ctx context.Context) ([]ShardState, shardRead, error) {
+	kc, err := partition("SHARD")
+	if err != nil {
+		return nil, shardRead{}, fmt.Errorf("read shard items: %w", err)
+	}
 	in := &dynamodb.QueryInput{TableName: aws.String(f.Table()), ConsistentRead: aws.Bool(true),
-		KeyConditionExpression:    aws.String("pk = :p"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "SHARD"}},
-		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal}
+		KeyConditionExpression: kc.KeyCondition(), ExpressionAttributeNames: kc.Names(), ExpressionAttributeValues: kc.Values(),
+		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal}
 	var out []ShardState
 	var cost shardRead
 	for page, err := range f.db.QueryPages(ctx, in) {
@@ -269,9 +272,12 @@ func (f *Fleet) leave(ctx context.Context, w *writes, h fence.Hold) error {
 // died keeps its item until the TTL (AttrExpires) deletes it. For
 // inspection and tests: no worker reads them.
 func (f *Fleet) Members(ctx context.Context) ([]Member, error) {
+	kc, err := partition("MEMBER")
+	if err != nil {
+		return nil, fmt.Errorf("read members: %w", err)
+	}
 	in := &dynamodb.QueryInput{TableName: aws.String(f.Table()), ConsistentRead: aws.Bool(true),
-		KeyConditionExpression:    aws.String("pk = :p"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "MEMBER"}}}
+		KeyConditionExpression: kc.KeyCondition(), ExpressionAttributeNames: kc.Names(), ExpressionAttributeValues: kc.Values()}
 	var out []Member
 	for page, err := range f.db.QueryPages(ctx, in) {
 		if err != nil {

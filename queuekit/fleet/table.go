@@ -235,6 +235,16 @@ func endpointText(t *dynamo.Table) string {
 	return t.Conn().URL
 }
 
+// partition is the key condition of one partition of the fleet table:
+// pk = value.
+func partition(value string) (expression.Expression, error) {
+	kc, err := expression.NewBuilder().WithKeyCondition(expression.Key(AttrPK).Equal(expression.Value(value))).Build()
+	if err != nil {
+		return kc, fmt.Errorf("build the key condition pk = %s: %w", value, err)
+	}
+	return kc, nil
+}
+
 func key(pk, sk string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{AttrPK: &types.AttributeValueMemberS{Value: pk}, AttrSK: &types.AttributeValueMemberS{Value: sk}}
 }
@@ -385,9 +395,13 @@ func (f *Fleet) SubmitJob(ctx context.Context, j Job) (Job, error) {
 	if err != nil {
 		return Job{}, err
 	}
+	absent, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name(AttrPK))).Build()
+	if err != nil {
+		return Job{}, fmt.Errorf("submit job %s of user %s: build the condition: %w", j.JobID, j.UserID, err)
+	}
 	_, err = dynamo.Call(ctx, f.db, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
 		return f.client().PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(f.Table()), Item: item,
-			ConditionExpression: aws.String("attribute_not_exists(pk)")})
+			ConditionExpression: absent.Condition(), ExpressionAttributeNames: absent.Names()})
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
@@ -503,9 +517,12 @@ type DeadLetter struct {
 
 // DeadLetters reads the dead letters with one paginated Query (pk = DLQ).
 func (f *Fleet) DeadLetters(ctx context.Context) ([]DeadLetter, error) {
+	kc, err := partition("DLQ")
+	if err != nil {
+		return nil, fmt.Errorf("read dead letters: %w", err)
+	}
 	in := &dynamodb.QueryInput{TableName: aws.String(f.Table()),
-		KeyConditionExpression:    aws.String("pk = :d"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":d": &types.AttributeValueMemberS{Value: "DLQ"}}}
+		KeyConditionExpression: kc.KeyCondition(), ExpressionAttributeNames: kc.Names(), ExpressionAttributeValues: kc.Values()}
 	var out []DeadLetter
 	for page, err := range f.db.QueryPages(ctx, in) {
 		if err != nil {

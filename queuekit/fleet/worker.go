@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
@@ -761,11 +762,13 @@ func (wk *worker) due(ctx context.Context, k int) ([]Job, error) {
 	if wk.cfg.Dispatch != nil { // one page a look (see WorkerConfig.Dispatch)
 		limit, pages = int32(wk.cfg.Page), 1
 	}
+	kc, err := expression.NewBuilder().WithKeyCondition(expression.Key(attrShard).Equal(expression.Value(k)).
+		And(expression.Key(attrDue).LessThanEqual(expression.Value(f.now().UnixMilli())))).Build()
+	if err != nil {
+		return nil, fmt.Errorf("query shard %d of the due index: build the key condition: %w", k, err)
+	}
 	in := &dynamodb.QueryInput{TableName: aws.String(f.Table()), IndexName: aws.String(IndexDue), Limit: aws.Int32(limit),
-		KeyConditionExpression: aws.String("claim_shard = :k AND due_at <= :now"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":k":   &types.AttributeValueMemberN{Value: fmt.Sprint(k)},
-			":now": &types.AttributeValueMemberN{Value: fmt.Sprint(f.now().UnixMilli())}}}
+		KeyConditionExpression: kc.KeyCondition(), ExpressionAttributeNames: kc.Names(), ExpressionAttributeValues: kc.Values()}
 	c, resume := wk.cursors[k]
 	if resume && time.Since(c.since) < 4*wk.cfg.Idle {
 		in.ExclusiveStartKey = c.key

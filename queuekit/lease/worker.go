@@ -253,6 +253,10 @@ func (w *worker) join(ctx context.Context, slots int) error {
 		return fmt.Errorf("marshal worker: %w", err)
 	}
 	table := aws.String(w.e.db.Name())
+	absent, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name(attrSK))).Build()
+	if err != nil {
+		return fmt.Errorf("build join: %w", err)
+	}
 	// A transaction conflict (another transaction held the pool item at the
 	// same moment, as AWS answers it) refused nothing: send the same join
 	// again, its nonce unchanged, until it lands or is refused.
@@ -264,7 +268,7 @@ func (w *worker) join(ctx context.Context, slots int) error {
 			_, err := dynamo.Call(ctx, w.e.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {
 				return w.e.db.Client().TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 					txUpdate(table, key(w.date, skPool), expr),
-					{Put: &types.Put{TableName: table, Item: item, ConditionExpression: aws.String("attribute_not_exists(sk)"),
+					{Put: &types.Put{TableName: table, Item: item, ConditionExpression: absent.Condition(), ExpressionAttributeNames: absent.Names(),
 						ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}},
 				}})
 			})
@@ -952,13 +956,17 @@ func (w *worker) claimInput(p poolItem, picks []pick, nowMS int64) (*dynamodb.Tr
 	// The attempts record the pool version this transaction makes (its
 	// condition is the version read) and the slots busy after it: the
 	// night's occupancy in the pool's own order, for Report.Verify.
+	absent, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name(attrSK))).Build()
+	if err != nil {
+		return nil, nil, fmt.Errorf("build claim: %w", err)
+	}
 	for i, a := range atts {
 		a.PoolBusy = p.Busy + total
 		att, err := attributevalue.MarshalMap(a)
 		if err != nil {
 			return nil, nil, fmt.Errorf("marshal attempt: %w", err)
 		}
-		items[2*i+1] = types.TransactWriteItem{Put: &types.Put{TableName: table, Item: att, ConditionExpression: aws.String("attribute_not_exists(sk)")}}
+		items[2*i+1] = types.TransactWriteItem{Put: &types.Put{TableName: table, Item: att, ConditionExpression: absent.Condition(), ExpressionAttributeNames: absent.Names()}}
 	}
 	up = up.Add(expression.Name("busy"), expression.Value(total))
 	cond := claimPoolCond(w.run, p, len(picks) == 1 && picks[0].workers == p.Capacity, total)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
@@ -410,18 +411,28 @@ func (c *Consumer) commit(ctx context.Context, shard, seq string, rec *fireItem,
 	if err != nil {
 		return err
 	}
-	cpPut := types.Put{TableName: aws.String(c.t.state), Item: cp, ConditionExpression: aws.String("attribute_not_exists(pk)")}
-	if prev != "" {
-		cpPut.ConditionExpression = aws.String("seq = :prev")
-		cpPut.ExpressionAttributeValues = map[string]types.AttributeValue{":prev": &types.AttributeValueMemberS{Value: prev}}
+	// A checkpoint is written once (no item yet) or moved on from the one
+	// this consumer read (seq = prev); a fire record is written once.
+	absent, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name(attrPK))).Build()
+	if err != nil {
+		return fmt.Errorf("build checkpoint condition: %w", err)
 	}
+	cpCond := absent
+	if prev != "" {
+		if cpCond, err = expression.NewBuilder().WithCondition(expression.Name("seq").Equal(expression.Value(prev))).Build(); err != nil {
+			return fmt.Errorf("build checkpoint condition: %w", err)
+		}
+	}
+	cpPut := types.Put{TableName: aws.String(c.t.state), Item: cp, ConditionExpression: cpCond.Condition(),
+		ExpressionAttributeNames: cpCond.Names(), ExpressionAttributeValues: cpCond.Values()}
 	items := []types.TransactWriteItem{{Put: &cpPut}}
 	if rec != nil {
 		fi, err := attributevalue.MarshalMap(rec)
 		if err != nil {
 			return err
 		}
-		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(c.t.state), Item: fi, ConditionExpression: aws.String("attribute_not_exists(pk)")}})
+		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(c.t.state), Item: fi,
+			ConditionExpression: absent.Condition(), ExpressionAttributeNames: absent.Names()}})
 		if next != nil {
 			ni, err := next.item()
 			if err != nil {

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
@@ -97,13 +97,14 @@ func WriteCeiling(ctx context.Context, f *fleet.Fleet, clients int, d time.Durat
 		g.Go(func() error {
 			k := key("CEILING", fmt.Sprintf("%05d", i))
 			for n := 0; time.Now().Before(stop); n++ {
-				_, err := dynamo.Call(gctx, db, func(ctx context.Context) (*dynamodb.UpdateItemOutput, error) {
-					return db.Client().UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(f.Table()), Key: k,
-						UpdateExpression:    aws.String("SET n = :n"),
-						ConditionExpression: aws.String("attribute_not_exists(n) OR n < :n"),
-						ExpressionAttributeValues: map[string]types.AttributeValue{
-							":n": &types.AttributeValueMemberN{Value: strconv.Itoa(n + 1)}}})
-				})
+				// Each write raises n: it never conflicts with itself.
+				next := expression.Value(n + 1)
+				expr, err := expression.NewBuilder().WithUpdate(expression.Set(expression.Name("n"), next)).
+					WithCondition(expression.AttributeNotExists(expression.Name("n")).Or(expression.Name("n").LessThan(next))).Build()
+				if err != nil {
+					return fmt.Errorf("write ceiling: client %d: build the write: %w", i, err)
+				}
+				_, err = db.UpdateItem(gctx, k, expr)
 				if err != nil {
 					return fmt.Errorf("write ceiling: client %d: %w", i, err)
 				}
