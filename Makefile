@@ -1,8 +1,9 @@
 # The workshop's commands. The README's first command is `make workshop`, its
 # second `make test`. Everything runs without Docker; DynamoDB Local and
-# ElasticMQ (SQS) are started on 127.0.0.1 through scripts/dynamodb-local.sh
-# and scripts/elasticmq.sh (ports DYNAMODB_PORT and SQS_PORT, default 8000 and
-# 9324 for the workshop; the tests use 8001 and 9325 unless those are set).
+# ElasticMQ (SQS) are started on 127.0.0.1 by `queuekit servers`, shared by
+# every run that uses them and stopped after the last (ports DYNAMODB_PORT and
+# SQS_PORT, default 8000 and 9324 for the workshop; the tests use 8001 and 9325
+# unless those are set).
 
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -26,19 +27,21 @@ NOTEBOOK ?= 00-welcome.ipynb 01-schema-design.ipynb 02-query-vs-scan.ipynb 03-qu
 # Extra arguments for tests/notebooks/run_notebooks.py, e.g. NOTEBOOK_ARGS="-v --runs 2".
 NOTEBOOK_ARGS ?=
 # Shell scripts this repository lints.
-SHELL_SCRIPTS := scripts/setup.sh scripts/workshop.sh scripts/env.sh scripts/with-servers.sh scripts/dynamodb-local.sh .ci/run \
-	scripts/elasticmq.sh scripts/local-server.sh scripts/servers.sh scripts/progress.sh scripts/limits.sh \
+SHELL_SCRIPTS := scripts/env.sh .ci/run \
+	scripts/progress.sh \
 	scripts/test-stages.sh tests/lib/check.sh tests/lib/dockerd.sh tests/security/loopback.sh \
-	tests/runtime/shared-servers.sh tests/runtime/signals.sh tests/runtime/home.sh scripts/workspace.sh \
-	tests/runtime/kernel-processes.sh tests/runtime/lint-shell.sh \
+	tests/runtime/lint-shell.sh \
 	scripts/lab-entrypoint.sh tests/compose/run.sh tests/compose/standins.sh tests/compose/compose-plugin.sh \
 	tests/compose/standins/elasticmq-native-server scripts/room.sh scripts/room-server.sh tests/room/run.sh \
-	scripts/prefetch.sh tests/offline/run.sh
+	tests/offline/run.sh
 # The tests' servers: their own ports, so a test run never shares a workshop's
 # in-memory tables (set DYNAMODB_PORT / SQS_PORT to choose).
 TEST_DYNAMODB_PORT := $(or $(DYNAMODB_PORT),8001)
 TEST_SQS_PORT := $(or $(SQS_PORT),9325)
-WITH_TEST_SERVERS := DYNAMODB_PORT=$(TEST_DYNAMODB_PORT) SQS_PORT=$(TEST_SQS_PORT) scripts/with-servers.sh
+# `queuekit servers with`: start or join them, run the command with
+# AWS_ENDPOINT_URL_DYNAMODB/_SQS set, leave them; SERVERS=dynamodb for one.
+# The targets using it depend on launcher, which builds $(LAUNCHER).
+WITH_TEST_SERVERS := DYNAMODB_PORT=$(TEST_DYNAMODB_PORT) SQS_PORT=$(TEST_SQS_PORT) $(LAUNCHER) servers with --
 # The lease tests run again under -race in test-go: those where one process
 # holds leases in many goroutines (slots, heartbeats, the reaper, the
 # coordinator), kept to a few so that CI time stays reasonable.
@@ -48,7 +51,7 @@ RACE_LEASE_TESTS := TestLostRepliesPerWriteKind|TestSkewBoundTakeNight|TestModel
 # What `make test` runs after lint and setup, with the test servers up, in order.
 TEST_STAGES := test-go test-deploy test-notebooks test-browser test-security test-runtime
 
-.PHONY: help workshop setup prefetch test-offline cli-doc dynamodb sqs lint lint-shell test test-go test-deploy test-notebooks test-restart check-notebooks test-browser \
+.PHONY: help launcher dynamodb-stop sqs-stop servers-status workshop setup prefetch test-offline cross-compile cli-doc dynamodb sqs lint lint-shell test test-go test-deploy test-notebooks test-restart check-notebooks test-browser \
 	test-security test-runtime test-exercises test-compose room test-room room-capacity readme-shot notebooks browser security browser-deps bench bench-cells bench-dynamodb bench-fleet bench-tiers bench-limits bench-limits-pin bench-sqs clean \
 	reset-notebooks
 
@@ -62,34 +65,56 @@ help: ## list the targets
 # TERM and HUP are how the workshop ends: with WORKSHOP_SIGNAL_STATUS=0 it
 # exits 0 after saying which signal stopped it, so make prints no error line.
 # The build prints a line every 5 s while it runs (minutes on a cold Go cache).
+# Its step lines count seconds from make's start (PROGRESS_START), the build included.
 LAUNCHER := .cache/bin/queuekit
+LAUNCH_T0 := $(shell date +%s)
 define build_launcher
-@mkdir -p .cache/bin; t0=$$SECONDS; \
-  ( while sleep 5 && kill -0 $$$$ 2>/dev/null; do echo "$(1): [$$((SECONDS - t0)) s] still building the launcher (go build ./queuekit/cmd/queuekit)" >&2; done ) & tick=$$!; \
+@mkdir -p .cache/bin; \
+  ( while sleep 5 && kill -0 $$$$ 2>/dev/null; do echo "$(1): [$$(($$(date +%s) - $(LAUNCH_T0))) s] still building the launcher (go build ./queuekit/cmd/queuekit)" >&2; done ) & tick=$$!; \
   s=0; go build -o $(LAUNCHER) ./queuekit/cmd/queuekit || s=$$?; kill $$tick 2>/dev/null || true; exit $$s
 endef
 
 workshop: ## start the workshop: setup, DynamoDB Local + ElasticMQ, seed, JupyterLab on 127.0.0.1 with notebook 00 (Ctrl-C stops)
 	$(call build_launcher,workshop)
-	@WORKSHOP_SIGNAL_STATUS=0 exec $(LAUNCHER) workshop
+	@PROGRESS_START=$(LAUNCH_T0) WORKSHOP_SIGNAL_STATUS=0 exec $(LAUNCHER) workshop
 
 setup: ## install the venv, GoNB, gopls, the echarts asset and warm the build cache (quick when done)
 	$(call build_launcher,setup)
-	@exec $(LAUNCHER) setup
+	@PROGRESS_START=$(LAUNCH_T0) exec $(LAUNCHER) setup
 
 prefetch: ## online, before a room with no network: setup, both servers' jars, every Go module, the Python wheels, the Go build cache (then make workshop runs offline)
 	$(call build_launcher,prefetch)
-	@exec $(LAUNCHER) prefetch
+	@PROGRESS_START=$(LAUNCH_T0) exec $(LAUNCHER) prefetch
 
 # Not in TEST_STAGES (CI time): run it after make prefetch, as root.
 test-offline: ## as root, after make prefetch: with the network cut (unshare -n), make workshop reaches its URL (setup, both servers, JupyterLab), then notebooks 00-04's first and a middle cell in the real kernel
 	tests/offline/run.sh
 
-dynamodb: ## start DynamoDB Local in the background (stop: scripts/dynamodb-local.sh stop)
-	scripts/dynamodb-local.sh start
+launcher: ## build queuekit into .cache/bin (the workshop's launcher and servers' supervisor; the targets below build it)
+	$(call build_launcher,launcher)
 
-sqs: ## start ElasticMQ (SQS) in the background (stop: scripts/elasticmq.sh stop)
-	scripts/elasticmq.sh start
+dynamodb: launcher ## start DynamoDB Local in the background, or join it (stop: make dynamodb-stop)
+	@$(LAUNCHER) servers start dynamodb
+
+dynamodb-stop: launcher ## leave DynamoDB Local (make dynamodb's start); it stops when no other run uses it
+	@$(LAUNCHER) servers stop dynamodb
+
+sqs: launcher ## listen for SQS in the background; ElasticMQ starts at the first request, stops when idle with no queue (stop: make sqs-stop)
+	@$(LAUNCHER) servers start sqs
+
+sqs-stop: launcher ## leave the SQS server (make sqs's start); it stops when no other run uses it
+	@$(LAUNCHER) servers stop sqs
+
+servers-status: launcher ## whether DynamoDB Local, the SQS server and ElasticMQ run, and who uses them
+	@$(LAUNCHER) servers status
+
+# The platforms the launcher is built for (.ci/run builds them all; only
+# linux/amd64 is run here: docs/running.md says what was not).
+CROSS_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+cross-compile: ## build queuekit (the launcher) for $(CROSS_PLATFORMS): no Linux-only call outside a file with a build tag
+	@for p in $(CROSS_PLATFORMS); do \
+	  GOOS=$${p%/*} GOARCH=$${p#*/} go build -o /dev/null ./queuekit/cmd/queuekit || { echo "cross-compile: $$p failed (above)"; exit 1; }; \
+	  echo "cross-compile: $$p ok"; done
 
 cli-doc: ## rewrite docs/cli.md from the commands' own help (a Go test fails when the two differ)
 	go test ./queuekit/cmd/queuekit -run TestCLIDocMatchesTheHelp -count=1 -update-cli-doc
@@ -138,10 +163,10 @@ test-notebooks: check-notebooks ## execute every notebooks/NN-*.ipynb in the GoN
 	$(PY) tests/notebooks/restart_cells.py
 	$(PY) tests/notebooks/exercise_checks.py
 
-test-exercises: ## every exercise's self-checks fed a wrong and a right answer in the real kernel, offline (tests/notebooks/exercises.py; own servers)
+test-exercises: launcher ## every exercise's self-checks fed a wrong and a right answer in the real kernel, offline (tests/notebooks/exercises.py; own servers)
 	$(WITH_TEST_SERVERS) $(PY) tests/notebooks/exercise_checks.py
 
-test-restart: ## after Kernel > Restart, with GOPROXY=off: a middle cell of every notebook runs, a dependent cell fails only on the names its needs line lists (own servers)
+test-restart: launcher ## after Kernel > Restart, with GOPROXY=off: a middle cell of every notebook runs, a dependent cell fails only on the names its needs line lists (own servers)
 	$(WITH_TEST_SERVERS) $(PY) tests/notebooks/restart_cells.py
 
 check-notebooks: ## the notebooks' sources: ≤ 25 lines of code a cell, no cell wiring the module (the kernel's go.work does), a needs line naming the cell on dependent cells, no typed measured figures, ≤ 150 words a Markdown cell (tables' cells count, fenced code does not)
@@ -170,8 +195,8 @@ test-browser: ## headless Chromium: JupyterLab as first seen (ui.test.mjs), then
 test-security: ## servers on 127.0.0.1 only, unreachable from a network namespace, no CORS (expects servers)
 	tests/security/loopback.sh
 
-test-runtime: ## servers shared by two runs, make workshop under TERM, Ctrl-C and HUP, nothing in $HOME, no kernel process left (Go tests running the real launcher), lint fails without shellcheck (own servers, free ports)
-	tests/runtime/shared-servers.sh
+test-runtime: ## servers shared by two runs and stopped after the last (also when killed), make workshop under TERM, Ctrl-C and HUP, nothing in $HOME, no kernel process left (Go tests running the real launcher), lint fails without shellcheck (own servers, free ports)
+	go test -count=1 -timeout 10m ./queuekit/internal/servers/
 	go test -count=1 -timeout 30m -run '^TestRuntime' ./queuekit/cmd/queuekit/
 	tests/runtime/lint-shell.sh
 
@@ -195,20 +220,20 @@ room-capacity: ## as root on Debian: one participant's demand and N = 1 2 4 6 at
 test-compose: ## as root on Debian (CI: .ci/run after make test): docker compose up --build for real, own dockerd, stand-in images, every check, down -v
 	tests/compose/run.sh
 
-notebooks: setup ## execute every notebook headless, with the servers started for the run
+notebooks: setup launcher ## execute every notebook headless, with the servers started for the run
 	$(WITH_TEST_SERVERS) $(MAKE) test-notebooks
 
-browser: setup browser-deps ## the browser test alone, with the servers started for the run
+browser: setup browser-deps launcher ## the browser test alone, with the servers started for the run
 	$(WITH_TEST_SERVERS) $(MAKE) test-browser
 
-security: ## the security test alone, with the servers started for the run
+security: launcher ## the security test alone, with the servers started for the run
 	$(WITH_TEST_SERVERS) $(MAKE) test-security
 
 # The README's picture: a notebook with a chart and a table. Rerun it when that
 # notebook changes; queuekit's TestReadmeScreenshotShowsTheCurrentNotebook fails
 # until then (it compares the notebook's hash with docs/screenshot.png.sha256).
 README_SHOT_NOTEBOOK ?= 04-simulation.ipynb
-readme-shot: setup browser-deps ## the README's screenshot (docs/screenshot.png) of $(README_SHOT_NOTEBOOK), taken by the browser test
+readme-shot: setup browser-deps launcher ## the README's screenshot (docs/screenshot.png) of $(README_SHOT_NOTEBOOK), taken by the browser test
 	$(WITH_TEST_SERVERS) bash -c 'source scripts/env.sh && go run ./queuekit/cmd/queuekit seed --sample && cd tests/browser && \
 	  NOTEBOOK=$(README_SHOT_NOTEBOOK) README_SHOT=docs/screenshot.png node --test --test-reporter=spec lab.test.mjs'
 
@@ -218,40 +243,40 @@ tests/browser/node_modules/.package-lock.json: tests/browser/package-lock.json
 	npm_config_cache="$(CURDIR)/.cache/npm" npm ci --prefix tests/browser --no-audit --no-fund --loglevel=error
 	@touch $@
 
-bench: setup ## simulator benchmarks, queuekit vs Ciw and plain Python, notebooks twice (cold-ish and warm)
+bench: setup launcher ## simulator benchmarks, queuekit vs Ciw and plain Python, notebooks twice (cold-ish and warm)
 	go test -run '^$$' -bench . -benchmem -cpu 1 ./queuekit/sim
 	go test -run '^$$' -bench . -benchmem ./queuekit/montecarlo
 	$(PY) -m pip install -q -r bench/requirements.txt
 	$(PY) bench/compare_python.py
 	$(WITH_TEST_SERVERS) $(PY) tests/notebooks/run_notebooks.py --runs 2
 
-bench-dynamodb: ## seeding 100,000 items (minutes); claims/s and lost claims of the executor with 1, 2, 4, 8 workers
+bench-dynamodb: launcher ## seeding 100,000 items (minutes); claims/s and lost claims of the executor with 1, 2, 4, 8 workers
 	$(WITH_TEST_SERVERS) go test -run '^$$' -bench Seed100k -benchtime 1x -timeout 30m ./queuekit/catalog/
 	$(WITH_TEST_SERVERS) go test -run '^$$' -bench Claims -benchtime 400x ./queuekit/lease/
 
-bench-limits: ## the limits layer's overhead on DynamoDB Local's throughput, interleaved with Local directly (about 1 min)
+bench-limits: launcher ## the limits layer's overhead on DynamoDB Local's throughput, interleaved with Local directly (about 1 min)
 	SERVERS=dynamodb $(WITH_TEST_SERVERS) go test -run '^$$' -bench 'Overhead$$|OverheadPerCall' -benchtime 1x -timeout 20m ./queuekit/limits/
 
-bench-limits-pin: ## bench-limits with DynamoDB Local pinned to one CPU, the client and the layer to another (a laptop's case; needs taskset)
+bench-limits-pin: launcher ## bench-limits with DynamoDB Local pinned to one CPU, the client and the layer to another (a laptop's case; needs taskset)
 	SERVERS=dynamodb $(WITH_TEST_SERVERS) go test -run '^$$' -bench 'Overhead$$|OverheadPerCall' -benchtime 1x -timeout 20m ./queuekit/limits/ \
 	  -args -pin -bench-workers $${BENCH_WORKERS:-8}
 
-bench-fleet: ## the fleet beside the night executor, then the one tier beside the two tiers, at 2 and 8 workers, 20,000 jobs per fleet run, 3 interleaved rounds (about 40 min)
+bench-fleet: launcher ## the fleet beside the night executor, then the one tier beside the two tiers, at 2 and 8 workers, 20,000 jobs per fleet run, 3 interleaved rounds (about 40 min)
 	$(WITH_TEST_SERVERS) go test -run '^$$' -bench 'Compare|Tiers' -benchtime 1x -timeout 120m ./queuekit/claimrate/ \
 	  -args -fleet-jobs $${FLEET_JOBS:-20000} -fleet-workers $${FLEET_WORKERS:-2,8} -rounds $${ROUNDS:-3}
 
-bench-tiers: ## the one-tier fleet beside the two tiers (dispatchers, SQS, executors) at 2 and 8 workers, side by side (FLEET_JOBS, default 2,000)
+bench-tiers: launcher ## the one-tier fleet beside the two tiers (dispatchers, SQS, executors) at 2 and 8 workers, side by side (FLEET_JOBS, default 2,000)
 	$(WITH_TEST_SERVERS) go test -run '^$$' -bench Tiers -benchtime 1x -timeout 60m ./queuekit/claimrate/ \
 	  -args -fleet-jobs $${FLEET_JOBS:-2000} -fleet-workers $${FLEET_WORKERS:-2,8} -rounds $${ROUNDS:-3} -dispatchers $${DISPATCHERS:-2}
 
-bench-sqs: ## SQS sends and receive+delete with 1, 4, 8 processors on ElasticMQ; TTL timer delay for 20 and 200 items (minutes)
+bench-sqs: launcher ## SQS sends and receive+delete with 1, 4, 8 processors on ElasticMQ; TTL timer delay for 20 and 200 items (minutes)
 	$(WITH_TEST_SERVERS) go test -run '^$$' -bench 'SendBatch|ReceiveDelete' -benchtime 10000x ./queuekit/sqsqueue/
 	$(WITH_TEST_SERVERS) go test -run '^$$' -bench TimerDelay -benchtime 1x -timeout 20m ./queuekit/timers/
 
 # BENCH_CELLS_ARGS: more arguments for bench/cells.py, e.g. "--runs 9",
 # "--variants before,kernelspec,ldflags-w", "--notebooks 03,08", "--steps".
 BENCH_CELLS_ARGS ?=
-bench-cells: setup ## CPU seconds a Go cell costs in the real kernel (trivial, typical, chart cells), before/after the kernelspec's settings, side by side (about 4 min)
+bench-cells: setup launcher ## CPU seconds a Go cell costs in the real kernel (trivial, typical, chart cells), before/after the kernelspec's settings, side by side (about 4 min)
 	SERVERS=dynamodb $(WITH_TEST_SERVERS) bash -c 'go run ./queuekit/cmd/queuekit seed --sample >/dev/null && $(PY) bench/cells.py $(BENCH_CELLS_ARGS)'
 
 clean: ## remove what setup and the tests made here (not Go's caches, not .cache/)

@@ -282,6 +282,7 @@ func startLab(l *launcher, ip, port, token string) (*labProcess, error) {
 	// so it shuts its kernels down.
 	cmd := l.command(context.Background(), l.root, filepath.Join(l.venv, "bin", "jupyter"), args...)
 	cmd.Cancel = nil
+	dieWithLauncher(cmd)
 	// The token through the environment, so it never shows in ps.
 	cmd.Env = append(os.Environ(), "JUPYTER_TOKEN="+token)
 	fmt.Fprintf(l.log, "=== workshop: $ jupyter %v\n", args)
