@@ -21,17 +21,17 @@ import (
 	"github.com/compose-spec/compose-go/v2/types"
 )
 
-// elasticMQVersion reads the version scripts/elasticmq.sh pins (VERSION="x.y.z"),
-// the one the workshop runs without Docker.
+// elasticMQVersion reads the version queuekit/internal/jars pins (the
+// ElasticMQ entry's Version: "x.y.z"), the one the workshop runs without Docker.
 func elasticMQVersion(t *testing.T) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(root(t), "scripts", "elasticmq.sh"))
+	data, err := os.ReadFile(filepath.Join(root(t), "queuekit", "internal", "jars", "jars.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?m)^VERSION="(\d+\.\d+\.\d+)"$`).FindSubmatch(data)
+	m := regexp.MustCompile(`Name: "elasticmq", Label: "ElasticMQ [0-9.]+", Version: "(\d+\.\d+\.\d+)"`).FindSubmatch(data)
 	if m == nil {
-		t.Fatal(`scripts/elasticmq.sh has no VERSION="x.y.z" line`)
+		t.Fatal(`queuekit/internal/jars/jars.go has no ElasticMQ entry with Version: "x.y.z"`)
 	}
 	return string(m[1])
 }
@@ -39,7 +39,7 @@ func elasticMQVersion(t *testing.T) string {
 func TestComposeSQSImageIsTheScriptsPinnedVersion(t *testing.T) {
 	want := "softwaremill/elasticmq-native:" + elasticMQVersion(t)
 	if img := service(t, loadCompose(t), "sqs").Image; img != want {
-		t.Errorf("sqs image = %q, want %q (the version scripts/elasticmq.sh runs)", img, want)
+		t.Errorf("sqs image = %q, want %q (the version queuekit servers runs)", img, want)
 	}
 }
 
@@ -68,7 +68,7 @@ func elasticMQConfig(t *testing.T) string {
 }
 
 // TestComposeSQSConfigRunsInElasticMQ starts the real ElasticMQ that
-// scripts/elasticmq.sh installs with the compose config, on 127.0.0.1 and a
+// `queuekit servers install --elasticmq` installs with the compose config, on 127.0.0.1 and a
 // free port instead of 0.0.0.0:9324, and checks that it answers SQS and names
 // queues after the sqs service, as the lab reaches it.
 func TestComposeSQSConfigRunsInElasticMQ(t *testing.T) {
@@ -78,9 +78,10 @@ func TestComposeSQSConfigRunsInElasticMQ(t *testing.T) {
 			t.Fatalf("the sqs config lacks %q:\n%s", want, conf)
 		}
 	}
-	install := exec.Command(filepath.Join(root(t), "scripts", "elasticmq.sh"), "install")
+	install := exec.Command("go", "run", "./queuekit/cmd/queuekit", "servers", "install", "--elasticmq")
+	install.Dir = root(t)
 	if out, err := install.CombinedOutput(); err != nil {
-		t.Fatalf("scripts/elasticmq.sh install: %v\n%s", err, out)
+		t.Fatalf("queuekit servers install --elasticmq: %v\n%s", err, out)
 	}
 	port := freePort(t)
 	hostConf := strings.Replace(conf, `bind-hostname = "0.0.0.0"`, `bind-hostname = "127.0.0.1"`, 1)

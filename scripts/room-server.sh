@@ -3,7 +3,10 @@
 # (room/Dockerfile's CMD; DockerSpawner starts it with the JUPYTERHUB_*
 # environment). As the image's user:
 #   1. DynamoDB Local and ElasticMQ on 127.0.0.1 inside this container
-#      (scripts/servers.sh, as on a laptop): no other container can reach them
+#      (queuekit servers, as on a laptop): no other container can reach them;
+#      this script runs again under `queuekit servers with`, which stops them
+#      when it ends (docker stop's TERM reaches queuekit, PID 1, first and is
+#      passed on to this script)
 #   2. seeds the sample nights, as make workshop does
 #   3. the participant's copies of the notebooks in the volume (workspace/)
 #   4. jupyterhub-singleuser (JupyterLab) on the address DockerSpawner gives,
@@ -15,8 +18,6 @@ cd "$ROOT"
 PROGRESS_PREFIX=room-server
 # shellcheck source=scripts/progress.sh
 source "$ROOT/scripts/progress.sh"
-# shellcheck source=scripts/servers.sh
-source "$ROOT/scripts/servers.sh"
 # The room's network is internal: no route out, and a name lookup takes 20 s
 # to fail. GoNB's goimports runs the go command before every cell, so the go
 # command answers from the image's module cache or fails at once; it never
@@ -28,6 +29,12 @@ export GOPROXY GOSUMDB
 source "$ROOT/scripts/env.sh"
 say() { printf 'room-server: %s\n' "$*" >&2; }
 
+if [[ "${ROOM_SERVERS_UP:-}" != 1 ]]; then
+  step "1/4 DynamoDB Local and ElasticMQ on 127.0.0.1 in this container"
+  unset AWS_ENDPOINT_URL_DYNAMODB AWS_ENDPOINT_URL_SQS
+  ROOM_SERVERS_UP=1 exec "$ROOT/.cache/bin/queuekit" servers with -- "$0" "$@"
+fi
+
 lab_pid=""
 cleanup() {
   local status=$?
@@ -36,16 +43,12 @@ cleanup() {
     kill -TERM "$lab_pid" 2>/dev/null || true
     wait "$lab_pid" 2>/dev/null || true
   fi
-  servers_down
   exit "$status"
 }
 trap cleanup EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
 
-step "1/4 DynamoDB Local and ElasticMQ on 127.0.0.1 in this container"
-unset AWS_ENDPOINT_URL_DYNAMODB AWS_ENDPOINT_URL_SQS
-servers_up start
 step "2/4 seeding the sample nights"
 go run ./queuekit/cmd/queuekit seed --sample >&2
 step "3/4 your notebooks in workspace/"

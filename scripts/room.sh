@@ -118,8 +118,7 @@ if [[ "${ROOM_SKIP_BUILD:-}" != 1 ]]; then
   else
     say "$LAB_IMAGE is newer than every file it is built from: using it"
   fi
-  scripts/dynamodb-local.sh install >&2
-  scripts/elasticmq.sh install >&2
+  go run ./queuekit/cmd/queuekit servers install >&2
   ctx="$ROOT/.cache/room/image"
   rm -rf "$ctx"
   mkdir -p "$ctx/dynamodb-local" "$ctx/elasticmq"

@@ -14,8 +14,8 @@
 #       (default .cache/compose)
 #       (minutes once; seconds to import after), then `docker import`
 #   golang:1.26.8-bookworm                 base + the official image's packages + this machine's Go
-#   amazon/dynamodb-local:3.3.1            base + JRE + the official DynamoDBLocal.jar 3.3.1 (scripts/dynamodb-local.sh install)
-#   softwaremill/elasticmq-native:1.7.1    base + JRE + the ElasticMQ 1.7.1 jars (scripts/elasticmq.sh install) + busybox + tini
+#   amazon/dynamodb-local:3.3.1            base + JRE + the official DynamoDBLocal.jar 3.3.1 (queuekit servers install --dynamodb)
+#   softwaremill/elasticmq-native:1.7.1    base + JRE + the ElasticMQ 1.7.1 jars (queuekit servers install --elasticmq) + busybox + tini
 #
 # Needs root for debootstrap (apt-get install debootstrap), go and Java (the two
 # installs run queuekit servers install; javac compiles the loopback launcher).
@@ -128,9 +128,9 @@ golang() {
 
 dynamodb() {
   local ctx="$CACHE/ctx/dynamodb" dir
-  "$ROOT/scripts/dynamodb-local.sh" install >&2
+  (cd "$ROOT" && go run ./queuekit/cmd/queuekit servers install --dynamodb) >&2
   dir="${DYNAMODB_LOCAL_DIR:-$ROOT/.cache/dynamodb-local}/3.3.1"
-  [[ -f "$dir/DynamoDBLocal.jar" ]] || die "$dir/DynamoDBLocal.jar is missing after scripts/dynamodb-local.sh install"
+  [[ -f "$dir/DynamoDBLocal.jar" ]] || die "$dir/DynamoDBLocal.jar is missing after queuekit servers install --dynamodb"
   rm -rf "$ctx"
   mkdir -p "$ctx/dynamodb"
   cp -a "$dir/DynamoDBLocal.jar" "$dir/DynamoDBLocal_lib" "$ctx/dynamodb/"
@@ -140,9 +140,9 @@ dynamodb() {
 
 elasticmq() {
   local ctx="$CACHE/ctx/elasticmq" dir
-  "$ROOT/scripts/elasticmq.sh" install >&2
+  (cd "$ROOT" && go run ./queuekit/cmd/queuekit servers install --elasticmq) >&2
   dir="${ELASTICMQ_DIR:-$ROOT/.cache/elasticmq}/1.7.1"
-  [[ -d "$dir/lib" ]] || die "$dir/lib is missing after scripts/elasticmq.sh install"
+  [[ -d "$dir/lib" ]] || die "$dir/lib is missing after queuekit servers install --elasticmq"
   rm -rf "$ctx"
   mkdir -p "$ctx/elasticmq"
   cp -a "$dir/lib" "$ctx/elasticmq/"

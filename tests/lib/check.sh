@@ -81,10 +81,3 @@ on_exit() {
   trap 'exit 143' TERM
   trap 'exit 129' HUP
 }
-
-# stop_test_servers stops whatever DynamoDB Local and ElasticMQ a test left on
-# DYNAMODB_PORT and SQS_PORT (its own ports), users or not.
-stop_test_servers() {
-  "$ROOT/scripts/dynamodb-local.sh" stop --force >/dev/null 2>&1 || true
-  "$ROOT/scripts/elasticmq.sh" stop --force >/dev/null 2>&1 || true
-}

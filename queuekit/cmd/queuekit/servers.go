@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
 	"github.com/nightqueue/workshop/queuekit/internal/fetch"
 	"github.com/nightqueue/workshop/queuekit/internal/jars"
+	"github.com/nightqueue/workshop/queuekit/internal/servers"
 )
 
 // runServers is `queuekit servers`: install downloads DynamoDB Local and
@@ -23,7 +25,7 @@ func runServers(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs, sf := serversFlags()
 	if len(args) > 0 {
 		switch args[0] {
-		case "start", "stop", "status", "with", "supervise":
+		case "start", "stop", "status", "with", "supervise", "run":
 			return runServersSupervised(ctx, args, stdout, stderr)
 		}
 	}
@@ -99,6 +101,17 @@ func (sf *serversFlagSet) install(ctx context.Context, stdout, stderr io.Writer)
 			fmt.Fprintf(stdout, "%s: installed %s in %s\n", j.s.Name, j.s.Label, j.s.Home(j.dir))
 		} else {
 			fmt.Fprintf(stdout, "%s: %s is installed in %s\n", j.s.Name, j.s.Label, j.s.Home(j.dir))
+		}
+		if j.s.Name == jars.DynamoDBLocal.Name {
+			// The loopback launcher too, when a JDK is here (a room image
+			// compiles it once at build time).
+			if root, err := checkout(); err == nil {
+				if _, err := exec.LookPath("javac"); err == nil {
+					if err := servers.InstallLauncher(root, j.dir, stderr); err != nil {
+						return err
+					}
+				}
+			}
 		}
 	}
 	return nil

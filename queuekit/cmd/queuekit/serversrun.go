@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -22,6 +23,7 @@ const serversUsage = `Usage:
   queuekit servers status [SERVER...]                      say whether each runs (exit 1: one does not)
   queuekit servers with [--servers LIST] [--use-preset] -- COMMAND [ARG...]
                                                            run COMMAND with them, then leave them
+  queuekit servers run dynamodb                            DynamoDB Local in the foreground, unsupervised
 SERVER: dynamodb (DYNAMODB_PORT, default 8000), sqs (SQS_PORT, 9324: ElasticMQ starts at the
 first connection and stops after SQS_IDLE_STOP idle with no queue), limits (LIMITS_PORT, 8400).
 Default: dynamodb sqs, and limits when LIMITS_PORT is set. All on 127.0.0.1 only; logs in
@@ -35,6 +37,9 @@ func runServersSupervised(ctx context.Context, args []string, stdout, stderr io.
 			return usagef("queuekit servers supervise is started by queuekit servers itself")
 		}
 		os.Exit(servers.Supervise())
+	}
+	if sub == "run" {
+		return runServerForeground(ctx, args[1:], stderr)
 	}
 	fs := newFlags("servers " + sub)
 	force := fs.Bool("force", false, "stop: stop now, even with other users (start: ignored)")
@@ -217,4 +222,34 @@ func sigNum(s os.Signal) int {
 		return int(n)
 	}
 	return 1
+}
+
+// runServerForeground is `queuekit servers run dynamodb`: the server's JVM
+// in the foreground on DYNAMODB_PORT, as its supervisor runs it (installed
+// first when needed); its exit status is the server's.
+func runServerForeground(ctx context.Context, args []string, stderr io.Writer) error {
+	if len(args) != 1 || args[0] != servers.DynamoDB {
+		return usagef("want queuekit servers run dynamodb")
+	}
+	root, err := checkout()
+	if err != nil {
+		return fmt.Errorf("queuekit servers runs in the workshop's checkout: %w", err)
+	}
+	port := 8000
+	if v := os.Getenv("DYNAMODB_PORT"); v != "" {
+		if port, err = strconv.Atoi(v); err != nil {
+			return usagef("DYNAMODB_PORT=%q is not a port", v)
+		}
+	}
+	cmd, err := servers.Command(ctx, root, servers.DynamoDB, port, servers.WithLog(stderr))
+	if err != nil {
+		return err
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	err = cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		os.Exit(ee.ExitCode())
+	}
+	return err
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,7 +54,7 @@ func (s *server) install(ctx context.Context) error {
 }
 
 // launcherDir is where the launcher compiled from this source, for this jar
-// and this javac, lives: the key is what scripts/dynamodb-local.sh computed,
+// and this javac, lives: the key is what the old shell script computed,
 // so a launcher it compiled is reused.
 func (s *server) launcherDir() (string, error) {
 	javac, err := exec.LookPath("javac")
@@ -105,4 +106,17 @@ func (s *server) installLauncher() error {
 		os.RemoveAll(tmp)
 	}
 	return nil
+}
+
+// InstallLauncher compiles DynamoDB Local's loopback launcher for the jar
+// installed under dir (DYNAMODB_LOCAL_DIR's layout), when it is not there
+// yet; step lines go to log. It needs javac.
+func InstallLauncher(root, dir string, log io.Writer) error {
+	c := newConfig([]Option{WithLog(log)})
+	s, err := c.server(root, DynamoDB)
+	if err != nil {
+		return err
+	}
+	s.dir = dir
+	return s.installLauncher()
 }
