@@ -89,6 +89,7 @@
 package capacity
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -129,12 +130,8 @@ type Fleet struct {
 }
 
 func (f Fleet) withDefaults() Fleet {
-	if f.PeakFactor == 0 {
-		f.PeakFactor = 1
-	}
-	if f.TargetUtilization == 0 {
-		f.TargetUtilization = 1
-	}
+	f.PeakFactor = cmp.Or(f.PeakFactor, 1)
+	f.TargetUtilization = cmp.Or(f.TargetUtilization, 1)
 	return f
 }
 

@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 )
@@ -161,12 +162,8 @@ type SQS struct {
 const MaxSQSBatch = 10
 
 func (s SQS) withDefaults() SQS {
-	if s.BatchSize == 0 {
-		s.BatchSize = 1
-	}
-	if s.PayloadKB == 0 {
-		s.PayloadKB = 1
-	}
+	s.BatchSize = cmp.Or(s.BatchSize, 1)
+	s.PayloadKB = cmp.Or(s.PayloadKB, 1)
 	return s
 }
 

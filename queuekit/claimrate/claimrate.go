@@ -15,6 +15,7 @@
 package claimrate
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -65,21 +66,11 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.Slots == 0 {
-		c.Slots = 4
-	}
-	if c.Shards == 0 {
-		c.Shards = 16
-	}
-	if c.FleetJobs == 0 {
-		c.FleetJobs = 2000
-	}
-	if c.NightJobs == 0 {
-		c.NightJobs = 400
-	}
-	if c.Rounds == 0 {
-		c.Rounds = 3
-	}
+	c.Slots = cmp.Or(c.Slots, 4)
+	c.Shards = cmp.Or(c.Shards, 16)
+	c.FleetJobs = cmp.Or(c.FleetJobs, 2000)
+	c.NightJobs = cmp.Or(c.NightJobs, 400)
+	c.Rounds = cmp.Or(c.Rounds, 3)
 	return c
 }
 

@@ -1,6 +1,7 @@
 package claimrate
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -45,24 +46,12 @@ type TiersConfig struct {
 }
 
 func (c TiersConfig) withDefaults() TiersConfig {
-	if c.Dispatchers == 0 {
-		c.Dispatchers = 2
-	}
-	if c.Slots == 0 {
-		c.Slots = 4
-	}
-	if c.Shards == 0 {
-		c.Shards = 16
-	}
-	if c.Jobs == 0 {
-		c.Jobs = 2000
-	}
-	if c.Rounds == 0 {
-		c.Rounds = 3
-	}
-	if c.Queue == "" {
-		c.Queue = "queuekit-tiers"
-	}
+	c.Dispatchers = cmp.Or(c.Dispatchers, 2)
+	c.Slots = cmp.Or(c.Slots, 4)
+	c.Shards = cmp.Or(c.Shards, 16)
+	c.Jobs = cmp.Or(c.Jobs, 2000)
+	c.Rounds = cmp.Or(c.Rounds, 3)
+	c.Queue = cmp.Or(c.Queue, "queuekit-tiers")
 	return c
 }
 

@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -52,32 +53,16 @@ type Config struct {
 // default (Policy, Minute, Poll, Lease, Backoff, Shards) set to it, as a run
 // uses it. MaxRetry has none: 0 retries is a setting.
 func (c Config) WithDefaults() Config {
-	c.fill()
-	return c
-}
-
-func (c *Config) fill() {
-	if c.Policy == "" {
-		c.Policy = sim.Barrier
-	}
+	c.Policy = cmp.Or(c.Policy, sim.Barrier)
 	if p, err := sim.ParsePolicy(string(c.Policy)); err == nil {
 		c.Policy = p // "backfill" is recorded as easy
 	}
-	if c.Minute == 0 {
-		c.Minute = DefaultMinute
-	}
-	if c.Poll == 0 {
-		c.Poll = min(max(c.Minute/4, 10*time.Millisecond), time.Second)
-	}
-	if c.Lease == 0 {
-		c.Lease = max(DefaultLease, 8*c.Poll)
-	}
-	if c.Backoff == 0 {
-		c.Backoff = DefaultBackoff
-	}
-	if c.Shards == 0 {
-		c.Shards = 1
-	}
+	c.Minute = cmp.Or(c.Minute, DefaultMinute)
+	c.Poll = cmp.Or(c.Poll, min(max(c.Minute/4, 10*time.Millisecond), time.Second))
+	c.Lease = cmp.Or(c.Lease, max(DefaultLease, 8*c.Poll))
+	c.Backoff = cmp.Or(c.Backoff, DefaultBackoff)
+	c.Shards = cmp.Or(c.Shards, 1)
+	return c
 }
 
 // Validate checks a configuration; messages name the value and what to do.

@@ -33,6 +33,7 @@
 package partitions
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -245,18 +246,10 @@ type GatherConfig struct {
 }
 
 func (g GatherConfig) withDefaults() GatherConfig {
-	if g.Items == 0 {
-		g.Items = 1000
-	}
-	if g.PayloadSize == 0 {
-		g.PayloadSize = 200
-	}
-	if g.Runs == 0 {
-		g.Runs = 5
-	}
-	if g.Parallel == 0 {
-		g.Parallel = 16
-	}
+	g.Items = cmp.Or(g.Items, 1000)
+	g.PayloadSize = cmp.Or(g.PayloadSize, 200)
+	g.Runs = cmp.Or(g.Runs, 5)
+	g.Parallel = cmp.Or(g.Parallel, 16)
 	return g
 }
 

@@ -16,6 +16,7 @@ package workload
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -57,12 +58,8 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.Start == "" {
-		c.Start = DefaultStart
-	}
-	if c.Nights == 0 {
-		c.Nights = DefaultNights
-	}
+	c.Start = cmp.Or(c.Start, DefaultStart)
+	c.Nights = cmp.Or(c.Nights, DefaultNights)
 	if c.Window == (queuekit.Window{}) {
 		c.Window = queuekit.DefaultWindow
 	}

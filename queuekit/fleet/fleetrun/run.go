@@ -10,6 +10,7 @@
 package fleetrun
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -120,15 +121,9 @@ func (r Report) Lifecycle() capacity.Lifecycle {
 // WithDefaults fills in the defaults of zero fields: 50 users, max retry 3,
 // a 3 s write-ceiling measurement.
 func (c Config) WithDefaults() Config {
-	if c.Users == 0 {
-		c.Users = 50
-	}
-	if c.MaxRetry == 0 {
-		c.MaxRetry = 3
-	}
-	if c.Ceiling == 0 {
-		c.Ceiling = 3 * time.Second
-	}
+	c.Users = cmp.Or(c.Users, 50)
+	c.MaxRetry = cmp.Or(c.MaxRetry, 3)
+	c.Ceiling = cmp.Or(c.Ceiling, 3*time.Second)
 	return c
 }
 

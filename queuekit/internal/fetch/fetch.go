@@ -91,7 +91,8 @@ const (
 	tickEvery = time.Second     // how often a stalled download is looked at
 )
 
-func (o *Options) fill() {
+// withDefaults returns the options with each unset field at its default.
+func (o Options) withDefaults() Options {
 	if o.Client == nil {
 		o.Client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
@@ -116,6 +117,7 @@ func (o *Options) fill() {
 	if o.StallTimeout <= 0 {
 		o.StallTimeout = time.Minute
 	}
+	return o
 }
 
 // say writes one step line.
@@ -143,7 +145,7 @@ func (e *MismatchError) Error() string {
 // says, and returns once every one is there and verified. It reports
 // progress for all of them together.
 func Get(ctx context.Context, dir string, files []File, opts Options) error {
-	opts.fill()
+	opts = opts.withDefaults()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}

@@ -31,7 +31,7 @@ const (
 // stays correct without it, because every file is verified and renamed into
 // place and an install becomes visible by one rename.
 func Lock(ctx context.Context, path string, opts Options) (release func(), err error) {
-	opts.fill()
+	opts = opts.withDefaults()
 	said := false
 	for {
 		fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)

@@ -9,6 +9,7 @@
 package dynamo
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -50,25 +51,15 @@ type Options struct {
 	ClientOptions []func(*dynamodb.Options)
 }
 
-func (o *Options) defaults() {
-	if o.CallTimeout == 0 {
-		o.CallTimeout = 30 * time.Second
-	}
-	if o.WaitTimeout == 0 {
-		o.WaitTimeout = 2 * time.Minute
-	}
-	if o.Writers == 0 {
-		o.Writers = 4
-	}
-	if o.MaxAttempts == 0 {
-		o.MaxAttempts = 10
-	}
-	if o.BaseBackoff == 0 {
-		o.BaseBackoff = 25 * time.Millisecond
-	}
-	if o.MaxBackoff == 0 {
-		o.MaxBackoff = 2 * time.Second
-	}
+// withDefaults returns the options with each zero field set to its default.
+func (o Options) withDefaults() Options {
+	o.CallTimeout = cmp.Or(o.CallTimeout, 30*time.Second)
+	o.WaitTimeout = cmp.Or(o.WaitTimeout, 2*time.Minute)
+	o.Writers = cmp.Or(o.Writers, 4)
+	o.MaxAttempts = cmp.Or(o.MaxAttempts, 10)
+	o.BaseBackoff = cmp.Or(o.BaseBackoff, 25*time.Millisecond)
+	o.MaxBackoff = cmp.Or(o.MaxBackoff, 2*time.Second)
+	return o
 }
 
 // Table is one DynamoDB table and the client that reaches it. It is safe
@@ -85,7 +76,7 @@ type Table struct {
 // the SDK would log a warning each time) for the table name. It does not
 // contact DynamoDB.
 func New(conn *awsapi.Conn, name string, opts Options) *Table {
-	opts.defaults()
+	opts = opts.withDefaults()
 	fns := []func(*dynamodb.Options){func(d *dynamodb.Options) {
 		d.BaseEndpoint = conn.BaseEndpoint()
 		d.APIOptions = append(d.APIOptions, awsapi.CheckAnswers(missing))
