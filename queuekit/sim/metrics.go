@@ -1,15 +1,12 @@
 package sim
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
 
 	"gonum.org/v1/gonum/stat"
-
-	"github.com/nightqueue/workshop/queuekit"
 )
 
 // ErrNoTrace is returned for a Result run with NoTrace: it has no schedule or
@@ -115,6 +112,3 @@ func AutoBinWidth(values []float64) float64 {
 	}
 	return 10 * p
 }
-
-// Quantile is queuekit.Quantile, the module's one nearest-rank rule.
-func Quantile[T cmp.Ordered](values []T, q float64) (T, bool) { return queuekit.Quantile(values, q) }

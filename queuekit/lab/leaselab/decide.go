@@ -6,9 +6,9 @@ import (
 	"sort"
 	"time"
 
+	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/format"
 	"github.com/nightqueue/workshop/queuekit/lease"
-	"github.com/nightqueue/workshop/queuekit/sim"
 )
 
 // Spread summarises repeated measurements of one quantity: the median and
@@ -155,10 +155,10 @@ func BackoffTotal(first float64, maxRetry int) float64 {
 }
 
 // Percentile is the nearest-rank q-quantile of xs, the module's one rule
-// (sim.Quantile), as the workshop computes p95 waits. It is NaN for no
+// (queuekit.Quantile), as the workshop computes p95 waits. It is NaN for no
 // values or q outside (0, 1]: a table cell that says so.
 func Percentile(xs []float64, q float64) float64 {
-	if v, ok := sim.Quantile(xs, q); ok {
+	if v, ok := queuekit.Quantile(xs, q); ok {
 		return v
 	}
 	return math.NaN()
