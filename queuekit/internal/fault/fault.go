@@ -1,6 +1,6 @@
 // Package fault injects failures into the executor's work for the CLI's
-// --fail flag, the workshop's notebooks (through lab) and the tests: faults
-// the workshop shows on purpose, kept out of lease's API.
+// --fail-job flag, the workshop's notebooks (through lab/leaselab) and the
+// tests: faults the workshop shows on purpose, kept out of lease's API.
 package fault
 
 import (

@@ -45,7 +45,7 @@ type ControlPlane struct {
 	// settled (Settled in the result); default 3 shard leases.
 	Settle time.Duration
 	// Aged gives the shard items, before the run, the history a running
-	// fleet has (fleet.HistoryMax entries, items near fleet.ShardItemBytes),
+	// fleet has (fleet.HistoryMax entries, items near fleetplan.ShardItemBytes),
 	// written at DynamoDB Local directly: a worker takes every shard and
 	// leaves, again, until every history is full.
 	Aged bool
