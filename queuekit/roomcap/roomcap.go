@@ -102,28 +102,45 @@ func (r Result) All() []float64 {
 const maxEvents = 50_000_000
 
 // Simulate runs the room to its end. Bad parameters are an error, never NaN.
+// Each step starts the participants whose start has come, settles every
+// phase that ended at this instant, shares the cores among the cells at
+// work, and advances to the next phase end or start.
 func Simulate(cfg Config) (Result, error) {
+	if err := cfg.check(); err != nil {
+		return Result{}, err
+	}
+	r := newRoom(cfg)
+	for {
+		r.arrive()
+		r.settle()
+		rate := r.rate()
+		dt := r.untilNext(rate)
+		if math.IsInf(dt, 1) {
+			return r.res, nil
+		}
+		r.advance(dt, rate)
+	}
+}
+
+// check refuses a room the model cannot run: cores, caps, starts, think
+// times and cells that are not finite and positive (or >= 0), each cell's
+// own free cores when CellCores replays one participant, and more events
+// than maxEvents.
+func (cfg Config) check() error {
 	if !(cfg.Cores > 0) || math.IsInf(cfg.Cores, 0) {
-		return Result{}, fmt.Errorf("roomcap: cores = %v: want a positive number", cfg.Cores)
+		return fmt.Errorf("roomcap: cores = %v: want a positive number", cfg.Cores)
 	}
 	if !(cfg.Cap >= 0) || math.IsInf(cfg.Cap, 0) {
-		return Result{}, fmt.Errorf("roomcap: cap = %v: want a number of cores >= 0 (0: no limit)", cfg.Cap)
+		return fmt.Errorf("roomcap: cap = %v: want a number of cores >= 0 (0: no limit)", cfg.Cap)
 	}
-	// r1: what a participant gets alone on a host with cores to spare (its
-	// cap); capCores: what it gets here.
-	r1 := cfg.Cap
-	if r1 == 0 {
-		r1 = cfg.Cores
-	}
-	capCores := math.Min(r1, cfg.Cores)
 	events := 0
 	for i, p := range cfg.Participants {
 		if !(p.Start >= 0) || !(p.Think >= 0) || math.IsInf(p.Start, 0) || math.IsInf(p.Think, 0) {
-			return Result{}, fmt.Errorf("roomcap: participant %d: start %v, think %v: want finite seconds >= 0", i, p.Start, p.Think)
+			return fmt.Errorf("roomcap: participant %d: start %v, think %v: want finite seconds >= 0", i, p.Start, p.Think)
 		}
 		for j, c := range p.Cells {
 			if !(c.Wall >= 0) || !(c.CPU >= 0) || math.IsInf(c.Wall, 0) || math.IsInf(c.CPU, 0) {
-				return Result{}, fmt.Errorf("roomcap: participant %d, cell %d (%s #%d): wall %v, cpu %v: want finite seconds >= 0",
+				return fmt.Errorf("roomcap: participant %d, cell %d (%s #%d): wall %v, cpu %v: want finite seconds >= 0",
 					i, j, c.Notebook, c.Index, c.Wall, c.CPU)
 			}
 		}
@@ -131,132 +148,183 @@ func Simulate(cfg Config) (Result, error) {
 	}
 	if cfg.CellCores {
 		if len(cfg.Participants) != 1 {
-			return Result{}, fmt.Errorf("roomcap: %d participants with each cell's own free cores: that replays one participant alone; several share Cores", len(cfg.Participants))
+			return fmt.Errorf("roomcap: %d participants with each cell's own free cores: that replays one participant alone; several share Cores", len(cfg.Participants))
 		}
 		for j, c := range cfg.Participants[0].Cells {
 			if err := checkFree(c); err != nil {
-				return Result{}, fmt.Errorf("roomcap: cell %d: %w", j, err)
+				return fmt.Errorf("roomcap: cell %d: %w", j, err)
 			}
 			if c.FreeCores == nil {
-				return Result{}, fmt.Errorf("roomcap: cell %d (%s #%d): no free cores of its own to replay it with", j, c.Notebook, c.Index)
+				return fmt.Errorf("roomcap: cell %d (%s #%d): no free cores of its own to replay it with", j, c.Notebook, c.Index)
 			}
 		}
 	}
 	if events > maxEvents {
-		return Result{}, fmt.Errorf("roomcap: %d cells in all: more than this model runs (%d)", events/4, maxEvents/4)
+		return fmt.Errorf("roomcap: %d cells in all: more than this model runs (%d)", events/4, maxEvents/4)
 	}
+	return nil
+}
 
-	const (
-		idle    = iota // no-core part of a cell
-		working        // CPU part of a cell
-		thinking
-	)
-	type state struct {
-		id    int // index in cfg.Participants
-		phase int
-		cell  int
-		left  float64 // seconds (idle, thinking) or CPU seconds (working)
-		began float64 // when the current cell was sent
-	}
+// The phases of a participant's cell.
+const (
+	idle    = iota // no-core part of a cell
+	working        // CPU part of a cell
+	thinking
+)
+
+// eps is how close two instants are to count as one.
+const eps = 1e-9
+
+// seat is one participant in the room.
+type seat struct {
+	id    int // index in cfg.Participants
+	phase int
+	cell  int
+	left  float64 // seconds (idle, thinking) or CPU seconds (working)
+	began float64 // when the current cell was sent
+}
+
+// room is a run of Simulate: the participants started and not done
+// (active), the next to start (order[next]), the clock t and the result.
+type room struct {
+	cfg Config
+	// r1: what a participant gets alone on a host with cores to spare (its
+	// cap); capCores: what it gets here.
+	r1, capCores float64
+	res          Result
+	order        []int // participants by start time
+	next         int
+	active       []*seat
+	t            float64
+}
+
+func newRoom(cfg Config) *room {
+	r1 := cmp.Or(cfg.Cap, cfg.Cores)
 	n := len(cfg.Participants)
-	res := Result{Latency: make([][]float64, n)}
-	order := make([]int, n) // participants by start time
-	for i := range order {
-		order[i] = i
-		res.Latency[i] = make([]float64, 0, len(cfg.Participants[i].Cells))
+	r := &room{cfg: cfg, r1: r1, capCores: math.Min(r1, cfg.Cores), res: Result{Latency: make([][]float64, n)}, order: make([]int, n)}
+	for i := range r.order {
+		r.order[i] = i
+		r.res.Latency[i] = make([]float64, 0, len(cfg.Participants[i].Cells))
 	}
-	slices.SortStableFunc(order, func(a, b int) int {
+	slices.SortStableFunc(r.order, func(a, b int) int {
 		return cmp.Compare(cfg.Participants[a].Start, cfg.Participants[b].Start)
 	})
-	var active []*state // participants started and not done
-	next := 0           // the next of order to start
-	// begin starts the current cell of s at t; false when s has no cell left.
-	begin := func(s *state, t float64) bool {
-		cells := cfg.Participants[s.id].Cells
-		if s.cell >= len(cells) {
-			return false
-		}
-		c := cells[s.cell]
-		s.began = t
-		s.phase, s.left = idle, math.Max(0, c.Wall-c.CPU/r1)
-		return true
+	return r
+}
+
+// begin starts the current cell of s now; false when s has no cell left.
+func (r *room) begin(s *seat) bool {
+	cells := r.cfg.Participants[s.id].Cells
+	if s.cell >= len(cells) {
+		return false
 	}
-	const eps = 1e-9
-	t := 0.0
-	for {
-		for next < n && cfg.Participants[order[next]].Start <= t+eps {
-			s := &state{id: order[next]}
-			next++
-			if begin(s, t) {
-				active = append(active, s)
+	c := cells[s.cell]
+	s.began = r.t
+	s.phase, s.left = idle, math.Max(0, c.Wall-c.CPU/r.r1)
+	return true
+}
+
+// arrive starts the participants whose start has come.
+func (r *room) arrive() {
+	n := len(r.cfg.Participants)
+	for r.next < n && r.cfg.Participants[r.order[r.next]].Start <= r.t+eps {
+		s := &seat{id: r.order[r.next]}
+		r.next++
+		if r.begin(s) {
+			r.active = append(r.active, s)
+		}
+	}
+}
+
+// settle ends every phase that ends now, and the zero-length ones that
+// follow, recording each cell that ends; a participant with no cell left
+// leaves the room.
+func (r *room) settle() {
+	for changed := true; changed; {
+		changed = false
+		kept := r.active[:0]
+		for _, s := range r.active {
+			live := true
+			if s.left <= eps {
+				changed = true
+				live = r.endPhase(s)
+			}
+			if live {
+				kept = append(kept, s)
 			}
 		}
-		// settle every zero-length step at time t
-		for changed := true; changed; {
-			changed = false
-			kept := active[:0]
-			for _, s := range active {
-				live := true
-				if s.left <= eps {
-					changed = true
-					p := &cfg.Participants[s.id]
-					switch s.phase {
-					case idle:
-						s.phase, s.left = working, p.Cells[s.cell].CPU
-					case working:
-						res.Latency[s.id] = append(res.Latency[s.id], t-s.began)
-						res.End = math.Max(res.End, t)
-						s.cell++
-						if s.cell < len(p.Cells) && p.Think > 0 {
-							s.phase, s.left = thinking, p.Think
-						} else {
-							live = begin(s, t)
-						}
-					case thinking:
-						live = begin(s, t)
-					}
-				}
-				if live {
-					kept = append(kept, s)
-				}
-			}
-			active = kept
+		r.active = kept
+	}
+}
+
+// endPhase moves s past the phase that just ended; false when s is done.
+func (r *room) endPhase(s *seat) bool {
+	p := &r.cfg.Participants[s.id]
+	switch s.phase {
+	case idle:
+		s.phase, s.left = working, p.Cells[s.cell].CPU
+	case working:
+		r.res.Latency[s.id] = append(r.res.Latency[s.id], r.t-s.began)
+		r.res.End = math.Max(r.res.End, r.t)
+		s.cell++
+		if s.cell < len(p.Cells) && p.Think > 0 {
+			s.phase, s.left = thinking, p.Think
+			return true
 		}
-		k := 0
-		for _, s := range active {
-			if s.phase == working {
-				k++
-			}
+		return r.begin(s)
+	case thinking:
+		return r.begin(s)
+	}
+	return true
+}
+
+// rate is the cores each working cell gets now: the cores shared among
+// them, at most a participant's cap (and, with CellCores, at most the
+// cores measured free during the one cell at work).
+func (r *room) rate() float64 {
+	k := 0
+	for _, s := range r.active {
+		if s.phase == working {
+			k++
 		}
-		rate := 0.0
-		if k > 0 {
-			rate = math.Min(capCores, cfg.Cores/float64(k))
+	}
+	rate := 0.0
+	if k > 0 {
+		rate = math.Min(r.capCores, r.cfg.Cores/float64(k))
+	}
+	if r.cfg.CellCores && k == 1 { // one participant, checked by check
+		s := r.active[0]
+		rate = math.Min(rate, *r.cfg.Participants[s.id].Cells[s.cell].FreeCores)
+	}
+	return rate
+}
+
+// untilNext is the time to the next phase end or start (+Inf: the room is
+// done).
+func (r *room) untilNext(rate float64) float64 {
+	dt := math.Inf(1)
+	if r.next < len(r.cfg.Participants) {
+		dt = r.cfg.Participants[r.order[r.next]].Start - r.t
+	}
+	for _, s := range r.active {
+		if s.phase == working {
+			dt = math.Min(dt, s.left/rate)
+		} else {
+			dt = math.Min(dt, s.left)
 		}
-		if cfg.CellCores && k == 1 { // one participant, checked above
-			s := active[0]
-			rate = math.Min(rate, *cfg.Participants[s.id].Cells[s.cell].FreeCores)
-		}
-		dt := math.Inf(1)
-		if next < n {
-			dt = cfg.Participants[order[next]].Start - t
-		}
-		for _, s := range active {
-			if s.phase == working {
-				dt = math.Min(dt, s.left/rate)
-			} else {
-				dt = math.Min(dt, s.left)
-			}
-		}
-		if math.IsInf(dt, 1) {
-			return res, nil
-		}
-		t += dt
-		for _, s := range active {
-			if s.phase == working {
-				s.left -= rate * dt
-			} else {
-				s.left -= dt
-			}
+	}
+	return dt
+}
+
+// advance moves the clock dt on, every cell at work doing rate·dt CPU
+// seconds of its work.
+func (r *room) advance(dt, rate float64) {
+	r.t += dt
+	for _, s := range r.active {
+		if s.phase == working {
+			s.left -= rate * dt
+		} else {
+			s.left -= dt
 		}
 	}
 }
