@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/nightqueue/workshop/queuekit/internal/wait"
 )
 
 // call is one request the layer meters.
@@ -945,9 +947,49 @@ func (c *call) forwardPart(admitted, refused []*itemOp) *recorder {
 // when an item's table, index or partition is out of capacity.
 func (c *call) transact(ctx context.Context, auth string, ops []*itemOp) {
 	l := c.l
-	now := l.opts.Now()
 	write := c.op == "TransactWriteItems"
+	est, refused := c.admitTx(ops, write)
+	if refused != nil {
+		writeError(c.w, canceledBody(refused))
+		return
+	}
+	if write && l.opts.TransactionHold > 0 {
+		_ = wait.Sleep(ctx, l.opts.TransactionHold) // a caller gone ends the hold early
+	}
+	rec := c.forward(c.body)
+	defer c.reply(rec)
+	status, resp := rec.status, rec.buf.Bytes()
+	imgs, known := c.txImages(ctx, auth, ops, status == http.StatusOK && write)
+	var got []wireItem
+	if !write && status == http.StatusOK {
+		got = readResponses(resp)
+	}
 	l.mu.Lock()
+	defer l.mu.Unlock()
+	var actual []charge
+	for i, op := range ops {
+		if write {
+			if l.txHeld[heldKey(op)]--; l.txHeld[heldKey(op)] <= 0 {
+				delete(l.txHeld, heldKey(op))
+			}
+		}
+		actual = append(actual, txCharge(op, i, status, resp, write, got, imgs[i], known[i])...)
+	}
+	l.settle(est, actual, l.opts.Now())
+}
+
+// admitTx decides, under the layer's lock, whether a transaction may go
+// to DynamoDB Local: it is cancelled (refused: the reasons, item by item,
+// of its TransactionCanceledException) when an item is held by another
+// transaction or a single-item write in flight (a conflict), or when an
+// item's estimate would be throttled. Admitted, its estimate is taken from
+// the partitions' budgets and, for a write, its items are held until it
+// ends.
+func (c *call) admitTx(ops []*itemOp, write bool) (est []charge, refused []cancellation) {
+	l := c.l
+	now := l.opts.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.counted(now, ops[0].table)
 	reasons := make([]cancellation, len(ops))
 	conflict := false
@@ -960,11 +1002,8 @@ func (c *call) transact(ctx context.Context, auth string, ops []*itemOp) {
 	}
 	if conflict {
 		l.stats.throttle(now, ops[0].table, "", -1, "TransactionConflict")
-		l.mu.Unlock()
-		writeError(c.w, canceledBody(reasons))
-		return
+		return nil, reasons
 	}
-	var est []charge
 	throttled := false
 	for i, op := range ops {
 		e := op.estimate()
@@ -979,30 +1018,25 @@ func (c *call) transact(ctx context.Context, auth string, ops []*itemOp) {
 	}
 	if throttled {
 		l.take(est, -1)
-		l.mu.Unlock()
-		writeError(c.w, canceledBody(reasons))
-		return
+		return nil, reasons
 	}
 	if write {
 		for _, op := range ops {
 			l.txHeld[heldKey(op)]++
 		}
 	}
-	l.mu.Unlock()
-	if write && l.opts.TransactionHold > 0 {
-		select {
-		case <-time.After(l.opts.TransactionHold):
-		case <-ctx.Done():
-		}
-	}
-	rec := c.forward(c.body)
-	defer c.reply(rec)
-	status, resp := rec.status, rec.buf.Bytes()
-	imgs := make([]Item, len(ops))
-	known := make([]bool, len(ops))
+	return est, nil
+}
+
+// txImages is each item's image after the transaction: the one read before
+// it, or, for a write that succeeded (wrote), the item put, none for a
+// delete, and the item read back for an update; known is false where the
+// image could not be had.
+func (c *call) txImages(ctx context.Context, auth string, ops []*itemOp, wrote bool) (imgs []Item, known []bool) {
+	imgs, known = make([]Item, len(ops)), make([]bool, len(ops))
 	for i, op := range ops {
 		imgs[i], known[i] = op.old, op.known
-		if status != http.StatusOK || !write {
+		if !wrote {
 			continue
 		}
 		switch op.kind {
@@ -1011,56 +1045,54 @@ func (c *call) transact(ctx context.Context, auth string, ops []*itemOp) {
 		case "delete":
 			imgs[i], known[i] = nil, true
 		case "update":
-			img, err := l.fetch(ctx, auth, op.table, op.t, op.keyItem)
+			img, err := c.l.fetch(ctx, auth, op.table, op.t, op.keyItem)
 			imgs[i], known[i] = img, err == nil
 		}
 	}
-	var got []wireItem
-	if !write && status == http.StatusOK {
-		var out struct {
-			Responses []struct{ Item wireItem }
-		}
-		_ = json.Unmarshal(resp, &out)
-		for _, r := range out.Responses {
-			got = append(got, r.Item)
-		}
+	return imgs, known
+}
+
+// readResponses is the items of a TransactGetItems answer, in order.
+func readResponses(resp []byte) []wireItem {
+	var out struct {
+		Responses []struct{ Item wireItem }
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var actual []charge
-	for i, op := range ops {
-		if write {
-			if l.txHeld[heldKey(op)]--; l.txHeld[heldKey(op)] <= 0 {
-				delete(l.txHeld, heldKey(op))
+	_ = json.Unmarshal(resp, &out)
+	got := make([]wireItem, 0, len(out.Responses))
+	for _, r := range out.Responses {
+		got = append(got, r.Item)
+	}
+	return got
+}
+
+// txCharge is what item i (op) of a transaction consumed, as DynamoDB
+// bills it (a transaction costs twice a plain call), and, for a write that
+// ran, records the item's image (img, or forgets it when not known). The
+// caller holds the layer's lock.
+func txCharge(op *itemOp, i, status int, resp []byte, write bool, got []wireItem, img Item, known bool) []charge {
+	switch {
+	case status != http.StatusOK && !bytes.Contains(resp, []byte("TransactionCanceledException")):
+		return nil // refused before it ran: nothing consumed
+	case status != http.StatusOK:
+		return op.estimate() // a cancelled transaction still consumed its units
+	case !write:
+		n := size(op.old)
+		if i < len(got) {
+			if it, err := decodeItem(got[i]); err == nil {
+				n = size(it)
 			}
 		}
-		switch {
-		case status != http.StatusOK && !bytes.Contains(resp, []byte("TransactionCanceledException")):
-			continue // refused before it ran: nothing consumed
-		case status != http.StatusOK:
-			actual = append(actual, op.estimate()...) // a cancelled transaction still consumed its units
-			continue
-		case !write:
-			n := size(op.old)
-			if i < len(got) {
-				if it, err := decodeItem(got[i]); err == nil {
-					n = size(it)
-				}
-			}
-			actual = append(actual, readCharge(op.t, op.keyItem, n, true, 2))
-			continue
-		case op.kind == "check":
-			actual = append(actual, op.estimate()...)
-			continue
-		}
-		actual = append(actual, writeCharges(op.t, op.keyItem, op.old, imgs[i], 2)...)
-		if known[i] {
-			op.t.images[op.key] = imgs[i]
-		} else {
-			delete(op.t.images, op.key)
-		}
+		return []charge{readCharge(op.t, op.keyItem, n, true, 2)}
+	case op.kind == "check":
+		return op.estimate()
 	}
-	l.settle(est, actual, l.opts.Now())
+	charges := writeCharges(op.t, op.keyItem, op.old, img, 2)
+	if known {
+		op.t.images[op.key] = img
+	} else {
+		delete(op.t.images, op.key)
+	}
+	return charges
 }
 
 // warmOnly answers an UpdateTable that only raises warm throughput (which
