@@ -494,17 +494,42 @@ func (wk *worker) rebalance(ctx, life context.Context) error {
 // With more workers than shards, each of K workers owns one shard and the
 // others wait for one to come free: ownership is for throughput.
 func (wk *worker) rebalanceOnce(ctx, life context.Context) error {
-	f := wk.f
-	states, cost, err := f.shardStates(ctx)
+	byShard, err := wk.readShards(ctx)
 	if err != nil {
 		return err
+	}
+	v := wk.sortShards(byShard)
+	// A shard whose keeper gave up may still be held at our token (its
+	// renewals landed, their replies did not come back): release it, so it
+	// is free now rather than a lease from now (refused, and left alone, if
+	// another worker took it meanwhile).
+	for i, k := range v.lost {
+		wk.giveBack(life, k, v.lostHolds[i]) // life: a stop now must not leave it held
+	}
+	target := (wk.cfg.Shards + len(v.load) - 1) / len(v.load)
+	have := wk.giveBackExcess(life, byShard, v.mine, target)
+	switch {
+	case have >= target:
+		return nil
+	case len(v.takeable) > 0:
+		return wk.takeShards(ctx, life, v.takeable, have, target)
+	default:
+		return wk.askBusiest(ctx, byShard, v.load, have)
+	}
+}
+
+// readShards is the look's one read: the K shard items, by shard (a shard
+// never written is free), counted in the worker's stats.
+func (wk *worker) readShards(ctx context.Context) ([]ShardState, error) {
+	states, cost, err := wk.f.shardStates(ctx)
+	if err != nil {
+		return nil, err
 	}
 	wk.add(func(st *Stats, _ *writes) {
 		st.Rebalances++ // looks that read the shard items; failed reads are not counted
 		st.ShardReads += cost.requests
 		st.ShardReadUnits += cost.units
 	})
-	me := wk.cfg.Name
 	byShard := make([]ShardState, wk.cfg.Shards)
 	for k := range byShard {
 		byShard[k].Shard = k
@@ -514,49 +539,64 @@ func (wk *worker) rebalanceOnce(ctx, life context.Context) error {
 			byShard[s.Shard] = s
 		}
 	}
+	return byShard, nil
+}
+
+// shardView is what one look makes of the shard items: the shards this
+// worker still owns (mine, sorted), those whose keeper gave up (lost, with
+// the holds to release them by), each live owner's load (this worker's
+// included) and the shards free or stale (takeable).
+type shardView struct {
+	mine      []int
+	lost      []int
+	lostHolds []fence.Hold
+	load      map[string]int
+	takeable  []ShardState
+}
+
+// sortShards drops the shards whose keeper gave up (ShardsLost) and sorts
+// the others into the view, under the worker's lock.
+func (wk *worker) sortShards(byShard []ShardState) shardView {
+	me := wk.cfg.Name
 	now := time.Now()
 	wk.mu.Lock()
-	var lost []int
+	defer wk.mu.Unlock()
+	var v shardView
 	for k, o := range wk.shards {
 		if o.live.Err() != nil {
-			lost = append(lost, k)
+			v.lost = append(v.lost, k)
 		}
 	}
-	lostHolds := make([]fence.Hold, len(lost))
-	for i, k := range lost {
-		lostHolds[i] = wk.shards[k].hold
+	v.lostHolds = make([]fence.Hold, len(v.lost))
+	for i, k := range v.lost {
+		v.lostHolds[i] = wk.shards[k].hold
 		delete(wk.shards, k)
 		wk.st.ShardsLost++
 	}
-	mine := make([]int, 0, len(wk.shards))
+	v.mine = make([]int, 0, len(wk.shards))
 	for k := range wk.shards {
-		mine = append(mine, k)
+		v.mine = append(v.mine, k)
 	}
-	load := map[string]int{me: len(mine)}
-	var takeable []ShardState
+	slices.Sort(v.mine)
+	v.load = map[string]int{me: len(v.mine)}
 	for _, s := range byShard {
 		switch {
 		case wk.shards[s.Shard] != nil:
 		case s.Holder == "":
-			takeable = append(takeable, s)
-		case stale(wk.shardWatch, strconv.Itoa(s.Shard), s.Token, s.UntilMS, f.opts.ShardLease, now):
-			takeable = append(takeable, s)
+			v.takeable = append(v.takeable, s)
+		case stale(wk.shardWatch, strconv.Itoa(s.Shard), s.Token, s.UntilMS, wk.f.opts.ShardLease, now):
+			v.takeable = append(v.takeable, s)
 		case s.Holder != me:
-			load[s.Holder]++
+			v.load[s.Holder]++
 		}
 	}
-	wk.mu.Unlock()
-	// A shard whose keeper gave up may still be held at our token (its
-	// renewals landed, their replies did not come back): release it, so it
-	// is free now rather than a lease from now (refused, and left alone, if
-	// another worker took it meanwhile).
-	for i, k := range lost {
-		wk.giveBack(life, k, lostHolds[i]) // life: a stop now must not leave it held
-	}
-	slices.Sort(mine)
-	target := (wk.cfg.Shards + len(load) - 1) / len(load)
+	return v
+}
 
-	// Give back: above target, or wanted by a worker two or more below us.
+// giveBackExcess releases this worker's shards above target, and those
+// wanted by a worker two or more below it, and returns how many it keeps.
+func (wk *worker) giveBackExcess(life context.Context, byShard []ShardState, mine []int, target int) int {
+	me := wk.cfg.Name
 	var drop []int
 	for i := len(mine) - 1; i >= 0; i-- {
 		k := mine[i]
@@ -575,45 +615,51 @@ func (wk *worker) rebalanceOnce(ctx, life context.Context) error {
 		}
 		wk.giveBack(life, k, o.hold) // no longer ours to release at leave
 	}
-	have := len(mine) - len(drop)
-	if have >= target {
-		return nil
-	}
-	// Take free and stale shards, starting at a place of our own so that
-	// workers do not all race for the same one.
-	if len(takeable) > 0 {
-		off := ShardOf(me, "", len(takeable))
-		for i := range takeable {
-			if have >= target {
-				break
-			}
-			s := takeable[(i+off)%len(takeable)]
-			var w writes
-			h, sent, err := f.acquireShard(ctx, &w, s.Shard, s, me)
-			wk.merge(w)
-			if fence.Refused(err) {
-				continue
-			}
-			if err != nil {
-				// No answer, or a stop that cancelled the call once sent: the
-				// acquire may have landed with nobody keeping it. Give it back
-				// by its token, so that it is free now and not held for a lease
-				// by a worker that does not know it (a worker leaving now left
-				// it so); one that never landed is refused and left alone.
-				wk.giveBack(life, s.Shard, h)
-				return err
-			}
-			k := s.Shard
-			keeper, live := fence.Keep(life, sent, f.opts.ShardLease, wk.beat(func(w *writes) fence.Beat { return f.renewShard(w, k, h) }))
-			wk.mu.Lock()
-			wk.shards[k] = &owned{hold: h, keeper: keeper, live: live}
-			wk.st.ShardsAcquired++
-			wk.mu.Unlock()
-			have++
+	return len(mine) - len(drop)
+}
+
+// takeShards acquires free and stale shards up to target, starting at a
+// place of this worker's own so that workers do not all race for the same
+// one, and keeps each it gets.
+func (wk *worker) takeShards(ctx, life context.Context, takeable []ShardState, have, target int) error {
+	f, me := wk.f, wk.cfg.Name
+	off := ShardOf(me, "", len(takeable))
+	for i := range takeable {
+		if have >= target {
+			break
 		}
-		return nil
+		s := takeable[(i+off)%len(takeable)]
+		var w writes
+		h, sent, err := f.acquireShard(ctx, &w, s.Shard, s, me)
+		wk.merge(w)
+		if fence.Refused(err) {
+			continue
+		}
+		if err != nil {
+			// No answer, or a stop that cancelled the call once sent: the
+			// acquire may have landed with nobody keeping it. Give it back
+			// by its token, so that it is free now and not held for a lease
+			// by a worker that does not know it (a worker leaving now left
+			// it so); one that never landed is refused and left alone.
+			wk.giveBack(life, s.Shard, h)
+			return err
+		}
+		k := s.Shard
+		keeper, live := fence.Keep(life, sent, f.opts.ShardLease, wk.beat(func(w *writes) fence.Beat { return f.renewShard(w, k, h) }))
+		wk.mu.Lock()
+		wk.shards[k] = &owned{hold: h, keeper: keeper, live: live}
+		wk.st.ShardsAcquired++
+		wk.mu.Unlock()
+		have++
 	}
-	// Nothing to take: ask the busiest owner, if it has two or more more.
+	return nil
+}
+
+// askBusiest, when there is nothing to take, asks the busiest owner (if it
+// owns two or more more than this worker) for one of its shards with a
+// want mark.
+func (wk *worker) askBusiest(ctx context.Context, byShard []ShardState, load map[string]int, have int) error {
+	me := wk.cfg.Name
 	busiest, most := "", 0
 	for name, c := range load {
 		if name != me && (c > most || (c == most && name < busiest)) {
@@ -626,7 +672,7 @@ func (wk *worker) rebalanceOnce(ctx, life context.Context) error {
 	for _, s := range byShard {
 		if s.Holder == busiest && s.WantedBy == "" {
 			var w writes
-			err := f.want(ctx, &w, s.Shard, s, me, have)
+			err := wk.f.want(ctx, &w, s.Shard, s, me, have)
 			wk.merge(w)
 			if err == nil {
 				wk.add(func(st *Stats, _ *writes) { st.Wants++ })
