@@ -70,7 +70,8 @@ func (l *launcher) close() { l.log.Close() }
 // setEnv is scripts/env.sh's environment, for this process and every one it
 // starts: .venv/bin first on PATH, every Jupyter and IPython file inside
 // .venv (nothing in $HOME but Go's caches), the workshop's Jupyter
-// configuration (jupyter/), pip's cache in .cache/pip, gopls' and
+// configuration (jupyter/), pip's and npm's caches in .cache/ (JupyterLab
+// runs npm when it is installed), gopls' and
 // goimports' caches in .cache/user-cache, static credentials for
 // the local servers, and Go's module cache first on GOPROXY (GoNB's `go get`
 // before each cell answers from it, offline too).
@@ -95,7 +96,10 @@ func (l *launcher) setEnv() {
 		os.Setenv("PATH", bin+string(os.PathListSeparator)+p)
 	}
 	for k, v := range map[string]string{
-		"PIP_CACHE_DIR":         filepath.Join(l.root, ".cache", "pip"),
+		"PIP_CACHE_DIR": filepath.Join(l.root, ".cache", "pip"),
+		// JupyterLab runs `npm prefix --global` when npm is installed, and
+		// npm writes its debug log under its cache, ~/.npm by default.
+		"npm_config_cache":      filepath.Join(l.root, ".cache", "npm"),
 		"AWS_ACCESS_KEY_ID":     "local",
 		"AWS_SECRET_ACCESS_KEY": "local",
 		"AWS_REGION":            "us-east-1",

@@ -170,8 +170,10 @@ var toolPackages = map[string]string{
 func (l *launcher) buildTools(ctx context.Context, dir string, tools ...string) error {
 	tmp := dir + ".tmp-" + tools[0]
 	os.RemoveAll(tmp)
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
-		return err
+	for _, d := range []string{tmp, dir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
 	}
 	defer os.RemoveAll(tmp)
 	args := []string{"install"}
