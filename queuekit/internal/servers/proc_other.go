@@ -17,7 +17,6 @@ func tryLock(*os.File) (bool, error) { return false, errNoUnix }
 func newGroup(*exec.Cmd)             {}
 func signalPid(int, bool)            {}
 func signalGroup(int, bool)          {}
-func alive(int) bool                 { return false }
 func groupAlive(int) bool            { return false }
 
 var termSignals = []os.Signal{os.Interrupt}

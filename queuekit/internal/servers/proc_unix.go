@@ -51,9 +51,6 @@ func signalGroup(pgid int, kill bool) {
 	}
 }
 
-// alive reports whether process pid exists (a zombie counts).
-func alive(pid int) bool { return pid > 0 && exists(pid) }
-
 // groupAlive reports whether any process of group pgid exists.
 func groupAlive(pgid int) bool { return pgid > 1 && exists(-pgid) }
 

@@ -98,13 +98,11 @@ func ParseNames(s string) ([]string, error) {
 type Option func(*config)
 
 type config struct {
-	log     io.Writer
-	user    string // "" : this process, locked; "manual": a plain file
-	self    []string
-	preset  bool
-	env     func(string) string
-	idle    time.Duration
-	noStart bool
+	log    io.Writer
+	user   string // "" : this process, locked; "manual": a plain file
+	self   []string
+	preset bool
+	env    func(string) string
 }
 
 // WithLog sends the step lines to w (default os.Stderr).

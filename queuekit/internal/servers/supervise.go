@@ -68,7 +68,6 @@ func Supervise() int {
 type supervisor struct {
 	s    *server
 	done chan string // why to stop
-	stop sync.Once
 
 	mu    sync.Mutex // the child and the proxy's connections
 	child *child
