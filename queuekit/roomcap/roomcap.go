@@ -40,7 +40,7 @@ import (
 	"math"
 	"slices"
 
-	"gonum.org/v1/gonum/stat"
+	"github.com/nightqueue/workshop/queuekit"
 )
 
 // Cell is one code cell as measured alone in a participant's container.
@@ -416,15 +416,13 @@ func Slowdown(cells []Cell, r Result) []float64 {
 	return out
 }
 
-// Quantile is the empirical q-quantile (gonum's stat.Quantile, Empirical) of
-// xs, which it does not change; 0 for no values.
+// Quantile is the empirical q-quantile of xs, which it does not change:
+// the smallest value with at least a fraction q of the values at or below
+// it, the module's one nearest-rank rule (queuekit.Quantile, what gonum's
+// stat.Quantile with Empirical gives); 0 for no values.
 func Quantile(q float64, xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return stat.Quantile(q, stat.Empirical, s, nil)
+	v, _ := queuekit.Quantile(xs, q) // no values: 0, a room with no latencies
+	return v
 }
 
 // ErrNoCores reports that no number of cores meets the target: even a core
