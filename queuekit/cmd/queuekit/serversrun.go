@@ -83,9 +83,11 @@ func runServersSupervised(ctx context.Context, args []string, stdout, stderr io.
 	}
 	if *list == "" {
 		*list = "dynamodb,sqs"
-		if os.Getenv("LIMITS_PORT") != "" && (sub == "with" || sub == "status") {
-			*list += ",limits"
-		}
+	}
+	// As with-servers.sh did: LIMITS_PORT adds the limits layer, in front of
+	// DynamoDB Local, whatever the list.
+	if os.Getenv("LIMITS_PORT") != "" && (sub == "with" || sub == "status") && !strings.Contains(*list, "limits") {
+		*list += ",limits"
 	}
 	names, err = servers.ParseNames(*list)
 	if err != nil {
