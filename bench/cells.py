@@ -87,10 +87,11 @@ fmt.Println("hello")
     "typical": '''import (
 	"github.com/nightqueue/workshop/queuekit/format"
 	"github.com/nightqueue/workshop/queuekit/lab"
+	"github.com/nightqueue/workshop/queuekit/lab/nightlab"
 )
 
 %%
-night := lab.MustNight("2026-05-13")
+night := nightlab.MustNight("2026-05-13")
 s := night.Summarize()
 fmt.Printf("%d jobs, %d exclusive, %d high priority, mean runtime %s min\\n", s.Jobs, s.ExclusiveJobs, s.HighPriorityJobs, format.Num(s.MeanRuntimeMinutes))
 for _, w := range s.PerWindow {
