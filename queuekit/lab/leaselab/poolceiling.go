@@ -17,6 +17,7 @@ import (
 	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/format"
 	"github.com/nightqueue/workshop/queuekit/internal/awsapi/dynamo"
+	"github.com/nightqueue/workshop/queuekit/lab/limitslab"
 	"github.com/nightqueue/workshop/queuekit/lease"
 	"github.com/nightqueue/workshop/queuekit/limits"
 	"github.com/nightqueue/workshop/queuekit/sim"
@@ -218,4 +219,19 @@ func PoolCeilingRows(r PoolCeilingResult) [][]string {
 		rows = append(rows, []string{"throttled: " + k + sc, format.Num(float64(v))})
 	}
 	return rows
+}
+
+// PoolCeilingSummary is notebook 05's paragraph under a pool-ceiling run:
+// the write limit of the night's one key at the run's scale, the units a
+// job cost, the jobs a second that predicts (limit ÷ units a job), what the
+// run measured and its share of the prediction, the same on AWS (S times
+// it), and what the layer throttled.
+func PoolCeilingSummary(r PoolCeilingResult) string {
+	S := r.Scale
+	return fmt.Sprintf("At S = %s the night's one key takes %s write units a second. The run's writes cost **%s units a job** "+
+		"(the layer's count: claims, starts, heartbeats, ends, the pool's and the workers' items), so the prediction is %s ÷ %s = "+
+		"**%s jobs a second**; the run measured **%s** (%s of it), %s times that on AWS (S = 1): %s. The layer throttled %s.",
+		format.Num(S), format.Num(r.LimitPerKey), format.Num(r.UnitsPerJob), format.Num(r.LimitPerKey), format.Num(r.UnitsPerJob),
+		format.Num(r.PredictedJPS), format.Num(r.JobsPerSec), format.Percent(r.JobsPerSec/r.PredictedJPS), format.Num(S),
+		format.Num(r.JobsPerSec*S), limitslab.ReasonList(r.Throttled))
 }

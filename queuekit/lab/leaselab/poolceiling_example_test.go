@@ -39,3 +39,13 @@ func ExampleRunPoolCeiling() {
 	// jobs ended: true
 	// throttled on the key: true
 }
+
+// The paragraph under notebook 05's pool-ceiling run, from a run's figures:
+// at S = 50 a key takes 20 write units a second; 8 units a job predict 2.5
+// jobs a second.
+func ExamplePoolCeilingSummary() {
+	r := leaselab.PoolCeilingResult{Scale: 50, LimitPerKey: 20, UnitsPerJob: 8, PredictedJPS: 2.5, JobsPerSec: 2,
+		Throttled: map[string]int{"TableWriteKeyRangeThroughputExceeded": 12}}
+	fmt.Println(leaselab.PoolCeilingSummary(r))
+	// Output: At S = 50 the night's one key takes 20 write units a second. The run's writes cost **8 units a job** (the layer's count: claims, starts, heartbeats, ends, the pool's and the workers' items), so the prediction is 20 ÷ 8 = **2.5 jobs a second**; the run measured **2** (80.0% of it), 50 times that on AWS (S = 1): 100. The layer throttled `TableWriteKeyRangeThroughputExceeded`: 12.
+}
