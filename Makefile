@@ -40,8 +40,9 @@ TEST_DYNAMODB_PORT := $(or $(DYNAMODB_PORT),8001)
 TEST_SQS_PORT := $(or $(SQS_PORT),9325)
 # `queuekit servers with`: start or join them, run the command with
 # AWS_ENDPOINT_URL_DYNAMODB/_SQS set, leave them; SERVERS=dynamodb for one.
-# The targets using it depend on launcher, which builds $(LAUNCHER).
-WITH_TEST_SERVERS := DYNAMODB_PORT=$(TEST_DYNAMODB_PORT) SQS_PORT=$(TEST_SQS_PORT) $(LAUNCHER) servers with --
+# The targets using it depend on launcher, which builds $(LAUNCHER) (defined
+# below, hence = rather than :=).
+WITH_TEST_SERVERS = DYNAMODB_PORT=$(TEST_DYNAMODB_PORT) SQS_PORT=$(TEST_SQS_PORT) $(LAUNCHER) servers with --
 # The lease tests run again under -race in test-go: those where one process
 # holds leases in many goroutines (slots, heartbeats, the reaper, the
 # coordinator), kept to a few so that CI time stays reasonable.
