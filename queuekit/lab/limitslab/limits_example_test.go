@@ -104,3 +104,17 @@ func ExampleHotLoadSummary() {
 	fmt.Println(limitslab.HotLoadSummary(100, h, res, tot))
 	// Output: At S = 100 one partition takes 10 write units a second (1,000 / S); the cell offered 30 writes a second to one key, 3 times that. The layer received 140 requests for 50 writes that landed and throttled **88** of them (`TableWriteKeyRangeThroughputExceeded`: 88); the table landed 10 writes a second (1,000 on AWS, S times it). The writes that landed took 1.5 ms at the median and **850 ms at the 99th percentile**: that tail is the retries' backoff. 2 writes failed in the end (`TableWriteKeyRangeThroughputExceeded`: 2).
 }
+
+// The paragraph under notebook 08's shard sweep, from a sweep's figures: 30
+// writes a second offered at S = 100 (10 a partition) need 3 shards; 4
+// keys reached 3 partitions.
+func ExampleShardSweepSummary() {
+	runs := []limitslab.ShardRun{
+		{Shards: 1, Partitions: 1, Result: limitslab.HotLoadResult{Throughput: 10.2}},
+		{Shards: 2, Partitions: 2, Result: limitslab.HotLoadResult{Throughput: 19.8}},
+		{Shards: 4, Partitions: 3, Result: limitslab.HotLoadResult{Throughput: 29.6}},
+		{Shards: 8, Partitions: 4, Result: limitslab.HotLoadResult{Throughput: 30}},
+	}
+	fmt.Println(limitslab.ShardSweepSummary(runs, 30, 100))
+	// Output: One key landed 10.2 writes a second, 8 keys 30 (offered 30, S = 100). The shards needed are offered ÷ limit rounded up = **3**, whatever S is; K = 4 reached 3 partitions.
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -152,4 +153,28 @@ func ReasonList(by map[string]int) string {
 		return "none"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// ShardSweepSummary is notebook 08's paragraph under a shard sweep that
+// offered offered writes a second to a table at scale S (every limit divided
+// by S): what one key landed and what the most keys landed, the shards the
+// offer needs (offered ÷ the partition's 1,000 / S write units, rounded up,
+// the same whatever S is), and how many partitions the first shard count
+// that covers it reached.
+func ShardSweepSummary(runs []ShardRun, offered, S float64) string {
+	if len(runs) == 0 {
+		return "The sweep ran no shard count."
+	}
+	need := math.Ceil(offered / (1000 / S))
+	first, last := runs[0], runs[len(runs)-1]
+	cover := last
+	for _, r := range runs {
+		if float64(r.Shards) >= need {
+			cover = r
+			break
+		}
+	}
+	return fmt.Sprintf("One key landed %s writes a second, %s keys %s (offered %s, S = %s). The shards needed are offered ÷ limit rounded up = **%s**, "+
+		"whatever S is; K = %s reached %s partitions.", format.Num(first.Result.Throughput), format.Num(float64(last.Shards)),
+		format.Num(last.Result.Throughput), format.Num(offered), format.Num(S), format.Num(need), format.Num(float64(cover.Shards)), format.Num(float64(cover.Partitions)))
 }

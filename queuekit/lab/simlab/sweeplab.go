@@ -84,3 +84,15 @@ func (t WorkerTarget) Verdict(date string, night queuekit.Night, sweep []monteca
 		date, last.Workers, last.Workers, format.Int(o.Successes), format.Int(o.Trials), format.Percent(o.Estimate), s.ExclusiveJobs,
 		format.Int(s.ExclusiveRuntimeMinutes), format.Int(night.Window.Minutes()))
 }
+
+// NightsSummary is notebook 04's lines under a Monte Carlo run of one
+// night: the mean wait and the p95 wait (the night's longest) with their
+// 95 % intervals, and the probability that the night ends after cutoff (the
+// window's end, "05:00") with its Wilson interval and the nights behind it;
+// a blank line ends it.
+func NightsSummary(s montecarlo.Summary, cutoff string) string {
+	p := s.OverflowProbability
+	return fmt.Sprintf("mean wait %.1f min [%.1f, %.1f]\np95 wait (the night's longest) %.1f min [%.1f, %.1f]\nP(night ends after %s) = %s, 95%% Wilson [%s, %s] (%s of %s nights)\n\n",
+		s.AverageWait.Mean, s.AverageWait.Low, s.AverageWait.High, s.P95Wait.Mean, s.P95Wait.Low, s.P95Wait.High,
+		cutoff, format.PercentAt(p.Estimate, 2), format.PercentAt(p.Low, 2), format.PercentAt(p.High, 2), format.Int(p.Successes), format.Int(p.Trials))
+}

@@ -34,3 +34,17 @@ func ExampleWorkerTarget_Verdict() {
 	// true
 	// 2026-05-14: every night's p95 wait is above 75 min at every c swept
 }
+
+// The lines under notebook 04's run of 4,000 nights, from a run's figures.
+func ExampleNightsSummary() {
+	s := montecarlo.Summary{
+		AverageWait:         montecarlo.Interval{Mean: 12.34, Low: 12.1, High: 12.6},
+		P95Wait:             montecarlo.Interval{Mean: 41.25, Low: 40.5, High: 42},
+		OverflowProbability: montecarlo.Proportion{Estimate: 0.0315, Low: 0.0264, High: 0.0375, Successes: 126, Trials: 4000},
+	}
+	fmt.Print(simlab.NightsSummary(s, "05:00"))
+	// Output:
+	// mean wait 12.3 min [12.1, 12.6]
+	// p95 wait (the night's longest) 41.2 min [40.5, 42.0]
+	// P(night ends after 05:00) = 3.15%, 95% Wilson [2.64%, 3.75%] (126 of 4,000 nights)
+}
