@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -253,4 +254,22 @@ func AttemptRows(rep lease.Report, worker string) [][]string {
 // ShowWorkerAttempts shows AttemptRows as a table.
 func ShowWorkerAttempts(rep lease.Report, worker string) {
 	lab.ShowTable(AttemptHeaders, AttemptRows(rep, worker))
+}
+
+// RunSummary is notebook 05's line under a night run that took wall: the
+// jobs that ended in SUCCESS, the wall time, the attempts, the claims won
+// and lost, and the retries.
+func RunSummary(rep lease.Report, wall time.Duration) string {
+	return fmt.Sprintf("%d jobs ended in %.1f s of wall time; attempts %d; claims won %d, lost %d; retries %d",
+		rep.Statuses[queuekit.StatusSuccess], wall.Seconds(), len(rep.Schedule), rep.Won, rep.Lost, rep.Retries)
+}
+
+// PoolBoundSummary is notebook 10's sentence on the pool's ceiling: one
+// conditional write's round trip rtt, the writes a second it allows (1 /
+// rtt), and the jobs a second a pool reaches taking slots jobs a claim,
+// bound (claimrate.PoolBound's (1/r) / (1 + 1/k)).
+func PoolBoundSummary(rtt time.Duration, slots int, bound float64) string {
+	return fmt.Sprintf("one conditional write: **%s ms** round trip, so 1 / r = %s writes a second; "+
+		"the pool's ceiling with k = %d: %s / (1 + 1/%d) = **%s jobs a second**",
+		format.Num(rtt.Seconds()*1000), format.Num(1/rtt.Seconds()), slots, format.Num(1/rtt.Seconds()), slots, format.Num(bound))
 }

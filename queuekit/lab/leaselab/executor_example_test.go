@@ -2,6 +2,7 @@ package leaselab_test
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/lab/leaselab"
@@ -46,4 +47,17 @@ func ExampleCompareRows() {
 	// Output:
 	// [metric forecast (sim) realised difference]
 	// [average wait (min) 29 29 0]
+}
+
+func ExampleRunSummary() {
+	rep := lease.Report{Statuses: map[queuekit.Status]int{queuekit.StatusSuccess: 10}, Schedule: make([]lease.Entry, 12), Won: 12, Lost: 3, Retries: 2}
+	fmt.Println(leaselab.RunSummary(rep, 4250*time.Millisecond))
+	// Output: 10 jobs ended in 4.2 s of wall time; attempts 12; claims won 12, lost 3; retries 2
+}
+
+// A 2 ms round trip allows 500 conditional writes a second; four jobs a
+// claim make the pool's ceiling 500 / 1.25 = 400 jobs a second.
+func ExamplePoolBoundSummary() {
+	fmt.Println(leaselab.PoolBoundSummary(2*time.Millisecond, 4, 400))
+	// Output: one conditional write: **2 ms** round trip, so 1 / r = 500 writes a second; the pool's ceiling with k = 4: 500 / (1 + 1/4) = **400 jobs a second**
 }

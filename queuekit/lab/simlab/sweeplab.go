@@ -6,6 +6,7 @@ import (
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/format"
 	"github.com/nightqueue/workshop/queuekit/montecarlo"
+	"github.com/nightqueue/workshop/queuekit/sim"
 )
 
 // WorkerTarget is notebook 04's target for a worker count: the upper 95 %
@@ -95,4 +96,12 @@ func NightsSummary(s montecarlo.Summary, cutoff string) string {
 	return fmt.Sprintf("mean wait %.1f min [%.1f, %.1f]\np95 wait (the night's longest) %.1f min [%.1f, %.1f]\nP(night ends after %s) = %s, 95%% Wilson [%s, %s] (%s of %s nights)\n\n",
 		s.AverageWait.Mean, s.AverageWait.Low, s.AverageWait.High, s.P95Wait.Mean, s.P95Wait.Low, s.P95Wait.High,
 		cutoff, format.PercentAt(p.Estimate, 2), format.PercentAt(p.Low, 2), format.PercentAt(p.High, 2), format.Int(p.Successes), format.Int(p.Trials))
+}
+
+// ScenarioLine is notebook 04's line for one simulated night: its date and
+// workers, the mean and p95 wait, the utilization, the jobs after the
+// cutoff and the minute the queue drained.
+func ScenarioLine(date string, workers int, r sim.Result) string {
+	return fmt.Sprintf("%s, %d workers: mean wait %.2f min, p95 %.0f min, utilization %.1f%%, %d of %d jobs after the cutoff, drained at minute %.0f",
+		date, workers, r.AverageWait, r.P95Wait, 100*r.Utilization, r.OverflowJobs, r.Jobs, r.DrainedMinute)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/lab/simlab"
 	"github.com/nightqueue/workshop/queuekit/montecarlo"
+	"github.com/nightqueue/workshop/queuekit/sim"
 )
 
 // Notebook 04's target on the overloaded night: its exclusive jobs alone
@@ -47,4 +48,11 @@ func ExampleNightsSummary() {
 	// mean wait 12.3 min [12.1, 12.6]
 	// p95 wait (the night's longest) 41.2 min [40.5, 42.0]
 	// P(night ends after 05:00) = 3.15%, 95% Wilson [2.64%, 3.75%] (126 of 4,000 nights)
+}
+
+func ExampleScenarioLine() {
+	var r sim.Result
+	r.Jobs, r.AverageWait, r.P95Wait, r.Utilization, r.OverflowJobs, r.DrainedMinute = 10, 29, 50, 0.611, 1, 372.4
+	fmt.Println(simlab.ScenarioLine("2026-05-13", 3, r))
+	// Output: 2026-05-13, 3 workers: mean wait 29.00 min, p95 50 min, utilization 61.1%, 1 of 10 jobs after the cutoff, drained at minute 372
 }
