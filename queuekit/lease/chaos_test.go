@@ -333,6 +333,29 @@ func waitRunning(t *testing.T, ex *lease.Executor, date string, ended int) {
 	}
 }
 
+// waitInWork waits until a job of the night is PROCESSING under worker with
+// a heartbeat after its start (heartbeat_at > started_ms): the worker is in
+// the job's work, past its start write. It returns false when done closes
+// first or no such job shows within 30 s.
+func waitInWork(t *testing.T, cat *catalog.Catalog, table, date, worker string, done <-chan struct{}) bool {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, j := range rawItems(t, cat, table, date)["JOB"] {
+			if str(j["execution_status"]) == string(queuekit.StatusProcessing) && str(j["worker"]) == worker &&
+				num(j["heartbeat_at"]) > num(j["started_ms"]) {
+				return true
+			}
+		}
+		select {
+		case <-done:
+			return false
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return false
+}
+
 // runOK asserts a `queuekit run --json` process exited 0 with a report of
 // the night.
 func runOK(t *testing.T, p *proc, n queuekit.Night) {
@@ -384,6 +407,14 @@ func TestSleepingWorkerIsFenced(t *testing.T) {
 				select {
 				case <-run.done:
 				default:
+					// Stopped while a job of its is in its work (a heartbeat
+					// landed after the start), so it wakes with an end to send:
+					// stopped between a claim and its start, it drops the job
+					// and sends none, and a loaded machine can make every pause
+					// land there.
+					if !waitInWork(t, cat, ex.Table(), n.BatchDate, "sleeper", run.done) {
+						continue
+					}
 					sleeper.signal(t, syscall.SIGSTOP)
 					time.Sleep(3 * lease) // past the lease and the reaper's next pass
 					sleeper.signal(t, syscall.SIGCONT)
