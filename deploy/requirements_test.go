@@ -72,7 +72,7 @@ func pipDownload(t *testing.T, reqs, pyVersion string) (wheels []string, output 
 	return wheels, string(out), err
 }
 
-// hostPython is the version of the python3 on PATH, the one scripts/setup.sh
+// hostPython is the version of the python3 on PATH, the one make setup
 // makes the host's venv with (make workshop).
 func hostPython(t *testing.T) string {
 	t.Helper()

@@ -3,6 +3,4 @@ package queuekit
 // Version is the workshop's version: the top entry of CHANGELOG.md (a test
 // checks they agree). `queuekit version` prints it and `make workshop` prints
 // it when it starts, so an instructor can say which workshop a room used.
-// scripts/workshop.sh reads it from this line without building: keep the form
-// `const Version = "X.Y.Z"`.
 const Version = "0.5.0"

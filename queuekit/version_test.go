@@ -30,16 +30,3 @@ func TestVersionIsTheChangelogsTopEntry(t *testing.T) {
 	}
 	t.Fatal(`CHANGELOG.md has no version entry of the form "## [X.Y.Z] - YYYY-MM-DD"`)
 }
-
-// scripts/workshop.sh reads the version from version.go's text with sed; the
-// line must keep the form it matches.
-func TestVersionLineKeepsTheFormWorkshopShReads(t *testing.T) {
-	b, err := os.ReadFile("version.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := regexp.MustCompile(`(?m)^const Version = "` + regexp.QuoteMeta(Version) + `"$`)
-	if !want.Match(b) {
-		t.Fatalf(`version.go has no line 'const Version = "%s"', which scripts/workshop.sh reads`, Version)
-	}
-}

@@ -48,7 +48,7 @@ import (
 )
 
 // DefaultAssetURL is where JupyterLab serves the offline copy of
-// echarts.min.js: the server root is notebooks/, and scripts/setup.sh puts
+// echarts.min.js: the server root is notebooks/, and make setup (queuekit setup) puts
 // the file at notebooks/assets/echarts.min.js.
 const DefaultAssetURL = "/files/assets/echarts.min.js"
 
@@ -160,7 +160,7 @@ var snippet = template.Must(template.New("chart").Parse(`<div class="{{.Class}}"
   s.onerror = function () {
     w.queuekitEchartsLoading = false;
     var el = document.getElementById(id);
-    if (el) { el.textContent = "Could not load ECharts from " + url + ": run scripts/setup.sh (it puts echarts.min.js in notebooks/assets) or set QUEUEKIT_ECHARTS_URL."; }
+    if (el) { el.textContent = "Could not load ECharts from " + url + ": run make setup (it puts echarts.min.js in notebooks/assets) or set QUEUEKIT_ECHARTS_URL."; }
   };
   document.head.appendChild(s);
 })();

@@ -459,7 +459,7 @@ func TestSizeAndTitleSettings(t *testing.T) {
 
 // echartsAsset returns the ECharts build the notebooks load, installing it
 // first when this checkout has none: `npm ci` of tools/echarts (the pinned
-// version, package-lock.json), the same package scripts/setup.sh copies to
+// version, package-lock.json), the same package make setup copies to
 // notebooks/assets. The test fails, never skips, without node and npm.
 func echartsAsset(t *testing.T) (node, asset string) {
 	t.Helper()
@@ -477,7 +477,7 @@ func echartsAsset(t *testing.T) (node, asset string) {
 	}
 	npm, err := exec.LookPath("npm")
 	if err != nil {
-		t.Fatalf("%s is missing and npm is not installed to fetch it: install npm, or run scripts/setup.sh", asset)
+		t.Fatalf("%s is missing and npm is not installed to fetch it: install npm, or run make setup", asset)
 	}
 	cmd := exec.Command(npm, "ci", "--prefix", pkg, "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error")
 	cmd.Env = append(os.Environ(), "npm_config_cache="+filepath.Join(pkg, "..", "..", ".cache", "npm"))

@@ -56,7 +56,7 @@ async function waitHTTP(url, ms, proc) {
 async function startLab(root, name, settings, exposeApp) {
   const venv = join(ROOT, '.venv');
   const jupyter = join(venv, 'bin', 'jupyter');
-  if (!existsSync(jupyter)) throw new Error(`${jupyter} is missing: run scripts/setup.sh first`);
+  if (!existsSync(jupyter)) throw new Error(`${jupyter} is missing: run make setup first`);
   if (!existsSync(CHROMIUM)) {
     throw new Error(`${CHROMIUM} is missing: install Chromium (Debian/Ubuntu: sudo apt-get install chromium), or set CHROMIUM=/path/to/chromium`);
   }

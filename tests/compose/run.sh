@@ -148,11 +148,12 @@ for svc in dynamodb sqs; do
   check "$svc is healthy (its compose healthcheck, run in its image)" test "$(health "$svc")" = healthy
 done
 
-# wait_url: the URL the lab prints, http://127.0.0.1:LAB_PORT/lab?token=..., or fail after 5 min.
+# wait_url: the URL the lab prints, http://127.0.0.1:LAB_PORT/lab/tree/00-welcome.ipynb?token=...
+# (notebook 00 open), or fail after 5 min.
 wait_url() {
   local i url
   for ((i = 0; i < 300; i++)); do
-    url="$(dc logs --no-color lab 2>/dev/null | grep -oE "http://127\.0\.0\.1:$LAB_PORT/lab\?token=[0-9a-f]+" | tail -n 1 || true)"
+    url="$(dc logs --no-color lab 2>/dev/null | grep -oE "http://127\.0\.0\.1:$LAB_PORT/lab(/tree/[^ ?]+)?\?token=[0-9a-f]+" | tail -n 1 || true)"
     if [[ -n "$url" ]]; then
       echo "$url"
       return 0
@@ -172,6 +173,7 @@ else
   check_done
   exit 1
 fi
+check "the URL opens notebook 00 (${url%%\?*})" test "${url%%\?*}" = "http://127.0.0.1:$LAB_PORT/lab/tree/00-welcome.ipynb"
 phase_done "lab URL"
 token="${url##*token=}"
 base="http://127.0.0.1:$LAB_PORT"

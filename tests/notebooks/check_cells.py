@@ -148,7 +148,7 @@ def check_cells(nb_name: str, cells: list[dict], packages: dict[str, list[str]] 
         setup = [ln.strip() for ln in src.splitlines() if ln.lstrip().startswith(("!", "%", "//gonb:")) and MODULE_SETUP.search(ln)]
         if setup:
             problems.append(f"{nb_name} cell {cid}: wires the module by hand ({setup[0][:60]}...): remove it; the kernel's go.work "
-                            "(scripts/setup.sh installs gonb with -go_work=<repository>) does it, after a restart too")
+                            "(make setup installs gonb with -go_work=<repository>) does it, after a restart too")
         decls, body = split_cell(src)
         if not body.strip():
             continue

@@ -9,7 +9,7 @@ test-exercises` starts its own servers):
 
 The exercises and their answers are in exercises.py (its docstring says what
 is run and asserted). Each notebook's exercises run in one gonb kernel, as
-scripts/setup.sh installs it, started in a scratch folder; the sample nights
+make setup installs it, started in a scratch folder; the sample nights
 are seeded first (`queuekit seed --sample`), as make workshop does.
 
 A check's line is what queuekit/lab/check.go prints: "✓ pass: NAME ..." or
@@ -176,7 +176,7 @@ class Runner:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("notebooks", nargs="*", help="notebooks (default: every notebook with exercises)")
-    ap.add_argument("--kernel", default="gonb", help="kernelspec (default gonb, as scripts/setup.sh installs it)")
+    ap.add_argument("--kernel", default="gonb", help="kernelspec (default gonb, as make setup installs it)")
     ap.add_argument("--timeout", type=int, default=600, help="seconds per cell")
     ap.add_argument("--list", action="store_true", help="list the exercises and exit")
     ap.add_argument("-v", "--verbose", action="store_true")

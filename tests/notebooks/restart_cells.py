@@ -7,7 +7,7 @@ ElasticMQ running; `make test-restart` starts its own servers):
     .venv/bin/python tests/notebooks/restart_cells.py [NOTEBOOK ...] [-v]
 
 For each notebook (default: every notebooks/[0-9][0-9]-*.ipynb), in the real
-gonb kernel as scripts/setup.sh installs it (the kernelspec in .venv, which
+gonb kernel as make setup installs it (the kernelspec in .venv, which
 starts gonb with -go_work=<repository>):
 
   1. start a kernel in a folder outside the repository (as workspace/ or the
@@ -198,7 +198,7 @@ def check_notebook(path: Path, args, workdir: str) -> list[str]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("notebooks", nargs="*", help="notebooks (default: notebooks/[0-9][0-9]-*.ipynb)")
-    ap.add_argument("--kernel", default="gonb", help="kernelspec (default gonb, as scripts/setup.sh installs it)")
+    ap.add_argument("--kernel", default="gonb", help="kernelspec (default gonb, as make setup installs it)")
     ap.add_argument("--timeout", type=int, default=600, help="seconds per cell")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()

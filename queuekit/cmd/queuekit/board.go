@@ -48,7 +48,7 @@ func runBoard(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}
 	logger := log.New(stderr, "board: ", log.LstdFlags)
 	if _, err := os.Stat(*echarts); err != nil {
-		logger.Printf("--echarts %s: not found; the page shows its tables, and no chart until the file is there (scripts/setup.sh)", *echarts)
+		logger.Printf("--echarts %s: not found; the page shows its tables, and no chart until the file is there (make setup)", *echarts)
 	}
 	store, skipped, err := board.Open(filepath.Join(*state, "board.jsonl"))
 	if err != nil {

@@ -25,7 +25,7 @@ import (
 func StartLimits(ctx context.Context, scale float64) (*limits.Server, error) {
 	target := os.Getenv("AWS_ENDPOINT_URL_DYNAMODB")
 	if target == "" {
-		return nil, errors.New("AWS_ENDPOINT_URL_DYNAMODB is not set: start the workshop with scripts/workshop.sh (or make dynamodb and export it)")
+		return nil, errors.New("AWS_ENDPOINT_URL_DYNAMODB is not set: start the workshop with make workshop (or make dynamodb and export it)")
 	}
 	return limits.Start(ctx, target, "", limits.WithScale(scale))
 }
