@@ -2,6 +2,7 @@ package leaselab
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -107,39 +108,11 @@ const SleeperDate = "2031-01-01"
 // sleeper's counters and log lines, the job's item afterwards and the
 // result store's item read back.
 func SleepThroughLease(ctx context.Context, cat *catalog.Catalog, cfg SleeperConfig) (SleeperResult, error) {
-	if cfg.Lease == 0 {
-		cfg.Lease = time.Second
-	}
-	if cfg.Pause == 0 {
-		cfg.Pause = 3 * cfg.Lease
-	}
-	if cfg.Bin == "" {
-		bin, err := QueuekitBinary(ctx)
-		if err != nil {
-			return SleeperResult{}, err
-		}
-		cfg.Bin = bin
-	}
-	ex, err := lease.New(cat)
+	cfg, err := cfg.withDefaults(ctx)
 	if err != nil {
 		return SleeperResult{}, err
 	}
-	id := "JOB-" + strings.ReplaceAll(SleeperDate, "-", "") + "-001"
-	night, err := queuekit.NewNight(SleeperDate, queuekit.DefaultWindow, []queuekit.Job{{BatchDate: SleeperDate, JobID: id,
-		WindowJobID: queuekit.SortKey("01:00", id), RequestedWindow: "01:00", SubmittedAt: SleeperDate + "T00:00:00Z",
-		WorkloadClass: queuekit.WorkloadClasses[0], RuntimeMinutes: 40, Priority: 1, Status: "queued"}})
-	if err != nil {
-		return SleeperResult{}, err
-	}
-	store, err := results.Open(ctx, cat)
-	if err == nil {
-		err = store.CreateTable(ctx)
-	}
-	if err != nil {
-		return SleeperResult{}, err
-	}
-	lc := lease.Config{Workers: 1, Minute: 50 * time.Millisecond, Lease: cfg.Lease, MaxRetry: lease.DefaultMaxRetry}
-	runID, err := ex.Prepare(ctx, night, lc)
+	d, err := prepareSleeperNight(ctx, cat, cfg)
 	if err != nil {
 		return SleeperResult{}, err
 	}
@@ -147,35 +120,129 @@ func SleepThroughLease(ctx context.Context, cat *catalog.Catalog, cfg SleeperCon
 	defer cancel()
 	coord := make(chan error, 1)
 	go func() {
-		if err := ex.Start(ctx, SleeperDate, runID); err != nil {
+		if err := d.ex.Start(ctx, SleeperDate, d.runID); err != nil {
 			coord <- err
 			return
 		}
-		coord <- ex.WaitDone(ctx, SleeperDate, runID, nil)
+		coord <- d.ex.WaitDone(ctx, SleeperDate, d.runID, nil)
 	}()
+	p, err := startSleeper(ctx, cat, cfg.Bin)
+	if err != nil {
+		return SleeperResult{}, err
+	}
+	defer func() { _ = p.cmd.Process.Signal(syscall.SIGCONT) }()
+	if err := d.untilInWork(ctx, p); err != nil {
+		return SleeperResult{}, err
+	}
+	rescuer := make(chan error, 1)
+	go func() {
+		_, err := d.ex.Join(ctx, SleeperDate, lease.WorkerConfig{Slots: 1, Name: "rescuer", Work: d.store.Work(SleeperDate, nil, nil)})
+		rescuer <- err
+	}()
+	paused, err := d.pause(ctx, p, cfg)
+	if err != nil {
+		return SleeperResult{}, err
+	}
+	res := SleeperResult{JobID: d.id, Lease: cfg.Lease, Paused: paused}
+	if err := <-coord; err != nil {
+		return res, err
+	}
+	if err := <-rescuer; err != nil {
+		return res, fmt.Errorf("rescuer: %w", err)
+	}
+	if err := p.read(&res); err != nil {
+		return res, err
+	}
+	return res, d.readBack(ctx, &res)
+}
+
+// withDefaults fills the demonstration's defaults: a lease of a second, a
+// pause of three leases, the queuekit command built from this module.
+func (cfg SleeperConfig) withDefaults(ctx context.Context) (SleeperConfig, error) {
+	cfg.Lease = cmp.Or(cfg.Lease, time.Second)
+	cfg.Pause = cmp.Or(cfg.Pause, 3*cfg.Lease)
+	if cfg.Bin == "" {
+		bin, err := QueuekitBinary(ctx)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Bin = bin
+	}
+	return cfg, nil
+}
+
+// sleeperNight is the demonstration's one-job night, prepared for a run,
+// and the result store both workers write to.
+type sleeperNight struct {
+	ex    *lease.Executor
+	store *results.Store
+	night queuekit.Night
+	id    string // the job
+	runID string
+}
+
+// prepareSleeperNight prepares the one-job night (c = 1, 40 job-minutes of
+// 50 ms) and the result store's table.
+func prepareSleeperNight(ctx context.Context, cat *catalog.Catalog, cfg SleeperConfig) (sleeperNight, error) {
+	ex, err := lease.New(cat)
+	if err != nil {
+		return sleeperNight{}, err
+	}
+	id := "JOB-" + strings.ReplaceAll(SleeperDate, "-", "") + "-001"
+	night, err := queuekit.NewNight(SleeperDate, queuekit.DefaultWindow, []queuekit.Job{{BatchDate: SleeperDate, JobID: id,
+		WindowJobID: queuekit.SortKey("01:00", id), RequestedWindow: "01:00", SubmittedAt: SleeperDate + "T00:00:00Z",
+		WorkloadClass: queuekit.WorkloadClasses[0], RuntimeMinutes: 40, Priority: 1, Status: "queued"}})
+	if err != nil {
+		return sleeperNight{}, err
+	}
+	store, err := results.Open(ctx, cat)
+	if err == nil {
+		err = store.CreateTable(ctx)
+	}
+	if err != nil {
+		return sleeperNight{}, err
+	}
+	lc := lease.Config{Workers: 1, Minute: 50 * time.Millisecond, Lease: cfg.Lease, MaxRetry: lease.DefaultMaxRetry}
+	runID, err := ex.Prepare(ctx, night, lc)
+	if err != nil {
+		return sleeperNight{}, err
+	}
+	return sleeperNight{ex: ex, store: store, night: night, id: id, runID: runID}, nil
+}
+
+// sleeperProc is the sleeper: a `queuekit worker --json --results` process.
+type sleeperProc struct {
+	cmd         *exec.Cmd
+	out, errOut bytes.Buffer
+	exited      chan error
+}
+
+// startSleeper starts the sleeper process on the catalog's table.
+func startSleeper(ctx context.Context, cat *catalog.Catalog, bin string) (*sleeperProc, error) {
 	args := []string{"worker", "--batch-date", SleeperDate, "--slots", "1", "--name", "sleeper", "--json", "--results", "--table", cat.Table()}
 	if ep := cat.Endpoint(); ep != "" {
 		args = append(args, "--endpoint", ep)
 	}
-	cmd := exec.CommandContext(ctx, cfg.Bin, args...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Start(); err != nil {
-		return SleeperResult{}, fmt.Errorf("start queuekit worker: %w", err)
+	p := &sleeperProc{cmd: exec.CommandContext(ctx, bin, args...), exited: make(chan error, 1)}
+	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.errOut
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start queuekit worker: %w", err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() { _ = cmd.Process.Signal(syscall.SIGCONT) }()
-	// Wait until the sleeper is working on the job: PROCESSING, and two
-	// renewals landed after the start (heartbeats every quarter lease). A
-	// stop right after the start could catch the worker before its work
-	// began: it would wake with its lease gone and its work not done, and
-	// send no result for the store to refuse.
+	go func() { p.exited <- p.cmd.Wait() }()
+	return p, nil
+}
+
+// untilInWork waits until the sleeper is working on the job: PROCESSING,
+// and two renewals landed after the start (heartbeats every quarter
+// lease). A stop right after the start could catch the worker before its
+// work began: it would wake with its lease gone and its work not done, and
+// send no result for the store to refuse.
+func (d sleeperNight) untilInWork(ctx context.Context, p *sleeperProc) error {
 	var untils []int64
 	for len(untils) < 3 {
-		j, err := ex.Job(ctx, SleeperDate, id)
+		j, err := d.ex.Job(ctx, SleeperDate, d.id)
 		if err != nil {
-			return SleeperResult{}, err
+			return err
 		}
 		if j.Status == queuekit.StatusProcessing && j.Worker == "sleeper" &&
 			(len(untils) == 0 || j.LeaseUntilMS != untils[len(untils)-1]) {
@@ -183,57 +250,64 @@ func SleepThroughLease(ctx context.Context, cat *catalog.Catalog, cfg SleeperCon
 			continue
 		}
 		select {
-		case err := <-exited:
-			return SleeperResult{}, fmt.Errorf("queuekit worker exited before it held the job (%v): %s", err, strings.TrimSpace(errOut.String()))
+		case err := <-p.exited:
+			return fmt.Errorf("queuekit worker exited before it held the job (%v): %s", err, strings.TrimSpace(p.errOut.String()))
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	rescuer := make(chan error, 1)
-	go func() {
-		_, err := ex.Join(ctx, SleeperDate, lease.WorkerConfig{Slots: 1, Name: "rescuer", Work: store.Work(SleeperDate, nil, nil)})
-		rescuer <- err
-	}()
-	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		return SleeperResult{}, fmt.Errorf("pause the worker: %w", err)
+	return nil
+}
+
+// pause stops the sleeper (SIGSTOP) for cfg.Pause, and on until the
+// rescuer's result is stored when the pause outlasts the lease, then
+// continues it (SIGCONT); it returns how long the sleeper was stopped.
+func (d sleeperNight) pause(ctx context.Context, p *sleeperProc, cfg SleeperConfig) (time.Duration, error) {
+	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		return 0, fmt.Errorf("pause the worker: %w", err)
 	}
 	stopped := time.Now()
 	time.Sleep(cfg.Pause)
-	if err := untilRescued(ctx, ex, store, id, runID, cfg.Pause >= cfg.Lease); err != nil {
-		return SleeperResult{}, err
+	if err := untilRescued(ctx, d.ex, d.store, d.id, d.runID, cfg.Pause >= cfg.Lease); err != nil {
+		return 0, err
 	}
-	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
-		return SleeperResult{}, fmt.Errorf("continue the worker: %w", err)
+	if err := p.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		return 0, fmt.Errorf("continue the worker: %w", err)
 	}
-	res := SleeperResult{JobID: id, Lease: cfg.Lease, Paused: time.Since(stopped)}
-	if err := <-coord; err != nil {
-		return res, err
-	}
-	if err := <-rescuer; err != nil {
-		return res, fmt.Errorf("rescuer: %w", err)
-	}
-	if err := <-exited; err != nil {
-		return res, fmt.Errorf("queuekit worker: %v: %s", err, strings.TrimSpace(errOut.String()))
+	return time.Since(stopped), nil
+}
+
+// read waits for the sleeper to exit and reads its --json counters and its
+// log lines for refused ends and result writes into res.
+func (p *sleeperProc) read(res *SleeperResult) error {
+	if err := <-p.exited; err != nil {
+		return fmt.Errorf("queuekit worker: %v: %s", err, strings.TrimSpace(p.errOut.String()))
 	}
 	var js sleeperJSON
-	if err := json.Unmarshal(out.Bytes(), &js); err != nil {
-		return res, fmt.Errorf("queuekit worker --json: %w", err)
+	if err := json.Unmarshal(p.out.Bytes(), &js); err != nil {
+		return fmt.Errorf("queuekit worker --json: %w", err)
 	}
 	res.Sleeper, res.ResultWritten, res.ResultRefused = js.WorkerStats, js.ResultsWritten, js.ResultsRefused
-	for _, l := range strings.Split(errOut.String(), "\n") {
+	for _, l := range strings.Split(p.errOut.String(), "\n") {
 		if strings.Contains(l, "refused by its fencing condition") || strings.Contains(l, "refused by the result store") {
 			res.Refusals = append(res.Refusals, l)
 		}
 	}
-	rep, err := ex.Report(ctx, night, 1)
+	return nil
+}
+
+// readBack reads the night's attempts, the job's item and the result
+// store's item into res.
+func (d sleeperNight) readBack(ctx context.Context, res *SleeperResult) error {
+	rep, err := d.ex.Report(ctx, d.night, 1)
 	if err != nil {
-		return res, err
+		return err
 	}
-	res.Attempts, res.Ended = rep.Attempts(id), rep.PoolEnded
-	if res.Job, err = ex.Job(ctx, SleeperDate, id); err != nil {
-		return res, err
+	res.Attempts, res.Ended = rep.Attempts(d.id), rep.PoolEnded
+	if res.Job, err = d.ex.Job(ctx, SleeperDate, d.id); err != nil {
+		return err
 	}
-	res.Stored, res.StoredOK, err = store.Get(ctx, SleeperDate, id)
-	return res, err
+	res.Stored, res.StoredOK, err = d.store.Get(ctx, SleeperDate, d.id)
+	return err
 }
 
 // untilRescued waits, while the sleeper is stopped, until the result of
