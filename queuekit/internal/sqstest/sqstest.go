@@ -49,10 +49,13 @@ func find() (string, string) {
 	if !awsapi.IsLocalEndpoint(ep) {
 		return "", sqsqueue.EnvEndpoint + "=" + ep + " is not a local endpoint; the tests create and delete queues: " + how
 	}
-	c := http.Client{Timeout: 3 * time.Second}
+	// The first request to an ElasticMQ that `queuekit servers` starts on
+	// demand waits while its JVM starts (seconds, more on a loaded machine):
+	// the supervisor holds the connection until the JVM answers.
+	c := http.Client{Timeout: 2 * time.Minute}
 	resp, err := c.Get(strings.TrimRight(ep, "/") + "/?Action=ListQueues")
 	if err != nil {
-		return "", "no SQS server answers at " + ep + ": " + how
+		return "", "no SQS server answers at " + ep + " (" + err.Error() + "): " + how
 	}
 	resp.Body.Close()
 	return ep, ""
