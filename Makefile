@@ -197,8 +197,8 @@ test-security: ## servers on 127.0.0.1 only, unreachable from a network namespac
 	tests/security/loopback.sh
 
 test-runtime: ## servers shared by two runs and stopped after the last (also when killed), make workshop under TERM, Ctrl-C and HUP, nothing in $HOME, no kernel process left (Go tests running the real launcher), lint fails without shellcheck (own servers, free ports)
-	go test -count=1 -timeout 10m ./queuekit/internal/servers/
-	go test -count=1 -timeout 30m -run '^TestRuntime' ./queuekit/cmd/queuekit/
+	go test -json -count=1 -timeout 10m ./queuekit/internal/servers/ | $(TESTJSON)
+	go test -json -count=1 -timeout 30m -run '^TestRuntime' ./queuekit/cmd/queuekit/ | $(TESTJSON)
 	tests/runtime/lint-shell.sh
 
 # The room: JupyterHub with one container per participant (docs/room.md).

@@ -89,31 +89,35 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
 
-# counts_of LOG prints what the log says was counted, e.g. "24 packages ok".
+# counts_of LOG prints what the log says was counted, e.g. "24 Go packages
+# passed, 0 failed", each kind of count a stage has, joined by "; ".
 counts_of() {
-  local log="$1" ok fail p f
+  local log="$1" ok fail f p parts=()
   # go test: counted from its -json event stream by queuekit/internal/testjson,
   # which ends each go test run with "testjson: N Go packages passed, M failed[; F tests failed]".
   if grep -qE '^testjson: [0-9]+ Go packages passed, [0-9]+ failed' "$log"; then
     read -r ok fail f < <(sed -nE 's/^testjson: ([0-9]+) Go packages passed, ([0-9]+) failed(; ([0-9]+) tests failed)?$/\1 \2 \4/p' "$log" |
       awk '{o += $1; x += $2; t += $3} END {print o + 0, x + 0, t + 0}')
-    echo "$ok Go packages passed, $fail failed$( ((f == 0)) || echo "; $f tests failed")"
-    return
+    parts+=("$ok Go packages passed, $fail failed$( ((f == 0)) || echo "; $f tests failed")")
   fi
   # node --test: "ℹ pass N" / "ℹ fail N" per file run.
   if grep -qE '^ℹ pass [0-9]+' "$log"; then
     p="$(awk '/^ℹ pass [0-9]+/ {s += $3} END {print s}' "$log")"
     f="$(awk '/^ℹ fail [0-9]+/ {s += $3} END {print s}' "$log")"
-    echo "$p browser tests passed, $f failed"
-    return
+    parts+=("$p browser tests passed, $f failed")
   fi
   # run_notebooks.py and the shell tests: "[NAME: ]N passed, M failed" lines.
   if grep -qE '(^|: )[0-9]+ passed, [0-9]+ failed$' "$log"; then
-    grep -oE '[0-9]+ passed, [0-9]+ failed$' "$log" |
-      awk '{p += $1; f += $3} END {printf "%d passed, %d failed\n", p, f}'
+    parts+=("$(grep -oE '[0-9]+ passed, [0-9]+ failed$' "$log" |
+      awk '{p += $1; f += $3} END {printf "%d passed, %d failed\n", p, f}')")
+  fi
+  if ((${#parts[@]} == 0)); then
+    echo "-"
     return
   fi
-  echo "-"
+  p="${parts[0]}"
+  for f in "${parts[@]:1}"; do p+="; $f"; done
+  echo "$p"
 }
 
 # stage NAME COMMAND...: run one stage, tee its output, record its result.
