@@ -64,6 +64,22 @@ func newLauncher(prefix, logName string, out io.Writer) (*launcher, error) {
 	return l, nil
 }
 
+// newInstaller is newLauncher for the commands that install (setup,
+// prefetch): it names the log on the terminal and checks Go and Python
+// first, closing the log when they are missing.
+func newInstaller(ctx context.Context, prefix string, out io.Writer) (*launcher, error) {
+	l, err := newLauncher(prefix, prefix+".log", out)
+	if err != nil {
+		return nil, err
+	}
+	l.step("log of the tools' output: %s", l.logPath)
+	if err := l.checkPrereqs(ctx, false); err != nil {
+		l.close()
+		return nil, err
+	}
+	return l, nil
+}
+
 // close closes the log.
 func (l *launcher) close() { l.log.Close() }
 

@@ -42,15 +42,11 @@ func runPrefetch(ctx context.Context, args []string, _, stderr io.Writer) error 
 	if err := parse(newFlags("prefetch"), args); err != nil {
 		return err
 	}
-	l, err := newLauncher("prefetch", "prefetch.log", stderr)
+	l, err := newInstaller(ctx, "prefetch", stderr)
 	if err != nil {
 		return err
 	}
 	defer l.close()
-	l.step("log of the tools' output: %s", l.logPath)
-	if err := l.checkPrereqs(ctx, false); err != nil {
-		return err
-	}
 	if err := l.setup(ctx, setupOptions{numbered: "1/5 "}); err != nil {
 		return err
 	}

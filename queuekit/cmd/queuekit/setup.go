@@ -48,15 +48,11 @@ func runSetup(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	l, err := newLauncher("setup", "setup.log", stderr)
+	l, err := newInstaller(ctx, "setup", stderr)
 	if err != nil {
 		return err
 	}
 	defer l.close()
-	l.step("log of the tools' output: %s", l.logPath)
-	if err := l.checkPrereqs(ctx, false); err != nil {
-		return err
-	}
 	if err := l.setup(ctx, setupOptions{skipWarm: *skipWarm}); err != nil {
 		return err
 	}
