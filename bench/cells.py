@@ -132,10 +132,12 @@ lab.Stop(lab.Chart(chart.Lines("Cost per day against jobs per day (USD, log axes
 # Kernel environments compared, each as a kernelspec's env would set it.
 # "before": the GOFLAGS the kernel inherited before the kernelspec set one
 # (this environment's, as Jupyter passes it on); "kernelspec": whatever the
-# installed kernelspec sets (scripts/setup.sh: GOFLAGS plus -ldflags=-s).
+# installed kernelspec sets (queuekit setup: GOFLAGS plus -ldflags=-s and
+# -gcflags=all=-dwarf=false); "ldflags-s": the kernelspec before the gcflags.
 VARIANTS = {
     "before": {"GOFLAGS": None},
     "kernelspec": {},
+    "ldflags-s": {"GOFLAGS": "-ldflags=-s"},
     "ldflags-w": {"GOFLAGS": "-ldflags=-w"},
     "gogc-200": {"GOGC": "200"},
     "ldflags-s-gogc-200": {"GOFLAGS": "-ldflags=-s", "GOGC": "200"},
@@ -331,6 +333,7 @@ def bench_notebooks(args) -> int:
     logdir.mkdir(parents=True, exist_ok=True)
     names = args.variants.split(",")
     cpu: dict[str, list[float]] = {n: [] for n in names}
+    trivial: dict[str, list[float]] = {}
     per_nb: dict[tuple[str, str], list[float]] = {}
     for r in range(args.runs):
         for nb in args.notebooks.split(","):
@@ -340,6 +343,12 @@ def bench_notebooks(args) -> int:
             for n in names:
                 k = Kernel(n, VARIANTS[n], base, logdir / f"kernel-{n}-{path.stem}.log", args.go_work)
                 try:
+                    # The trivial cell in the same kernel before the
+                    # notebook's cells (the first cell of a kernel also sets
+                    # up its module: the second one is the one that counts).
+                    for i in range(2):
+                        x, _, _ = k.run(numbered(CELLS["trivial"], r * 10 + i), timeout=600)
+                    trivial.setdefault(n, []).append(x)
                     for c in cells:
                         code = "".join(c["source"])
                         x, w, _ = k.run(code, timeout=600)
@@ -356,6 +365,11 @@ def bench_notebooks(args) -> int:
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     for (nb, n), xs in sorted(per_nb.items()):
         print(f"  {nb:40s} {n:12s} {len(xs):3d} cells  mean {statistics.mean(xs):.2f}  median {statistics.median(xs):.2f}")
+    for n in names:
+        t = statistics.median(trivial[n])
+        print(f"  all {len(cpu[n])} cells {n:12s} mean {statistics.mean(cpu[n]):.2f}  median "
+              f"{statistics.median(cpu[n]):.2f}  trivial cell {t:.2f} {spread(trivial[n])} in the same "
+              f"kernels: median cell / trivial {statistics.median(cpu[n]) / t:.1f}")
     if len(names) > 1:
         for n in names[1:]:
             print(f"mean {n} / {names[0]}: {statistics.mean(cpu[n]) / statistics.mean(cpu[names[0]]):.2f}")

@@ -105,9 +105,10 @@ func TestKernelGoflags(t *testing.T) {
 	l.log, _ = os.Create(filepath.Join(l.root, "log"))
 	defer l.log.Close()
 	for _, c := range []struct{ goflags, want string }{
-		{"", "-ldflags=-s"},
-		{"-modcacherw -mod=mod", "-modcacherw -ldflags=-s"},
-		{"-ldflags=-w", "-ldflags=-w"},
+		{"", "-ldflags=-s -gcflags=all=-dwarf=false"},
+		{"-modcacherw -mod=mod", "-modcacherw -ldflags=-s -gcflags=all=-dwarf=false"},
+		{"-ldflags=-w", "-ldflags=-w -gcflags=all=-dwarf=false"},
+		{"-gcflags=-N", "-gcflags=-N -ldflags=-s"},
 	} {
 		t.Setenv("GOFLAGS", c.goflags)
 		got, err := l.kernelGoflags(t.Context())

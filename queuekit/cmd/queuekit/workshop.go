@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/nightqueue/workshop/queuekit"
+	"github.com/nightqueue/workshop/queuekit/internal/servers"
 )
 
 // runWorkshop is `queuekit workshop` (make workshop), the one command that
@@ -144,6 +145,12 @@ func (w *workshop) start(ctx context.Context) error {
 	}
 
 	l.step("2/5 DynamoDB Local and ElasticMQ (SQS), 127.0.0.1 only")
+	if _, ok := os.LookupEnv("DYNAMODB_JAVA_OPTS"); !ok {
+		// A participant's DynamoDB Local: C1 only, a quarter less CPU over
+		// session one than with C2 (docs/speed.md, Cells); the benchmarks'
+		// servers keep C2 (servers.DynamoDBJavaOpts).
+		os.Setenv("DYNAMODB_JAVA_OPTS", servers.DynamoDBJavaOpts+" -XX:TieredStopAtLevel=1")
+	}
 	lease, err := acquireServers(ctx, l)
 	if err != nil {
 		return err
