@@ -7,7 +7,7 @@ make bench-cells does both):
 
     make bench-cells [BENCH_CELLS_ARGS="--runs 9"]
     .venv/bin/python bench/cells.py [--runs 5] [--variants before,kernelspec]
-    .venv/bin/python bench/cells.py --notebooks 03,08 [--runs 1]
+    .venv/bin/python bench/cells.py --notebooks 03,08 [--runs 1] [--by-process]
     .venv/bin/python bench/cells.py --steps [--runs 5]
     ... --go-work DIR: build the cells against another checkout (a snapshot)
 
@@ -27,7 +27,11 @@ the median and the range of CPU seconds, and the median over the trivial
 cell's in the same kernel.
 
 --notebooks: every code cell of whole notebooks in order, a new kernel per
-variant and notebook: the mean and median CPU seconds of a code cell.
+variant and notebook: the mean and median CPU seconds of a code cell, and
+the median cell over a trivial cell run in the same kernels; with
+--by-process, the kernels' CPU and memory by command (link, go, compile,
+gopls, the cells' programs), sampled every 50 ms; and the CPU DynamoDB
+Local's JVM used meanwhile.
 
 --steps: the steps GoNB runs for one cell, one by one, in a copy of a real
 kernel's temporary module (its go.mod and go.work): goimports -w main.go, go
@@ -82,6 +86,29 @@ fmt.Println(num(math.Pi, false))
 CELLS = {
     "trivial": '''%%
 fmt.Println("hello")
+''',
+    # The least a cell that reads DynamoDB can link: the SDK's DynamoDB
+    # client from bare options (no lab, no config chain: no SSO or STS), one
+    # ListTables call. Its CPU over the trivial cell's is the floor of any
+    # such cell's ratio (docs/speed.md, Cells).
+    "floor": '''import (
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+)
+
+%%
+db := dynamodb.New(dynamodb.Options{
+	Region:       os.Getenv("AWS_REGION"),
+	BaseEndpoint: aws.String(os.Getenv("AWS_ENDPOINT_URL_DYNAMODB")),
+	Credentials:  credentials.NewStaticCredentialsProvider(os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"), ""),
+})
+out, err := db.ListTables(context.Background(), &dynamodb.ListTablesInput{Limit: aws.Int32(1)})
+if err != nil {
+	fmt.Println("ListTables:", err)
+	return
+}
+fmt.Println(len(out.TableNames) > 0)
 ''',
     # notebook 03, cell c05: a table from the seed night
     "typical": '''import (
@@ -183,6 +210,69 @@ def tree_cpu(root: int) -> float:
         if pid in stats:
             total += stats[pid][1]
         todo.extend(kids.get(pid, []))
+    return total
+
+
+class Sampler:
+    """Samples a kernel's process tree every 50 ms: for each process its
+    command name, CPU seconds and resident memory at the last sample. A
+    process that lives under 50 ms is missed, and one's last 50 ms, so the
+    sum is a lower bound of the tree's CPU (which tree_cpu counts whole)."""
+
+    def __init__(self, root: int):
+        import threading
+        self.root, self.seen, self.stop = root, {}, threading.Event()
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.thread.start()
+
+    def _loop(self):
+        page = os.sysconf("SC_PAGE_SIZE")
+        while not self.stop.wait(0.05):
+            stats, kids = {}, {}
+            for d in os.listdir("/proc"):
+                if not d.isdigit():
+                    continue
+                try:
+                    raw = Path(f"/proc/{d}/stat").read_text()
+                except OSError:
+                    continue
+                comm = raw[raw.index("(") + 1:raw.rindex(")")]
+                f = raw.rsplit(")", 1)[1].split()
+                stats[int(d)] = (comm, (int(f[11]) + int(f[12])) / TICK, int(f[21]) * page)
+                kids.setdefault(int(f[1]), []).append(int(d))
+            todo = [self.root]
+            while todo:
+                pid = todo.pop()
+                if pid in stats:
+                    comm, cpu, rss = stats[pid]
+                    # GoNB names each cell's program gonb_<hash>.
+                    key = (pid, "a cell's program" if comm.startswith("gonb_") else comm)
+                    c, r = self.seen.get(key, (0.0, 0))
+                    self.seen[key] = (max(c, cpu), max(r, rss))
+                todo.extend(kids.get(pid, []))
+
+    def close(self) -> dict[str, list]:
+        """{command: [processes, CPU seconds, largest resident bytes]}."""
+        self.stop.set()
+        self.thread.join()
+        agg: dict[str, list] = {}
+        for (_, comm), (c, r) in self.seen.items():
+            a = agg.setdefault(comm, [0, 0.0, 0])
+            a[0], a[1], a[2] = a[0] + 1, a[1] + c, max(a[2], r)
+        return agg
+
+
+def server_cpu(pattern: str) -> float:
+    """CPU seconds of the processes whose command line holds pattern (the
+    JVM of DynamoDB Local the kernels' cells call)."""
+    total = 0.0
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                if pattern in Path(f"/proc/{d}/cmdline").read_bytes().decode(errors="replace"):
+                    total += proc_stat(int(d))[1]
+            except (OSError, TypeError):
+                pass
     return total
 
 
@@ -304,11 +394,11 @@ def bench_kernels(args) -> int:
     same = all(outputs[n] == outputs[names[0]] for n in names)
     print(f"\nCPU seconds per cell, median (min-max) of {args.runs}, load average now "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; outputs identical across variants: {same}")
-    print(f"{'variant':16s} " + " ".join(f"{c:>22s}" for c in CELLS) + "   typical/trivial  chart/trivial")
+    print(f"{'variant':16s} " + " ".join(f"{c:>22s}" for c in CELLS) + "   floor/trivial  typical/trivial  chart/trivial")
     for n in names:
         med = {c: statistics.median(cpu[n][c]) for c in CELLS}
         print(f"{n:16s} " + " ".join(f"{spread(cpu[n][c]):>22s}" for c in CELLS) +
-              f"   {med['typical'] / med['trivial']:14.2f}  {med['chart'] / med['trivial']:13.2f}")
+              f"   {med['floor'] / med['trivial']:12.2f}  {med['typical'] / med['trivial']:14.2f}  {med['chart'] / med['trivial']:13.2f}")
     if len(names) > 1:
         first = names[0]
         for n in names[1:]:
@@ -334,6 +424,8 @@ def bench_notebooks(args) -> int:
     names = args.variants.split(",")
     cpu: dict[str, list[float]] = {n: [] for n in names}
     trivial: dict[str, list[float]] = {}
+    by_process: dict[str, dict[str, list]] = {}
+    server0 = server_cpu("DynamoDBLocal")
     per_nb: dict[tuple[str, str], list[float]] = {}
     for r in range(args.runs):
         for nb in args.notebooks.split(","):
@@ -342,6 +434,7 @@ def bench_notebooks(args) -> int:
             cells = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
             for n in names:
                 k = Kernel(n, VARIANTS[n], base, logdir / f"kernel-{n}-{path.stem}.log", args.go_work)
+                sampler = Sampler(k.pid) if args.by_process else None
                 try:
                     # The trivial cell in the same kernel before the
                     # notebook's cells (the first cell of a kernel also sets
@@ -357,6 +450,10 @@ def bench_notebooks(args) -> int:
                         if args.verbose:
                             print(f"  {path.stem[:2]} {n:12s} {c.get('id', ''):8s} {x:5.2f} s CPU {w:6.2f} s wall", flush=True)
                 finally:
+                    if sampler:
+                        for comm, (procs, c, rss) in sampler.close().items():
+                            a = by_process.setdefault(n, {}).setdefault(comm, [0, 0.0, 0])
+                            a[0], a[1], a[2] = a[0] + procs, a[1] + c, max(a[2], rss)
                     k.close()
                 xs = per_nb[(path.stem, n)][-len(cells):]
                 print(f"{path.stem} run {r + 1} {n:12s}: {len(xs)} cells, {sum(xs):6.1f} CPU s, "
@@ -370,6 +467,12 @@ def bench_notebooks(args) -> int:
         print(f"  all {len(cpu[n])} cells {n:12s} mean {statistics.mean(cpu[n]):.2f}  median "
               f"{statistics.median(cpu[n]):.2f}  trivial cell {t:.2f} {spread(trivial[n])} in the same "
               f"kernels: median cell / trivial {statistics.median(cpu[n]) / t:.1f}")
+    print(f"  DynamoDB Local's JVM meanwhile (every variant's cells): {server_cpu('DynamoDBLocal') - server0:.1f} CPU s")
+    for n, agg in by_process.items():
+        print(f"\n  {n}: the kernels' processes by command, sampled every 50 ms (a lower bound):")
+        for comm, (procs, c, rss) in sorted(agg.items(), key=lambda kv: -kv[1][1]):
+            if c >= 0.05:
+                print(f"    {comm:20s} {procs:4d} processes {c:7.1f} CPU s  largest {rss / 1e6:5.0f} MB resident")
     if len(names) > 1:
         for n in names[1:]:
             print(f"mean {n} / {names[0]}: {statistics.mean(cpu[n]) / statistics.mean(cpu[names[0]]):.2f}")
@@ -396,7 +499,7 @@ def bench_steps(args) -> int:
         _, _, out = k.run('%%\nfmt.Println(os.Getenv("GONB_TMP_DIR"))\n')
         tmp = Path(out.strip().splitlines()[-1])
         results: dict[str, dict[str, list[float]]] = {}
-        for cell in ("trivial", "typical", "chart"):
+        for cell in ("trivial", "floor", "typical", "chart"):
             k.run(numbered(CELLS[cell], 1))
             work = Path(tempfile.mkdtemp(prefix=f"bench-steps-{cell}-"))
             for f in ("go.mod", "go.sum", "go.work", "go.work.sum", "main.go"):
@@ -447,6 +550,8 @@ def main() -> int:
     ap.add_argument("--notebooks", help="run every code cell of these notebooks instead "
                     "(comma-separated prefixes: 03,08)")
     ap.add_argument("--steps", action="store_true", help="time GoNB's steps one by one")
+    ap.add_argument("--by-process", action="store_true", help="with --notebooks: the kernels' "
+                    "CPU and memory by command (link, go, compile, gopls, ...), sampled")
     ap.add_argument("--go-work", help="build the cells against this checkout (default: the "
                     "kernelspec's -go_work, this repository)")
     ap.add_argument("-v", "--verbose", action="store_true")
