@@ -240,16 +240,19 @@ class Sampler:
                 f = raw.rsplit(")", 1)[1].split()
                 stats[int(d)] = (comm, (int(f[11]) + int(f[12])) / TICK, int(f[21]) * page)
                 kids.setdefault(int(f[1]), []).append(int(d))
-            todo = [self.root]
+            todo = [(self.root, "")]
             while todo:
-                pid = todo.pop()
+                pid, parent = todo.pop()
                 if pid in stats:
                     comm, cpu, rss = stats[pid]
-                    # GoNB names each cell's program gonb_<hash>.
-                    key = (pid, "a cell's program" if comm.startswith("gonb_") else comm)
-                    c, r = self.seen.get(key, (0.0, 0))
-                    self.seen[key] = (max(c, cpu), max(r, rss))
-                todo.extend(kids.get(pid, []))
+                    # GoNB names each cell's program gonb_<hash>; what
+                    # gopls runs (go list of the workspace) is gopls' cost.
+                    name = "a cell's program" if comm.startswith("gonb_") else comm
+                    if parent.startswith("gopls") and name != "gopls":
+                        name += " (run by gopls)"
+                    c, r = self.seen.get((pid, name), (0.0, 0))
+                    self.seen[(pid, name)] = (max(c, cpu), max(r, rss))
+                    todo.extend((k, name) for k in kids.get(pid, []))
 
     def close(self) -> dict[str, list]:
         """{command: [processes, CPU seconds, largest resident bytes]}."""
@@ -339,7 +342,8 @@ class Kernel:
     def close(self):
         try:
             self.kc.stop_channels()
-            self.km.shutdown_kernel(now=True)
+            # Graceful: GoNB then stops its gopls (a kill would leave it running).
+            self.km.shutdown_kernel(now=False)
         finally:
             self.log.close()
 

@@ -317,8 +317,17 @@ func (l *launcher) setupKernel(ctx context.Context, _ setupOptions) error {
 	if err != nil {
 		return err
 	}
+	goenv, err := l.output(ctx, l.root, "go", "env", "GOENV")
+	if err != nil {
+		return err
+	}
+	goenv = strings.TrimSpace(goenv)
+	config, err := l.kernelConfigDir()
+	if err != nil {
+		return err
+	}
 	tools, _ := hashFiles(filepath.Join(l.venv, ".setup", "tools"))
-	want := tools + "-" + l.venv + "-" + goDir + "-go_work=" + l.root + "-goflags=" + goflags
+	want := tools + "-" + l.venv + "-" + goDir + "-go_work=" + l.root + "-goflags=" + goflags + "-config=" + config + "-goenv=" + goenv
 	if _, err := os.Stat(spec); err == nil && l.stampOK("kernel", want) {
 		l.say("  gonb kernelspec up to date (%s)", spec)
 		return nil
@@ -356,6 +365,14 @@ func (l *launcher) setupKernel(ctx context.Context, _ setupOptions) error {
 	// fixed here, because an unset ${GOFLAGS} would stay as it is.
 	env["PATH"] = filepath.Join(l.venv, "bin") + string(os.PathListSeparator) + goDir + string(os.PathListSeparator) + "${PATH}"
 	env["GOFLAGS"] = goflags
+	// Go telemetry off for what the kernel runs, through a config directory
+	// of the kernel's own: gopls (one a kernel) then starts no telemetry
+	// child, 38 MB resident each, and the go command writes no counters. The
+	// user's own go env file stays the one `go env -w` wrote.
+	env["XDG_CONFIG_HOME"] = config
+	if goenv != "" {
+		env["GOENV"] = goenv
+	}
 	ks["env"] = env
 	out, err := json.MarshalIndent(ks, "", " ")
 	if err != nil {
@@ -373,6 +390,20 @@ func (l *launcher) setupKernel(ctx context.Context, _ setupOptions) error {
 	}
 	l.say("  gonb kernelspec installed (%s)", spec)
 	return l.stampSet("kernel", want)
+}
+
+// kernelConfigDir is the kernel's XDG_CONFIG_HOME, inside .venv: it holds
+// only go/telemetry/mode, "off" (golang.org/x/telemetry reads it there).
+func (l *launcher) kernelConfigDir() (string, error) {
+	dir := filepath.Join(l.venv, "share", "gonb-config")
+	mode := filepath.Join(dir, "go", "telemetry", "mode")
+	if err := os.MkdirAll(filepath.Dir(mode), 0o755); err != nil {
+		return "", err
+	}
+	if b, err := os.ReadFile(mode); err == nil && string(b) == "off\n" {
+		return dir, nil
+	}
+	return dir, writeAtomic(mode, []byte("off\n"), 0o644)
 }
 
 // listsKernel reports whether `jupyter kernelspec list` output names kernel.
