@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -122,5 +123,44 @@ func TestKernelGoflags(t *testing.T) {
 	t.Setenv("KERNEL_GOFLAGS", "")
 	if got, _ := l.kernelGoflags(t.Context()); got != "" {
 		t.Errorf("KERNEL_GOFLAGS set empty: got %q, want it as set", got)
+	}
+}
+
+// TestGoplsWrapper: .venv/bin/gopls starts .venv/libexec/gopls with its
+// arguments under GOMEMLIMIT (GOPLS_GOMEMLIMIT overrides it), also from a
+// checkout whose path holds a quote and a space.
+func TestGoplsWrapper(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "it's a checkout")
+	cache := filepath.Join(root, "cache")
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fake := "#!/bin/sh\necho \"limit=$GOMEMLIMIT args=$*\"\n"
+	if err := os.WriteFile(filepath.Join(cache, "gopls"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	l := &launcher{root: root, venv: filepath.Join(root, ".venv")}
+	if err := os.MkdirAll(filepath.Join(l.venv, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.installGopls(cache); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ env, want string }{
+		{"", "limit=160MiB args=-listen unix;/tmp/x"},
+		{"GOPLS_GOMEMLIMIT=off", "limit=off args=-listen unix;/tmp/x"},
+	} {
+		cmd := exec.Command(filepath.Join(l.venv, "bin", "gopls"), "-listen", "unix;/tmp/x")
+		cmd.Env = append(os.Environ(), "GOPLS_GOMEMLIMIT=")
+		if c.env != "" {
+			cmd.Env = append(cmd.Env, c.env)
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", c.env, err, out)
+		}
+		if got := strings.TrimSpace(string(out)); got != c.want {
+			t.Errorf("%s: got %q, want %q", c.env, got, c.want)
+		}
 	}
 }

@@ -368,9 +368,11 @@ func TestRuntimeNoKernelProcessLeft(t *testing.T) {
 		}
 		found := map[string]string{}
 		prefix := filepath.Join(root, ".venv", "bin")
+		// .venv/bin/gopls is a wrapper that execs .venv/libexec/gopls.
+		real := filepath.Join(root, ".venv", "libexec", "gopls")
 		for _, line := range strings.Split(string(out), "\n") {
 			f := strings.Fields(line)
-			if len(f) >= 2 && (f[1] == prefix+"/gonb" || f[1] == prefix+"/gopls") {
+			if len(f) >= 2 && (f[1] == prefix+"/gonb" || f[1] == prefix+"/gopls" || f[1] == real) {
 				found[f[0]] = strings.Join(f[1:], " ")
 			}
 		}

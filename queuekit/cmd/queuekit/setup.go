@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -251,7 +252,8 @@ func (l *launcher) setupGopls(ctx context.Context) error {
 		return err
 	}
 	cache := l.toolsCache(want)
-	if isExec(filepath.Join(l.venv, "bin", "gopls")) && l.stampOK("gopls", want) {
+	stamp := want + "-wrapper-" + fmt.Sprintf("%x", sha256.Sum256([]byte(goplsWrapper)))[:12]
+	if isExec(filepath.Join(l.venv, "bin", "gopls")) && isExec(filepath.Join(l.venv, "libexec", "gopls")) && l.stampOK("gopls", stamp) {
 		l.say("  gopls up to date")
 		return nil
 	}
@@ -261,11 +263,45 @@ func (l *launcher) setupGopls(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := l.installTools(cache, "gopls"); err != nil {
+	if err := l.installGopls(cache); err != nil {
 		return err
 	}
-	l.say("  gopls copied from %s into %s", cache, filepath.Join(l.venv, "bin"))
-	return l.stampSet("gopls", want)
+	l.say("  gopls copied from %s into %s (started through %s)", cache, filepath.Join(l.venv, "libexec"), filepath.Join(l.venv, "bin", "gopls"))
+	return l.stampSet("gopls", stamp)
+}
+
+// goplsWrapper is .venv/bin/gopls (%s: the real one's path, quoted for
+// sh), which GoNB finds on the kernel's PATH
+// and starts once a kernel: the real gopls (.venv/libexec/gopls) under a
+// soft memory limit. After a participant's first completion or hover gopls
+// has type-checked the workspace: 290-350 MB resident without the limit,
+// 160-175 MB with it, for about 40 % more of its CPU then (docs/speed.md,
+// Cells). A kernel that never completes stays under the limit and pays
+// nothing.
+const goplsWrapper = `#!/bin/sh
+# gopls for the Go kernel's completion and hover, written by queuekit setup:
+# the real gopls under a soft memory limit (docs/speed.md, Cells).
+# GOPLS_GOMEMLIMIT changes the limit ("off": none).
+export GOMEMLIMIT="${GOPLS_GOMEMLIMIT:-160MiB}"
+exec %s "$@"
+`
+
+// installGopls copies gopls from the tools cache into .venv/libexec and
+// writes the wrapper that starts it into .venv/bin.
+func (l *launcher) installGopls(cache string) error {
+	b, err := os.ReadFile(filepath.Join(cache, "gopls"))
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(l.venv, "libexec"), 0o755); err != nil {
+		return err
+	}
+	if err := writeAtomic(filepath.Join(l.venv, "libexec", "gopls"), b, 0o755); err != nil {
+		return err
+	}
+	real := filepath.Join(l.venv, "libexec", "gopls")
+	quoted := "'" + strings.ReplaceAll(real, "'", `'\''`) + "'" // for sh
+	return writeAtomic(filepath.Join(l.venv, "bin", "gopls"), fmt.Appendf(nil, goplsWrapper, quoted), 0o755)
 }
 
 // kernelGoflags is the GOFLAGS a kernel's cells build with: go env GOFLAGS
