@@ -9,6 +9,7 @@ make bench-cells does both):
     .venv/bin/python bench/cells.py [--runs 5] [--variants before,kernelspec]
     .venv/bin/python bench/cells.py --notebooks 03,08 [--runs 1] [--by-process]
     .venv/bin/python bench/cells.py --steps [--runs 5]
+    .venv/bin/python bench/cells.py --gopls [--runs 3]
     ... --go-work DIR: build the cells against another checkout (a snapshot)
 
 Default mode: for each variant (an environment the kernel starts with, as a
@@ -483,6 +484,67 @@ def bench_notebooks(args) -> int:
     return 0
 
 
+def bench_gopls(args) -> int:
+    """gopls' resident memory and CPU in a kernel after a completion and a
+    hover, with and without .venv/bin/gopls' memory limit, interleaved."""
+    import json
+    base = jupyter_env()
+    logdir = ROOT / "tests" / "artifacts" / "bench-cells"
+    logdir.mkdir(parents=True, exist_ok=True)
+    real = str(ROOT / ".venv" / "libexec" / "gopls")
+    nb = ROOT / "notebooks" / "01-schema-design.ipynb"
+    cells = ["".join(c["source"]) for c in json.loads(nb.read_text())["cells"] if c["cell_type"] == "code"][:4]
+    variants = {"no limit": {"GOPLS_GOMEMLIMIT": "off"}, "wrapper (224MiB)": {"GOPLS_GOMEMLIMIT": ""}}
+    for lim in filter(None, args.gopls_limits.split(",")):
+        variants[f"GOMEMLIMIT={lim}"] = {"GOPLS_GOMEMLIMIT": lim}
+    res: dict[str, list[tuple[float, float]]] = {n: [] for n in variants}
+    for r in range(args.runs):
+        for name, extra in variants.items():
+            k = Kernel(name, extra, base, logdir / "kernel-gopls.log", args.go_work)
+            try:
+                for code in cells:
+                    k.run(code)
+                code = "%%\nlab.Show"
+
+                def reply(msg_id):
+                    while True:
+                        m = k.kc.get_shell_msg(timeout=120)
+                        if m["parent_header"].get("msg_id") == msg_id:
+                            return m["content"]
+                done, found = [], None
+                for _ in range(5):  # gopls may still be loading the workspace
+                    done = reply(k.kc.complete(code, len(code))).get("matches", [])
+                    found = reply(k.kc.inspect(code + "Table", len(code) + 5)).get("found")
+                    if "ShowTable" in done and found:
+                        break
+                    time.sleep(2)
+                if "ShowTable" not in done or not found:
+                    raise RuntimeError(f"{name}: completion {done!r:.200}, hover found {found}")
+                time.sleep(3)
+                pids = [int(d) for d in os.listdir("/proc") if d.isdigit() and _cmdline(int(d)).startswith(real)]
+                # The kernel's own gopls: a child of its gonb.
+                mine = [pid for pid in pids if (proc_stat(pid) or (0, 0))[0] == k.pid]
+                if len(mine) != 1:
+                    raise RuntimeError(f"{name}: {len(mine)} gopls of this kernel (want 1)")
+                rss = int(Path(f"/proc/{mine[0]}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+                res[name].append((rss / 1e6, proc_stat(mine[0])[1]))
+                print(f"  round {r + 1} {name:16s} gopls {rss / 1e6:5.0f} MB resident, {res[name][-1][1]:5.2f} CPU s", flush=True)
+            finally:
+                k.close()
+    print(f"\ngopls after 4 cells of notebook 01, a completion and a hover, median (min-max) of {args.runs}; "
+          f"load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    for name, xs in res.items():
+        print(f"  {name:16s} resident {spread([x[0] for x in xs]).replace(' s', ' MB')}  CPU {spread([x[1] for x in xs])}")
+    return 0
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
 def child_cpu(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     p = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -559,7 +621,12 @@ def main() -> int:
     ap.add_argument("--go-work", help="build the cells against this checkout (default: the "
                     "kernelspec's -go_work, this repository)")
     ap.add_argument("-v", "--verbose", action="store_true")
+    ap.add_argument("--gopls", action="store_true", help="gopls' memory and CPU after a completion, "
+                    "with and without the wrapper's memory limit")
+    ap.add_argument("--gopls-limits", default="", help="with --gopls: more GOMEMLIMIT values to compare (224MiB,...)")
     args = ap.parse_args()
+    if args.gopls:
+        return bench_gopls(args)
     if args.steps:
         return bench_steps(args)
     if args.notebooks:

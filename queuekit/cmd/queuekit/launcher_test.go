@@ -147,7 +147,7 @@ func TestGoplsWrapper(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ env, want string }{
-		{"", "limit=160MiB args=-listen unix;/tmp/x"},
+		{"", "limit=224MiB args=-listen unix;/tmp/x"},
 		{"GOPLS_GOMEMLIMIT=off", "limit=off args=-listen unix;/tmp/x"},
 	} {
 		cmd := exec.Command(filepath.Join(l.venv, "bin", "gopls"), "-listen", "unix;/tmp/x")

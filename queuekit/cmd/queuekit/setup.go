@@ -271,18 +271,17 @@ func (l *launcher) setupGopls(ctx context.Context) error {
 }
 
 // goplsWrapper is .venv/bin/gopls (%s: the real one's path, quoted for
-// sh), which GoNB finds on the kernel's PATH
-// and starts once a kernel: the real gopls (.venv/libexec/gopls) under a
-// soft memory limit. After a participant's first completion or hover gopls
-// has type-checked the workspace: 290-350 MB resident without the limit,
-// 160-175 MB with it, for about 40 % more of its CPU then (docs/speed.md,
-// Cells). A kernel that never completes stays under the limit and pays
-// nothing.
+// sh), which GoNB finds on the kernel's PATH and starts once a kernel: the
+// real gopls (.venv/libexec/gopls) under a soft memory limit. After a
+// participant's first completion or hover gopls has type-checked the
+// workspace: 275-410 MB resident without a limit, 152-257 MB with 224 MiB
+// for 7 % more of its CPU then; 160 MiB held it at 126-151 MB but nearly
+// doubled its CPU (`bench/cells.py --gopls`, docs/speed.md, Cells).
 const goplsWrapper = `#!/bin/sh
 # gopls for the Go kernel's completion and hover, written by queuekit setup:
 # the real gopls under a soft memory limit (docs/speed.md, Cells).
 # GOPLS_GOMEMLIMIT changes the limit ("off": none).
-export GOMEMLIMIT="${GOPLS_GOMEMLIMIT:-160MiB}"
+export GOMEMLIMIT="${GOPLS_GOMEMLIMIT:-224MiB}"
 exec %s "$@"
 `
 
