@@ -193,6 +193,13 @@ def proc_stat(pid: int) -> tuple[int, float] | None:
     return int(fields[1]), sum(int(x) for x in fields[11:15]) / TICK
 
 
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
 def tree_cpu(root: int) -> float:
     """CPU seconds of a process, everything it waited for, and its live
     descendants (with what they waited for)."""
@@ -271,12 +278,8 @@ def server_cpu(pattern: str) -> float:
     JVM of DynamoDB Local the kernels' cells call)."""
     total = 0.0
     for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                if pattern in Path(f"/proc/{d}/cmdline").read_bytes().decode(errors="replace"):
-                    total += proc_stat(int(d))[1]
-            except (OSError, TypeError):
-                pass
+        if d.isdigit() and pattern in _cmdline(int(d)):
+            total += (proc_stat(int(d)) or (0, 0.0))[1]
     return total
 
 
@@ -536,13 +539,6 @@ def bench_gopls(args) -> int:
     for name, xs in res.items():
         print(f"  {name:16s} resident {spread([x[0] for x in xs]).replace(' s', ' MB')}  CPU {spread([x[1] for x in xs])}")
     return 0
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return ""
 
 
 def child_cpu(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
