@@ -18,6 +18,16 @@
 # packages (the summary lines of queuekit/internal/testjson, which counts
 # go test -json's events), notebooks (run_notebooks.py), browser tests (node
 # --test), checks (the shell tests' "N passed, M failed" lines).
+#
+# Each stage has a time budget in .ci/budgets (seconds on CI's 2 cores). Its
+# result line gives its time and budget; a stage more than 25 % over its
+# budget prints a WARNING line naming its slowest tests (not a failure: the
+# machine is shared and noisy), read from tests/artifacts/stages/<stage>.times,
+# which the stage's tools append to through STAGE_TIMES ("SECONDS<TAB>WHAT"
+# lines: testjson for Go tests and packages, run_notebooks.py for cells; the
+# browser tests' durations are read from the log). Every stage's time, budget
+# and result also go to tests/artifacts/stages/times.tsv, which .ci/run's last
+# line reads.
 # Exit status: 0 when every stage passed, 1 otherwise, 130/143 when interrupted.
 set -euo pipefail
 
@@ -62,20 +72,53 @@ rm -rf "$LOGS"
 mkdir -p "$LOGS"
 
 names=() results=() counts=() times=()
+BUDGETS="$ROOT/.ci/budgets"
+
+# budget_of STAGE prints the stage's budget in seconds from .ci/budgets, or
+# nothing when it has none.
+budget_of() {
+  [[ -f "$BUDGETS" ]] || return 0
+  awk -v s="$1" '$1 == s {print $2; exit}' "$BUDGETS"
+}
+
+# slowest_of STAGE prints the stage's five slowest tests or cells, from its
+# .times file and, for node --test, its log ("✔ name (1234.5ms)").
+slowest_of() {
+  local name="$1"
+  {
+    [[ -f "$LOGS/$name.times" ]] && grep -v ' (package)$' "$LOGS/$name.times"
+    sed -nE 's/^ *[✔✖] (.*) \(([0-9.]+)ms\)$/\2\t\1/p' "$LOGS/$name.log" 2>/dev/null |
+      awk -F'\t' '{printf "%.2f\t%s\n", $1 / 1000, $2}'
+  } | sort -t$'\t' -k1,1 -rn | head -n 5 | awk -F'\t' '{printf "%s%s %.0f s", (NR > 1 ? ", " : ""), $2, $1} END {print ""}'
+}
+
+# over_budget NAME SECONDS: a WARNING line when SECONDS is more than 25 %
+# over the stage's budget.
+over_budget() {
+  local name="$1" secs="$2" budget slow
+  budget="$(budget_of "$name")"
+  [[ -n "$budget" ]] || return 0
+  if ((secs * 4 > budget * 5)); then
+    slow="$(slowest_of "$name")"
+    echo "make test: WARNING: stage $name took $secs s, $(((secs - budget) * 100 / budget)) % over its budget of $budget s (.ci/budgets)${slow:+; slowest: $slow}"
+  fi
+}
 
 summary() {
   local status="$1"
   trap '' INT TERM HUP
   servers_down
   ((${#names[@]})) || return 0
-  local i failed=() w=0
+  local i failed=() w=0 b
   for i in "${!names[@]}"; do ((${#names[i]} > w)) && w=${#names[i]}; done
   echo
   echo "==== make test: summary (logs in tests/artifacts/stages/)"
   for i in "${!names[@]}"; do
-    printf "%-${w}s  %-6s  %-44s %5s s\n" "${names[i]}" "${results[i]}" "${counts[i]}" "${times[i]}"
+    b="$(budget_of "${names[i]}")"
+    printf "%-${w}s  %-6s  %-72s %5s s%s\n" "${names[i]}" "${results[i]}" "${counts[i]}" "${times[i]}" "${b:+ of $b}"
     [[ "${results[i]}" == passed ]] || failed+=("${names[i]}")
   done
+  for i in "${!names[@]}"; do over_budget "${names[i]}" "${times[i]}"; done
   if ((${#failed[@]} == 0 && status == 0)); then
     echo "make test: PASSED (${#names[@]} of ${#names[@]} stages passed, $(elapsed) s)"
   elif ((${#failed[@]} == 0)); then
@@ -92,13 +135,14 @@ trap 'exit 129' HUP
 # counts_of LOG prints what the log says was counted, e.g. "24 Go packages
 # passed, 0 failed", each kind of count a stage has, joined by "; ".
 counts_of() {
-  local log="$1" ok fail f p parts=()
+  local log="$1" ok fail tp f ts p parts=()
   # go test: counted from its -json event stream by queuekit/internal/testjson,
-  # which ends each go test run with "testjson: N Go packages passed, M failed[; F tests failed]".
+  # which ends each go test run with "testjson: N Go packages passed, M
+  # failed; T tests passed, F failed, S skipped".
   if grep -qE '^testjson: [0-9]+ Go packages passed, [0-9]+ failed' "$log"; then
-    read -r ok fail f < <(sed -nE 's/^testjson: ([0-9]+) Go packages passed, ([0-9]+) failed(; ([0-9]+) tests failed)?$/\1 \2 \4/p' "$log" |
-      awk '{o += $1; x += $2; t += $3} END {print o + 0, x + 0, t + 0}')
-    parts+=("$ok Go packages passed, $fail failed$( ((f == 0)) || echo "; $f tests failed")")
+    read -r ok fail tp f ts < <(sed -nE 's/^testjson: ([0-9]+) Go packages passed, ([0-9]+) failed; ([0-9]+) tests passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3 \4 \5/p' "$log" |
+      awk '{o += $1; x += $2; p += $3; t += $4; s += $5} END {print o + 0, x + 0, p + 0, t + 0, s + 0}')
+    parts+=("$ok Go packages passed, $fail failed ($tp tests passed, $f failed, $ts skipped)")
   fi
   # node --test: "ℹ pass N" / "ℹ fail N" per file run.
   if grep -qE '^ℹ pass [0-9]+' "$log"; then
@@ -126,12 +170,17 @@ stage() {
   shift
   t0="$(elapsed)"
   step "stage $name"
-  "$@" 2>&1 | tee "$log" || status=$?
+  rm -f "$LOGS/$name.times"
+  STAGE_TIMES="$LOGS/$name.times" "$@" 2>&1 | tee "$log" || status=$?
   names+=("$name")
   times+=("$(($(elapsed) - t0))")
   counts+=("$(counts_of "$log")")
   if ((status == 0)); then results+=(passed); else results+=(FAILED); fi
-  step "stage $name: ${results[-1]} (${counts[-1]})"
+  local b
+  b="$(budget_of "$name")"
+  printf '%s\t%s\t%s\t%s\n' "$name" "${times[-1]}" "${b:--}" "${results[-1]}" >>"$LOGS/times.tsv"
+  step "stage $name: ${results[-1]} (${counts[-1]}) in ${times[-1]} s${b:+ (budget $b s)}"
+  over_budget "$name" "${times[-1]}" >&2
 }
 
 # need_chromium makes sure the browser tests have a browser.

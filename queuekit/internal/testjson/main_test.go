@@ -13,7 +13,7 @@ const stream = `{"Action":"start","Package":"m/ok"}
 {"Action":"output","Package":"m/ok","Test":"TestQuiet","Output":"=== RUN   TestQuiet\n"}
 {"Action":"output","Package":"m/ok","Test":"TestQuiet","Output":"    ok_test.go:9: chatter of a passing test\n"}
 {"Action":"output","Package":"m/ok","Test":"TestQuiet","Output":"--- PASS: TestQuiet (0.00s)\n"}
-{"Action":"pass","Package":"m/ok","Test":"TestQuiet","Elapsed":0}
+{"Action":"pass","Package":"m/ok","Test":"TestQuiet","Elapsed":1.5}
 {"Action":"output","Package":"m/ok","Output":"PASS\n"}
 {"Action":"output","Package":"m/ok","Output":"ok  \tm/ok\t0.01s\n"}
 {"Action":"pass","Package":"m/ok","Elapsed":0.01}
@@ -48,8 +48,18 @@ func TestFilterPrintsPlainOutputAndCountsEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c != (Counts{Passed: 1, Failed: 2, TestsFailed: 2}) {
-		t.Errorf("counts %+v; want 1 package passed, 2 failed (a test, a build), 2 tests failed (TestParent and its subtest)", c)
+	if c.Passed != 1 || c.Failed != 2 || c.TestsPassed != 1 || c.TestsFailed != 2 || c.TestsSkipped != 0 {
+		t.Errorf("counts %+v; want 1 package passed, 2 failed (a test, a build), 1 test passed, 2 failed (TestParent and its subtest)", c)
+	}
+	// Top-level tests and packages, in the order they ended; the subtest
+	// and the package without tests (skipped) have no line.
+	var times strings.Builder
+	if err := c.WriteTimes(&times); err != nil {
+		t.Fatal(err)
+	}
+	wantTimes := "1.50\tm/ok TestQuiet\n0.01\tm/ok (package)\n0.00\tm/bad TestParent\n0.02\tm/bad (package)\n0.00\tm/broken (package)\n"
+	if times.String() != wantTimes {
+		t.Errorf("times:\n%s\nwant:\n%s", times.String(), wantTimes)
 	}
 	want := "ok  \tm/ok\t0.01s\n" +
 		"    bad_test.go:5: parent says\n    bad_test.go:6: sub broke\n--- FAIL: TestParent/sub (0.00s)\n--- FAIL: TestParent (0.00s)\n" +
@@ -60,10 +70,10 @@ func TestFilterPrintsPlainOutputAndCountsEvents(t *testing.T) {
 	if out.String() != want {
 		t.Errorf("printed:\n%s\nwant:\n%s", out.String(), want)
 	}
-	if s := c.Summary(); s != "testjson: 1 Go packages passed, 2 failed; 2 tests failed" {
+	if s := c.Summary(); s != "testjson: 1 Go packages passed, 2 failed; 1 tests passed, 2 failed, 0 skipped" {
 		t.Errorf("summary %q", s)
 	}
-	if s := (Counts{Passed: 3}).Summary(); s != "testjson: 3 Go packages passed, 0 failed" {
+	if s := (Counts{Passed: 3, TestsPassed: 40, TestsSkipped: 1}).Summary(); s != "testjson: 3 Go packages passed, 0 failed; 40 tests passed, 0 failed, 1 skipped" {
 		t.Errorf("summary %q", s)
 	}
 }
