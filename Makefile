@@ -26,6 +26,11 @@ NOTEBOOK ?= 00-welcome.ipynb 01-schema-design.ipynb 02-query-vs-scan.ipynb 03-qu
 	10-a-fleet-for-100-million-jobs.ipynb
 # Extra arguments for tests/notebooks/run_notebooks.py, e.g. NOTEBOOK_ARGS="-v --runs 2".
 NOTEBOOK_ARGS ?=
+# How many notebooks test-notebooks runs at a time (after 00), each in a kernel
+# of its own, and how many notebooks' exercises it checks at a time: most of a
+# notebook's time is spent waiting (leases, timers, SQS), so two at a time on
+# CI's 2 cores (docs/tests.md).
+NOTEBOOK_JOBS ?= 2
 # Shell scripts this repository lints.
 SHELL_SCRIPTS := scripts/env.sh .ci/run \
 	scripts/progress.sh \
@@ -148,21 +153,31 @@ test: ## everything: lint, setup, then $(TEST_STAGES); a summary line per stage 
 # go test's own exit status counts too.
 TESTJSON := go run ./queuekit/internal/testjson
 
+# GO_TEST_P packages at a time, GO_TEST_PARALLEL tests at a time in each
+# (those that call t.Parallel: the integration tests that own their tables,
+# queues and processes, and spend most of their time waiting on leases,
+# timeouts and the servers). 4 and 4: test-go in about a third of the time of
+# go test's defaults (2 and 2) on CI's 2 cores, the machine still below full
+# load (docs/tests.md).
+GO_TEST_P ?= 4
+GO_TEST_PARALLEL ?= 4
+GO_TEST_FLAGS = -p $(GO_TEST_P) -parallel $(GO_TEST_PARALLEL)
+
 test-go: ## go test -short ./... (the runtime tests are test-runtime's), then -race over the packages that hold leases (expects AWS_ENDPOINT_URL_DYNAMODB and _SQS, as `make test` sets them)
-	go test -json -short -timeout 30m ./... | $(TESTJSON)
-	go test -json -race -timeout 15m ./queuekit/fence/ | $(TESTJSON)
-	go test -json -race -timeout 15m ./queuekit/lease/ -run '$(RACE_LEASE_TESTS)' | $(TESTJSON)
-	go test -json -race -timeout 10m ./queuekit/fleet/ -run 'Example' | $(TESTJSON)
-	go test -json -race -timeout 10m ./queuekit/fleetplan/ -run 'TestControlPlaneCost' | $(TESTJSON)
+	go test -json -short $(GO_TEST_FLAGS) -timeout 30m ./... | $(TESTJSON)
+	go test -json -race $(GO_TEST_FLAGS) -timeout 15m ./queuekit/fence/ | $(TESTJSON)
+	go test -json -race $(GO_TEST_FLAGS) -timeout 15m ./queuekit/lease/ -run '$(RACE_LEASE_TESTS)' | $(TESTJSON)
+	go test -json -race $(GO_TEST_FLAGS) -timeout 10m ./queuekit/fleet/ -run 'Example' | $(TESTJSON)
+	go test -json -race $(GO_TEST_FLAGS) -timeout 10m ./queuekit/fleetplan/ -run 'TestControlPlaneCost' | $(TESTJSON)
 
 test-deploy: ## parse docker-compose.yml and the Dockerfile with real parsers and check them
 	go test -C deploy -json ./... | $(TESTJSON)
 
 test-notebooks: check-notebooks ## execute every notebooks/NN-*.ipynb in the GoNB kernel, then a middle cell of each after Kernel > Restart, offline, then every exercise fed a wrong and a right answer (expects DynamoDB and SQS)
 	rm -rf $(EXECUTED)
-	$(PY) tests/notebooks/run_notebooks.py --again --save-dir $(EXECUTED) $(NOTEBOOK_ARGS)
+	$(PY) tests/notebooks/run_notebooks.py --again --jobs $(NOTEBOOK_JOBS) --save-dir $(EXECUTED) $(NOTEBOOK_ARGS)
 	$(PY) tests/notebooks/restart_cells.py
-	$(PY) tests/notebooks/exercise_checks.py
+	$(PY) tests/notebooks/exercise_checks.py --jobs $(NOTEBOOK_JOBS)
 
 test-exercises: launcher ## every exercise's self-checks fed a wrong and a right answer in the real kernel, offline (tests/notebooks/exercises.py; own servers)
 	$(WITH_TEST_SERVERS) $(PY) tests/notebooks/exercise_checks.py
@@ -178,19 +193,23 @@ check-notebooks: ## the notebooks' sources: ≤ 25 lines of code a cell, no cell
 # notebook of $(NOTEBOOK) that test-notebooks executed since it last changed
 # ($(EXECUTED), signed with jupyter trust) is opened as executed and checked
 # the same way, without running it a third time (make browser alone: all live).
+# One JupyterLab and browser for the live ones, one for the executed ones
+# (lab.test.mjs: a test and a workspace per notebook); a notebook with a cell
+# tagged chart must draw one.
 test-browser: ## headless Chromium: JupyterLab as first seen (ui.test.mjs), then $(NOTEBOOK), Run All or as the headless run executed it: charts draw, tables render, no math
 	source scripts/env.sh && cd tests/browser && fail=0; node --test --test-reporter=spec ui.test.mjs || fail=1; \
 	  if [ -d ../../$(EXECUTED) ] && [ -f ../../notebooks/assets/echarts.min.js ]; then \
 	    mkdir -p ../../$(EXECUTED)/assets && cp ../../notebooks/assets/echarts.min.js ../../$(EXECUTED)/assets/ || fail=1; fi; \
+	  live=""; done_nbs=""; \
 	  for nb in $(NOTEBOOK); do \
-	  charts=0; if grep -q '"chart"' "../../notebooks/$$nb"; then charts=1; fi; \
 	  done_nb="../../$(EXECUTED)/$$nb"; \
 	  case " $(BROWSER_LIVE) " in *" $$nb "*) done_nb="";; esac; \
 	  if [ -n "$$done_nb" ] && [ "$$done_nb" -nt "../../notebooks/$$nb" ] && [ -f ../../$(EXECUTED)/assets/echarts.min.js ]; then \
-	    jupyter trust "$$done_nb" >/dev/null && \
-	    RENDERED=1 NOTEBOOK_ROOT="../../$(EXECUTED)" NOTEBOOK="$$nb" MIN_CHARTS="$${MIN_CHARTS:-$$charts}" \
-	      node --test --test-reporter=spec lab.test.mjs || fail=1; \
-	  else NOTEBOOK="$$nb" MIN_CHARTS="$${MIN_CHARTS:-$$charts}" node --test --test-reporter=spec lab.test.mjs || fail=1; fi; done; \
+	    jupyter trust "$$done_nb" >/dev/null && done_nbs="$$done_nbs $$nb" || fail=1; \
+	  else live="$$live $$nb"; fi; done; \
+	  if [ -n "$$live" ]; then NOTEBOOK="$$live" node --test --test-reporter=spec lab.test.mjs || fail=1; fi; \
+	  if [ -n "$$done_nbs" ]; then RENDERED=1 NOTEBOOK_ROOT="../../$(EXECUTED)" NOTEBOOK="$$done_nbs" \
+	    node --test --test-reporter=spec lab.test.mjs || fail=1; fi; \
 	  exit $$fail
 
 test-security: ## servers on 127.0.0.1 only, unreachable from a network namespace, no CORS (expects servers)

@@ -6,9 +6,13 @@
 //   cd tests/browser && npm ci && node --test lab.test.mjs
 //
 // Environment:
-//   NOTEBOOK        notebook path under the server root (default 04-simulation.ipynb)
+//   NOTEBOOK        notebook path under the server root (default 04-simulation.ipynb), or
+//                   several separated by spaces: one test each, in one JupyterLab and
+//                   browser, each notebook in a workspace of its own (no tab of an
+//                   earlier one restored) and its kernel shut down after its test
 //   NOTEBOOK_ROOT   server root when the test starts JupyterLab (default <repo>/notebooks)
-//   MIN_CHARTS      fail if fewer chart elements are found (default 1)
+//   MIN_CHARTS      fail if fewer chart elements are found (default: 1 for a notebook
+//                   with a cell tagged chart, else 0)
 //   MIN_TABLES      fail if fewer rendered tables are found (default 1); every table must
 //                   have its header and cells, and no Markdown may be typeset as math
 //   RUN_TIMEOUT_MS  time allowed for Run All (default 600000)
@@ -34,9 +38,12 @@ import { createHash } from 'node:crypto';
 import { join, resolve, basename } from 'node:path';
 import { ROOT, ARTIFACTS, isLocal, openLab } from './harness.mjs';
 
-const NOTEBOOK = process.env.NOTEBOOK || '04-simulation.ipynb';
+const NOTEBOOKS = (process.env.NOTEBOOK || '04-simulation.ipynb').split(/\s+/).filter(Boolean);
 const NOTEBOOK_ROOT = resolve(process.env.NOTEBOOK_ROOT || join(ROOT, 'notebooks'));
-const MIN_CHARTS = Number(process.env.MIN_CHARTS || 1);
+// The charts a notebook must draw: MIN_CHARTS, or 1 where a cell is tagged chart.
+const minCharts = (nb) => (process.env.MIN_CHARTS !== undefined && process.env.MIN_CHARTS !== ''
+  ? Number(process.env.MIN_CHARTS)
+  : Number(readFileSync(join(ROOT, 'notebooks', nb), 'utf8').includes('"chart"')));
 const RUN_TIMEOUT_MS = Number(process.env.RUN_TIMEOUT_MS || 600000);
 const RENDERED = process.env.RENDERED === '1';
 
@@ -48,7 +55,7 @@ let external;
 before(async () => {
   h = await openLab({
     root: NOTEBOOK_ROOT,
-    name: basename(NOTEBOOK, '.ipynb'),
+    name: NOTEBOOKS.length === 1 ? basename(NOTEBOOKS[0], '.ipynb') : 'notebooks',
     exposeApp: true,
     settings: {
       // Every cell kept in the DOM (no windowing), so the test sees every chart,
@@ -65,7 +72,7 @@ after(async () => {
   await h?.close();
 });
 
-test(`JupyterLab ${RENDERED ? 'shows the executed' : 'runs'} ${NOTEBOOK} and every ECharts chart draws, offline`, { timeout: RUN_TIMEOUT_MS + 180000 }, async () => {
+for (const NOTEBOOK of NOTEBOOKS) test(`JupyterLab ${RENDERED ? 'shows the executed' : 'runs'} ${NOTEBOOK} and every ECharts chart draws, offline`, { timeout: RUN_TIMEOUT_MS + 180000 }, async () => {
   const page = await context.newPage();
   page.on('websocket', (ws) => { if (!isLocal(ws.url())) external.push(ws.url()); });
   const consoleErrors = [];
@@ -76,18 +83,38 @@ test(`JupyterLab ${RENDERED ? 'shows the executed' : 'runs'} ${NOTEBOOK} and eve
   // On any failure keep a screenshot of what the browser showed.
   const failShot = join(ARTIFACTS, `browser-${basename(NOTEBOOK, '.ipynb')}-failure.png`);
   try {
-    await runAndCheck(page, { assetResponses, consoleErrors });
+    await runAndCheck(page, NOTEBOOK, { assetResponses, consoleErrors });
   } catch (e) {
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: failShot }).catch(() => {});
     if (consoleErrors.length) console.log(`browser console errors:\n  ${consoleErrors.slice(0, 10).join('\n  ')}`);
     throw new Error(`${e.message}\n(screenshot: ${failShot})`, { cause: e });
+  } finally {
+    await page.close();
+    await shutDownKernels();
   }
-  await page.close();
 });
 
-async function runAndCheck(page, { assetResponses, consoleErrors }) {
-  const url = new URL(`lab/tree/${NOTEBOOK.split('/').map(encodeURIComponent).join('/')}`, lab.base);
+// The kernels the notebook's page started, shut down through the REST API (a
+// closed page leaves them running), so the next notebook's test has the
+// machine to itself.
+async function shutDownKernels() {
+  const api = (path) => {
+    const u = new URL(path, lab.base);
+    if (lab.token) u.searchParams.set('token', lab.token);
+    return u;
+  };
+  const sessions = await (await fetch(api('api/sessions'))).json().catch(() => []);
+  for (const s of Array.isArray(sessions) ? sessions : []) {
+    await fetch(api(`api/sessions/${encodeURIComponent(s.id)}`), { method: 'DELETE' }).catch(() => {});
+  }
+}
+
+async function runAndCheck(page, NOTEBOOK, { assetResponses, consoleErrors }) {
+  const MIN_CHARTS = minCharts(NOTEBOOK);
+  // A workspace of the notebook's own: an earlier notebook's tab is not restored.
+  const workspace = basename(NOTEBOOK, '.ipynb').replace(/[^A-Za-z0-9-]/g, '-');
+  const url = new URL(`lab/workspaces/${workspace}/tree/${NOTEBOOK.split('/').map(encodeURIComponent).join('/')}`, lab.base);
   if (lab.token) url.searchParams.set('token', lab.token);
   await page.goto(url.href);
   const notebook = page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook');
@@ -168,13 +195,13 @@ async function runAndCheck(page, { assetResponses, consoleErrors }) {
   assert.deepEqual(blank, [], `charts with no canvas or svg (ECharts did not draw): ${blank.join(', ')}` +
     (RENDERED ? ' (an executed notebook draws its charts only when signed: jupyter trust)' : ''));
   await checkTablesAndMath(page);
-  if (process.env.TABLE_SHOTS) await shootTables(page);
-  if (process.env.README_SHOT) await shootReadme(page, process.env.README_SHOT);
+  if (process.env.TABLE_SHOTS) await shootTables(page, NOTEBOOK);
+  if (process.env.README_SHOT) await shootReadme(page, process.env.README_SHOT, NOTEBOOK);
 }
 
 // README_SHOT: the output of the first code cell that shows a chart and a table
 // together, as a reader sees it, and the hash of the notebook it came from.
-async function shootReadme(page, path) {
+async function shootReadme(page, path, NOTEBOOK) {
   const cell = page.locator('.jp-CodeCell').filter({ has: page.locator('.jp-OutputArea-output [_echarts_instance_]') })
     .filter({ has: page.locator('.jp-OutputArea-output table') }).first();
   assert.ok(await cell.count() > 0, 'README_SHOT: no code cell shows both a chart and a table');
@@ -189,7 +216,7 @@ async function shootReadme(page, path) {
 
 // TABLE_SHOTS=1: a screenshot of every rendered output table, for reading
 // them by eye (tests/artifacts/tables-<notebook>-<n>.png).
-async function shootTables(page) {
+async function shootTables(page, NOTEBOOK) {
   const tables = page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output table');
   const n = await tables.count();
   for (let i = 0; i < n; i++) {

@@ -173,12 +173,77 @@ class Runner:
             self.kernel.close()
 
 
+def check_notebook(path: Path, exercises: list[Exercise], args, workdir: str) -> tuple[list[str], int, int, str]:
+    """Runs one notebook's exercises in a kernel of its own, started in a folder
+    of its own under workdir; returns the lines to print, the exercises passed
+    and failed, and a usage error ("" when none)."""
+    stream = args.jobs <= 1  # one at a time: print as it goes
+    lines: list[str] = []
+
+    def say(line: str) -> None:
+        if stream:
+            print(line, flush=True)
+        else:
+            lines.append(line)
+
+    say(f"-- {path.name}: {len(exercises)} exercise(s)")
+    passed = failed = 0
+    own = Path(workdir) / path.stem
+    own.mkdir(parents=True, exist_ok=True)
+    runner = Runner(path, args, str(own))
+    try:
+        for ex in exercises:
+            t0 = time.monotonic()
+            try:
+                problems = runner.exercise(ex)
+            except Usage as e:
+                return lines, passed, failed, str(e)
+            mark = "ok  " if not problems else "FAIL"
+            say(f"   {mark} {ex.cell:<24} {time.monotonic() - t0:6.1f}s  {', '.join(ex.fails)[:90]}")
+            for p in problems:
+                say(f"     {p}")
+            passed, failed = passed + (not problems), failed + bool(problems)
+    finally:
+        runner.close()
+    return lines, passed, failed, ""
+
+
+def run_all(work: list[tuple[Path, list[Exercise]]], args, workdir: str):
+    """Yields check_notebook's result for each (notebook, exercises): in order,
+    one at a time, or with --jobs N, N notebooks at a time (each notebook's
+    exercises use that notebook's own tables and queues, as run_notebooks.py's
+    --jobs explains), in the order they end."""
+    if args.jobs <= 1:
+        for path, exercises in work:
+            yield check_notebook(path, exercises, args, workdir)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    slow_first = sorted(work, key=lambda w: -sum(EXPECTED.get(ex.cell, 5) for ex in w[1]))
+    with ProcessPoolExecutor(max_workers=args.jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        futures = {pool.submit(check_notebook, path, exercises, args, workdir): path for path, exercises in slow_first}
+        for fut in as_completed(futures):
+            try:
+                yield fut.result()
+            except Exception as e:  # the worker process died: its notebook's exercises fail
+                path = futures[fut]
+                n = len(dict(work)[path])
+                yield [f"-- {path.name}: the run's process failed: {type(e).__name__}: {e}"], 0, n, ""
+
+
+# The order --jobs starts notebooks in, longest first: seconds an exercise's
+# checks took (2026-11-29, 2 cores), by its cell; others count 5.
+EXPECTED = {"c05-29": 16, "c05-s4": 9, "c05-25": 12, "c07-visibility": 21, "c07-pacing": 16, "31ae4c7e": 8,
+            "c10-exercise-design-cell": 33, "c10-limits-3": 19, "c13": 8}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("notebooks", nargs="*", help="notebooks (default: every notebook with exercises)")
     ap.add_argument("--kernel", default="gonb", help="kernelspec (default gonb, as make setup installs it)")
     ap.add_argument("--timeout", type=int, default=600, help="seconds per cell")
     ap.add_argument("--list", action="store_true", help="list the exercises and exit")
+    ap.add_argument("--jobs", type=int, default=1, help="check this many notebooks at a time, each in its own kernel")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
 
@@ -220,25 +285,14 @@ def main() -> int:
         return 1
     passed = failed = 0
     with tempfile.TemporaryDirectory(prefix="exercise-checks-") as workdir:
-        for path in paths:
-            exercises = by_prefix.get(path.name[:2], [])
-            print(f"-- {path.name}: {len(exercises)} exercise(s)", flush=True)
-            runner = Runner(path, args, workdir)
-            try:
-                for ex in exercises:
-                    t0 = time.monotonic()
-                    try:
-                        problems = runner.exercise(ex)
-                    except Usage as e:
-                        print(f"exercise_checks: {e}", file=sys.stderr)
-                        return 2
-                    mark = "ok  " if not problems else "FAIL"
-                    print(f"   {mark} {ex.cell:<24} {time.monotonic() - t0:6.1f}s  {', '.join(ex.fails)[:90]}", flush=True)
-                    for p in problems:
-                        print(f"     {p}", flush=True)
-                    passed, failed = passed + (not problems), failed + bool(problems)
-            finally:
-                runner.close()
+        work = [(path, by_prefix.get(path.name[:2], [])) for path in paths]
+        for lines, p, f, usage in run_all(work, args, workdir):
+            if lines:
+                print("\n".join(lines), flush=True)
+            if usage:
+                print(f"exercise_checks: {usage}", file=sys.stderr)
+                return 2
+            passed, failed = passed + p, failed + f
     print(f"exercise_checks: {passed} passed, {failed} failed")
     return 1 if failed else 0
 
