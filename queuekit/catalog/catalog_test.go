@@ -258,6 +258,7 @@ func TestBadArgumentsAreRefusedBeforeAnyCall(t *testing.T) {
 // night's Query reads only that night whatever the table size, and Scan's
 // capacity grows with the table.
 func TestQueryReadsOneNightScanReadsTheTable(t *testing.T) {
+	t.Parallel()
 	c := ddbtest.Catalog(t, catalog.WithWriters(4))
 	year1, err := workload.Generate(workload.Config{Start: "2024-05-11", Nights: 365, Seed: 1})
 	if err != nil {
@@ -533,6 +534,7 @@ func TestExhaustedRetriesReportTheUnwrittenCount(t *testing.T) {
 }
 
 func TestUnreachableEndpointIsOneClearLine(t *testing.T) {
+	t.Parallel()
 	// Port 9 (discard) is closed on the test machines: the connection is refused.
 	c, err := catalog.New(context.Background(), catalog.WithEndpoint("http://127.0.0.1:9"), catalog.WithCallTimeout(20*time.Second))
 	if err != nil {

@@ -495,6 +495,7 @@ func echartsAsset(t *testing.T) (node, asset string) {
 // fails here rather than in a browser. It installs the pinned ECharts when
 // the checkout has none (echartsAsset).
 func TestEChartsDrawsEveryOption(t *testing.T) {
+	t.Parallel()
 	node, asset := echartsAsset(t)
 	var js strings.Builder
 	js.WriteString("global.echarts = require(" + strconv.Quote(asset) + ");\nvar out = {};\n")

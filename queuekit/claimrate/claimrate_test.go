@@ -33,6 +33,7 @@ func buildCLI(t testing.TB) string {
 // measured write ceiling and 4 index write units per job (the index rules),
 // and the night executor's rows none.
 func TestCompareMeasuresEveryConfiguration(t *testing.T) {
+	t.Parallel()
 	cat := ddbtest.NewCatalog(t)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

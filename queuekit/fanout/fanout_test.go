@@ -51,6 +51,7 @@ func setup(t *testing.T, n int) fanout.Config {
 // message: the processor extends the timeout every half timeout, so no
 // other worker receives the message while it runs.
 func TestLongSlicesExtendTheirVisibility(t *testing.T) {
+	t.Parallel()
 	cfg := setup(t, 3)
 	cfg.Source = fanout.Slow(cfg.Source, 3*time.Second)
 	cfg.Workers, cfg.Visibility = 6, time.Second // more workers than slices: any redelivery would be picked up
@@ -130,6 +131,7 @@ func TestCollationEqualsTheDirectComputation(t *testing.T) {
 // (200 ms between requests), so it is never throttled; 12 workers ask at
 // once and all but one request in each round is refused.
 func TestStampedeLosesSlicesPacedDoesNot(t *testing.T) {
+	t.Parallel()
 	cfg := setup(t, 12)
 	cfg.Source = fanout.Slow(cfg.Source, 300*time.Millisecond)
 	cfg.MaxReceives, cfg.RetryAfter = 2, time.Second

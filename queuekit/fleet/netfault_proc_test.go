@@ -61,9 +61,13 @@ func procKind(op string, body []byte) string {
 // history shows one holder at a time; both processes exit cleanly on
 // SIGTERM; and the fault reached requests of its kind.
 func TestWorkerProcessesFaultPerKind(t *testing.T) {
+	t.Parallel()
 	for _, fault := range []string{"slow", "lost"} {
 		for _, kind := range procKinds {
-			t.Run(fault+"/"+kind, func(t *testing.T) { faultOneKind(t, fault, kind) })
+			t.Run(fault+"/"+kind, func(t *testing.T) {
+				t.Parallel()
+				faultOneKind(t, fault, kind)
+			})
 		}
 	}
 }

@@ -52,8 +52,10 @@ func fleetKind(op string, body []byte) string {
 // when no renewal got through in time, and every re-claim follows one; no
 // worker died, and every shard was released at the end.
 func TestLostRepliesPerWriteKind(t *testing.T) {
+	t.Parallel()
 	for _, kind := range fleetKinds {
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			lease := 3 * time.Second
@@ -118,6 +120,7 @@ func TestMain(m *testing.M) {
 // is dead-lettered, no worker dies, and every shard is free after the
 // workers left.
 func TestSlowCallsAndResetsKeepTheInvariants(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	lease := 3 * time.Second
@@ -138,6 +141,7 @@ func TestSlowCallsAndResetsKeepTheInvariants(t *testing.T) {
 // is dead-lettered, no worker dies, and every shard is free after the
 // workers left.
 func TestDynamoDBOutageMidRunKeepsTheInvariants(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	lease := 3 * time.Second
@@ -159,6 +163,7 @@ func TestDynamoDBOutageMidRunKeepsTheInvariants(t *testing.T) {
 // behind them: no job lease is lost, every job succeeds on its first
 // attempt, ended once.
 func TestSlowRejoinLosesNoJobLease(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	lease := 3 * time.Second

@@ -190,6 +190,7 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool)
 // (work that ran again because its worker died before writing the end) are
 // no more than the jobs the killed workers could hold (slots per kill).
 func TestKillStormEveryJobSucceedsExactlyOnce(t *testing.T) {
+	t.Parallel()
 	const jobs, workers, slots, users = 1200, 4, 4, 50
 	f := newFleet(t, fleet.WithLease(time.Second), fleet.WithShardLease(time.Second))
 	logPath := filepath.Join(t.TempDir(), "work.log")
@@ -242,6 +243,7 @@ func TestKillStormEveryJobSucceedsExactlyOnce(t *testing.T) {
 // heartbeats and ends are refused by the fencing tokens (it counts them as
 // fenced), and every job still ends exactly once.
 func TestPausedWorkerIsFencedAndNothingEndsTwice(t *testing.T) {
+	t.Parallel()
 	const jobs = 6
 	f := newFleet(t)
 	ctx := context.Background()
@@ -326,6 +328,7 @@ func TestPausedWorkerIsFencedAndNothingEndsTwice(t *testing.T) {
 // owners at once; the leaver's shards were released, the killed worker's
 // taken over after its lease; and every job ended exactly once.
 func TestWorkersJoiningAndLeavingNeverShareAShard(t *testing.T) {
+	t.Parallel()
 	const shards, jobs, users = 8, 400, 10
 	f := newFleet(t, fleet.WithShardLease(time.Second))
 	ctx := context.Background()
@@ -462,6 +465,7 @@ func TestWorkersJoiningAndLeavingNeverShareAShard(t *testing.T) {
 // is retried max_retry times with backoff, then ends FATAL_FAILURE with a
 // dead letter; a fatal error ends it at once.
 func TestRecurringJobsFireOncePerIntervalAndFailuresDeadLetter(t *testing.T) {
+	t.Parallel()
 	f := newFleet(t)
 	ctx := context.Background()
 	if err := f.Reset(ctx, 2); err != nil {
@@ -589,6 +593,7 @@ var _ = catalog.EnvEndpoint
 // 1 + 1 = 3, plus the workers' shard and membership writes shared over the
 // jobs. Writes per job (requests) are the same 3 plus that share.
 func TestWriteUnitsPerJobFollowTheIndexRules(t *testing.T) {
+	t.Parallel()
 	f := newFleet(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

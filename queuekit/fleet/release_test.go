@@ -27,6 +27,7 @@ import (
 //
 // Right after Join returns, each shard is read back: held by nobody.
 func TestDepartingWorkerReleasesShardsAfterLostReplies(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"shard_renew", "shard_release", "shard_acquire"} {
 		t.Run(kind, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

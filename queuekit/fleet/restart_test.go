@@ -27,6 +27,7 @@ import (
 // dead-lettered, no worker died, and every re-claim follows a lease lost
 // or a claim left unanswered, as in TestDynamoDBOutageMidRunKeepsTheInvariants.
 func TestDynamoDBLocalRestartMidRunKeepsTheInvariants(t *testing.T) {
+	t.Parallel()
 	srv := ddbtest.StartPrivate(t, "", ddbtest.WithDBPath(t.TempDir()))
 	cat0 := ddbtest.NewCatalog(t, catalog.WithEndpoint(srv.Endpoint))
 	f0, err := fleet.New(cat0)

@@ -17,6 +17,7 @@ import (
 // (counted, not run again: every job ends exactly once over both runs) and
 // the others are finished. With Fresh, a run starts afresh.
 func TestInterruptedRunResumesAndKeepsFinishedJobs(t *testing.T) {
+	t.Parallel()
 	const jobs, users = 300, 10
 	f := newFleet(t, fleet.WithLease(2*time.Second), fleet.WithShardLease(2*time.Second))
 	cfg := fleetrun.Config{Bin: buildCLI(t), Jobs: jobs, Workers: 2, Slots: 2, Shards: 4, Job: 40 * time.Millisecond,

@@ -29,6 +29,7 @@ import (
 // the run returns no error, no worker exited on its own, and read back raw
 // every job is SUCCESS, ended exactly once.
 func TestFleetRidesOutBurstsOfLostReplies(t *testing.T) {
+	t.Parallel()
 	const jobs, users = 120, 4
 	f0 := newFleet(t)
 	px := toxitest.NewProxy(t, f0.Endpoint())
@@ -124,6 +125,7 @@ func TestFleetRidesOutBurstsOfLostReplies(t *testing.T) {
 // back. Cut for longer than its bound, it gives up past it with one line
 // that says what to do.
 func TestFleetUnfinishedRidesOutAnOutage(t *testing.T) {
+	t.Parallel()
 	const jobs = 30
 	f0 := newFleet(t)
 	px := toxitest.NewProxy(t, f0.Endpoint())

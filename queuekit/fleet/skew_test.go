@@ -23,6 +23,7 @@ import (
 // expired from the moment it is claimed (the code before issue 25 took them
 // at once: its holders' heartbeats were refused by the token).
 func TestSkewedClocksRevokeNoHealthyJob(t *testing.T) {
+	t.Parallel()
 	const jobs, workers, slots, users = 40, 4, 4, 10
 	// A lease long enough that a loaded shared machine does not lose it by
 	// slowness (what this test must not confuse with skew).

@@ -89,6 +89,8 @@ func reasons(m map[string]int) string {
 // they send no control-plane request to DynamoDB (their liveness is their
 // job's lease).
 func TestOneTierThrottlesOnTheLimitsLayerWhereTheDispatcherTierDoesNot(t *testing.T) {
+	// Not parallel: it measures request rates through the limits layer,
+	// which the package's other rate tests would share with it.
 	const (
 		S           = 22.0
 		k           = 16
@@ -223,6 +225,8 @@ func TestOneTierThrottlesOnTheLimitsLayerWhereTheDispatcherTierDoesNot(t *testin
 // contending for shards come on top (logged; on AWS each is a billed write
 // on pk = SHARD).
 func TestOneTierControlPlaneModelAgainstRealWorkers(t *testing.T) {
+	// Not parallel: it measures request rates through the limits layer,
+	// which the package's other rate tests would share with it.
 	const k = 32
 	lease := 4 * time.Second
 	a := fleetplan.Seed003
@@ -318,6 +322,8 @@ func TestOneTierControlPlaneModelAgainstRealWorkers(t *testing.T) {
 // throttles, and the rates on pk = SHARD's and pk = MEMBER's partitions
 // stay within the model's rows (writes: plus one refused acquire a look).
 func TestTwoTierControlPlaneAtItsTrueSizeStaysWithinTheModel(t *testing.T) {
+	// Not parallel: it measures request rates through the limits layer,
+	// which the package's other rate tests would share with it.
 	for _, c := range []struct {
 		name   string
 		n      int

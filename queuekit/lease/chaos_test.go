@@ -388,6 +388,7 @@ func workerStats(t *testing.T, p *proc) lease.WorkerStats {
 // and the pool's rules hold, under barrier and under conservative. Jobs
 // outlast the lease, so the other worker's jobs live on heartbeats.
 func TestSleepingWorkerIsFenced(t *testing.T) {
+	t.Parallel()
 	bin := buildCLI(t)
 	for _, policy := range []string{"barrier", "conservative"} {
 		t.Run(policy, func(t *testing.T) {
@@ -452,6 +453,7 @@ func TestSleepingWorkerIsFenced(t *testing.T) {
 // process gives up. The server is this test's own (port
 // $LEASE_STALL_PORT, or a free one ddbtest picks).
 func TestDynamoDBStalledPastALease(t *testing.T) {
+	t.Parallel()
 	port := os.Getenv("LEASE_STALL_PORT") // "": a free port ddbtest picks
 	bin := buildCLI(t)
 	srv := ddbtest.StartPrivate(t, port)
@@ -497,6 +499,7 @@ func TestDynamoDBStalledPastALease(t *testing.T) {
 // than lease.StaleAfter a new run takes the night, starts clean, and
 // completes with every invariant.
 func TestCoordinatorKilledMidNight(t *testing.T) {
+	t.Parallel()
 	bin := buildCLI(t)
 	const c, maxRetry = 4, 3
 	n := chaosNight(t, "2027-07-03", 60, 15, 10)
@@ -604,6 +607,7 @@ func TestTwoRunsAtOnce(t *testing.T) {
 // every 1.5 s a random worker is killed (SIGKILL) and a new one started in
 // its place. Every job ends exactly once and the pool's rules hold.
 func TestKillStorm(t *testing.T) {
+	t.Parallel()
 	bin := buildCLI(t)
 	const c, maxRetry = 8, 8
 	n := chaosNight(t, "2027-07-05", 300, 4, 50)

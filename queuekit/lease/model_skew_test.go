@@ -399,6 +399,7 @@ func exploreSkew(wallReaper, preToken, oldRetries bool, spread int, seed uint64,
 // clocks in step, and breaks them once the reaper's clock runs ahead, which
 // shows the check can fail.
 func TestModelSkewedClocks(t *testing.T) {
+	t.Parallel()
 	const count, steps = 1500, 40
 	for _, spread := range []int{0, skewLease / 2, 2 * skewLease, 100 * skewLease} {
 		if err := exploreSkew(false, false, false, spread, 1, count, steps); err != nil {

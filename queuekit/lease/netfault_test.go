@@ -92,6 +92,7 @@ func rawNight(t *testing.T, ex *lease.Executor, c *dynamodb.Client, date string)
 // middle (seen in the table: the pool PREPARING, some jobs written with its
 // run id, not all).
 func TestCoordinatorPausedMidResetCannotOverwriteNewRun(t *testing.T) {
+	t.Parallel()
 	const jobs = 400
 	bin := buildCLI(t)
 	n := catalogNight(t, "2027-07-01", jobs)
@@ -279,9 +280,11 @@ var leaseKinds = []string{"claim", "start", "heartbeat", "end", "counters", "joi
 // (nothing counted twice), the report's invariants (Verify) hold, and the
 // fault was really injected (the SDK retried requests of the kind).
 func TestLostRepliesPerWriteKind(t *testing.T) {
+	t.Parallel()
 	n := sample(t, "2026-05-13")
 	for _, kind := range leaseKinds {
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
 			ex0, cat0 := setup(t, n.Jobs)
 			r := toxitest.NewRouter(t, cat0.Endpoint(), leaseKind, leaseKinds...)
 			ex := executorVia(t, cat0, r.Default.URL, routed(r))
@@ -352,6 +355,7 @@ func TestLostRepliesPerWriteKind(t *testing.T) {
 // healthy job is revoked: every job ends SUCCESS in one attempt, none is
 // reaped, retried or dead-lettered, and every worker exits cleanly.
 func TestSkewedWorkerClocksRevokeNoHealthyJob(t *testing.T) {
+	t.Parallel()
 	const jobs = 40
 	bin := buildCLI(t)
 	n := catalogNight(t, "2027-08-01", jobs)
@@ -495,6 +499,7 @@ func TestSkewBoundTakeNight(t *testing.T) {
 // kept that was lost (the fence refuses such writes, and Verify would see
 // a second end).
 func TestSlowCallsAndResetsKeepTheInvariants(t *testing.T) {
+	t.Parallel()
 	n := sample(t, "2026-05-13")
 	_, cat0 := setup(t, n.Jobs)
 	r := toxitest.NewRouter(t, cat0.Endpoint(), func(string, []byte) string { return "" })
@@ -532,6 +537,7 @@ func TestSlowCallsAndResetsKeepTheInvariants(t *testing.T) {
 // worker does not die. (A real restart of DynamoDB Local, its tables kept
 // on disk, is TestDynamoDBLocalRestartMidRunKeepsTheInvariants.)
 func TestDynamoDBOutageMidRunKeepsTheInvariants(t *testing.T) {
+	t.Parallel()
 	n := sample(t, "2026-05-13")
 	_, cat0 := setup(t, n.Jobs)
 	px := toxitest.NewProxy(t, cat0.Endpoint())

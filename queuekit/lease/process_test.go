@@ -104,6 +104,7 @@ func bigNight(date string, n, exclusiveEvery int) queuekit.Night {
 // pool rules hold on the recorded schedule, and the claims the processes
 // lost are counted (and add up in the table).
 func TestWorkerProcessesClaimEachJobExactlyOnce(t *testing.T) {
+	t.Parallel()
 	const jobs, procs, slots = 2000, 4, 4
 	bin := buildCLI(t)
 	ex, cat := setup(t, nil)
@@ -172,6 +173,7 @@ func TestWorkerProcessesClaimEachJobExactlyOnce(t *testing.T) {
 // heartbeating; after its lease expires a worker of the run re-claims the
 // job, counting a retry, and the night ends with every job SUCCESS.
 func TestKilledWorkerJobIsReclaimedAfterItsLease(t *testing.T) {
+	t.Parallel()
 	bin := buildCLI(t)
 	n := sample(t, "2026-05-13")
 	ex, cat := setup(t, n.Jobs)
@@ -224,6 +226,7 @@ func TestKilledWorkerJobIsReclaimedAfterItsLease(t *testing.T) {
 // runs twice: each job has exactly one attempt, SUCCESS. The server is this
 // test's own (port $LEASE_PAUSE_PORT, or a free one ddbtest picks), never a shared one.
 func TestDynamoDBPausedMidRunLosesNothing(t *testing.T) {
+	t.Parallel()
 	port := os.Getenv("LEASE_PAUSE_PORT") // "": a free port ddbtest picks
 	bin := buildCLI(t)
 	srv := ddbtest.StartPrivate(t, port)

@@ -39,6 +39,7 @@ import (
 // suite's invariants (checkNight), and the WORKER# counters equal what the
 // processes counted (nothing counted twice by a retried flush).
 func TestDynamoDBLocalRestartMidRunKeepsTheInvariants(t *testing.T) {
+	t.Parallel()
 	srv := ddbtest.StartPrivate(t, "", ddbtest.WithDBPath(t.TempDir()))
 	n := sample(t, "2026-05-13")
 	ex0, cat0 := setup(t, n.Jobs, catalog.WithEndpoint(srv.Endpoint))

@@ -205,6 +205,7 @@ func checkRiddenNight(t *testing.T, ex *lease.Executor, cat *catalog.Catalog, n 
 // the coordinator exits 0 (its report verified), both workers exit 0; read
 // back raw, every job ended SUCCESS exactly once and the pool is clean.
 func TestRideOutBurstsOfLostRepliesOnEveryLink(t *testing.T) {
+	t.Parallel()
 	const jobs = 40
 	bin := buildCLI(t)
 	n := catalogNight(t, "2027-09-01", jobs)
@@ -258,6 +259,7 @@ func TestRideOutBurstsOfLostRepliesOnEveryLink(t *testing.T) {
 // Cut for 13 s instead, past its bound, it gives up with one line saying
 // what to do (exit 1), and the others finish the night.
 func TestRideOutPartitionedWorker(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		cut   time.Duration
@@ -337,6 +339,7 @@ func TestRideOutPartitionedWorker(t *testing.T) {
 // is needed (start workers) and re-queues the leases left behind; a worker
 // started then finishes the night, and the run exits 0.
 func TestAllWorkersDeadNightIsFinishedByTheNext(t *testing.T) {
+	t.Parallel()
 	const jobs = 24
 	bin := buildCLI(t)
 	n := catalogNight(t, "2027-09-04", jobs)

@@ -23,6 +23,7 @@ import (
 // TestConservativeNightMatchesTheSimulator runs a night where they part
 // ways.)
 func TestRandomNightsKeepThePoolRules(t *testing.T) {
+	t.Parallel()
 	nights := randomNights(t, 11, 6)
 	for i, n := range nights {
 		pol := sim.Policies[i%3]
@@ -50,6 +51,7 @@ func TestRandomNightsKeepThePoolRules(t *testing.T) {
 // then ends FATAL_FAILURE with a dead-letter record; the others succeed.
 // max_retry 0 means no retry: one attempt, then the dead letter.
 func TestFailingJobIsDeadLettered(t *testing.T) {
+	t.Parallel()
 	for _, maxRetry := range []int{0, 2} {
 		t.Run(fmt.Sprintf("max_retry=%d", maxRetry), func(t *testing.T) { failingJob(t, maxRetry) })
 	}
@@ -118,6 +120,7 @@ func failingJob(t *testing.T, maxRetry int) {
 // each run's worst lag in hops of (P + 100 ms), and a timing claim shown to
 // people is made by notebook 05 and the benchmarks, from measured medians.
 func TestStableNightMatchesTheSimulator(t *testing.T) {
+	t.Parallel()
 	n := sample(t, "2026-05-13")
 	ex, _ := setup(t, n.Jobs)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -137,6 +140,7 @@ func TestStableNightMatchesTheSimulator(t *testing.T) {
 // B 51 (not easy's R, B, X, A nor barrier's R, X, A, B), each within the
 // tolerance derived above, and the schedule keeps conservative's rule.
 func TestConservativeNightMatchesTheSimulator(t *testing.T) {
+	t.Parallel()
 	n := partWays(t)
 	ex, _ := setup(t, n.Jobs)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

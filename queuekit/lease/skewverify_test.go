@@ -31,6 +31,7 @@ import (
 // night read back keeps every promise (Verify), and a double holder or an
 // over-capacity claim planted in the table afterwards is still caught.
 func TestRunWithOneWorkerSkewed3sExitsZero(t *testing.T) {
+	t.Parallel()
 	bin := buildCLI(t)
 	for _, off := range []time.Duration{3 * time.Second, -3 * time.Second} {
 		t.Run(off.String(), func(t *testing.T) {
@@ -262,6 +263,7 @@ func itoa(v int64) string {
 // it carried attempt 1's started_ms, seconds before its claim), and the
 // night's schedule on started_ms never has more than c busy.
 func TestReapedAttemptRecordsItsOwnStart(t *testing.T) {
+	t.Parallel()
 	n := catalogNight(t, "2027-08-07", 1)
 	ex, cat := setup(t, n.Jobs)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

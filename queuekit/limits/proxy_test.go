@@ -101,6 +101,7 @@ func TestUnthrottledAnswersAreLocalsByteForByte(t *testing.T) {
 // 10 seconds all land, and the layer counts the throttles the SDK saw.
 // Real clock here: the retryer waits for real.
 func TestStandardRetryerRecoversFromThrottles(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, WithScale(2000), WithClock(time.Now)) // one key: 0.5 write units a second
 	name := f.table(onDemand())
 	db := client(f.s.URL, retry.NewStandard(func(o *retry.StandardOptions) { o.MaxAttempts = 30; o.MaxBackoff = time.Second }))
@@ -143,6 +144,7 @@ func TestStandardRetryerRecoversFromThrottles(t *testing.T) {
 // the layer shows it holding the item (no timing assumption), then sends
 // the others.
 func TestTransactionConflicts(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, WithTransactionHold(2*time.Second))
 	name := f.table(onDemand())
 	ctx := context.Background()

@@ -15,6 +15,7 @@ import (
 // with another body ("FIFO queue key terms", Message deduplication ID, SQS
 // Developer Guide); groups come back with their MessageGroupId.
 func TestFIFODeduplicationIDDropsTheSecondSend(t *testing.T) {
+	t.Parallel()
 	c := sqstest.Client(t)
 	ctx := context.Background()
 	q, err := c.CreateFIFO(ctx, sqsqueue.FIFOConfig{Name: sqstest.Name(t) + ".fifo", Visibility: 30 * time.Second})

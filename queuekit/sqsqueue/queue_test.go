@@ -17,6 +17,7 @@ import (
 // A message received maxReceiveCount times without being deleted moves to
 // the dead-letter queue on its next receive; Redrive brings it back.
 func TestRedrivePolicyAndRedrive(t *testing.T) {
+	t.Parallel()
 	c := sqstest.Client(t)
 	ctx := context.Background()
 	pair, err := c.CreateWithDLQ(ctx, sqstest.Name(t), 2, time.Second)
@@ -53,6 +54,7 @@ func TestRedrivePolicyAndRedrive(t *testing.T) {
 }
 
 func TestUnreachableNamesTheEndpointAndTheFix(t *testing.T) {
+	t.Parallel()
 	c, err := sqsqueue.New(context.Background(), sqsqueue.WithEndpoint("http://127.0.0.1:1"))
 	if err != nil {
 		t.Fatal(err)

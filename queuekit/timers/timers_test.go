@@ -80,6 +80,7 @@ func firedIDs(t *testing.T, tm *timers.Timers) []string {
 }
 
 func TestEveryTimerFiresOnceAndNothingElseFires(t *testing.T) {
+	t.Parallel()
 	tm := newTimers(t)
 	ctx := context.Background()
 	due := time.Now().Add(time.Second)
@@ -133,6 +134,7 @@ func TestEveryTimerFiresOnceAndNothingElseFires(t *testing.T) {
 // DynamoDB call after it fails before it is sent, exactly like a process
 // that died there, because the state a restart reads is only in DynamoDB.
 func TestRestartNeitherLosesNorRepeats(t *testing.T) {
+	t.Parallel()
 	tm := newTimers(t)
 	ids := []string{"t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8"}
 	schedule(t, tm, time.Now().Add(time.Second), ids...)
@@ -188,6 +190,7 @@ func TestRestartNeitherLosesNorRepeats(t *testing.T) {
 }
 
 func TestPoisonTimerGoesToTheDeadLetterQueueAndRecurringTimersReschedule(t *testing.T) {
+	t.Parallel()
 	tm := newTimers(t)
 	q := sqstest.Client(t)
 	ctx := context.Background()

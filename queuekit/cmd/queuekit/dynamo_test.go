@@ -67,6 +67,7 @@ func TestSeedAccessResetAgainstDynamoDBLocal(t *testing.T) {
 }
 
 func TestAccessErrorsAreOneActionableLine(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		code int

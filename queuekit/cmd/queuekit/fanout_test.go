@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -56,6 +57,7 @@ func capacityOf(t *testing.T, r fanoutResult) nights.Capacity {
 }
 
 func TestFanoutDeadLettersExactlyTheFailingSlicesAndRedriveCompletes(t *testing.T) {
+	t.Parallel()
 	env := fanoutEnv(t, 12)
 	run := "dlq" + strings.ReplaceAll(ddbtest.TableName(t)[len(ddbtest.TableName(t))-8:], "_", "")
 	out, errOut, code := runDynamoCLI(t, append([]string{"fanout", "--slices", "12", "--workers", "3", "--fail-slices", "7,2", "--max-receives", "2", "--run", run, "--json"}, env...)...)
@@ -105,6 +107,7 @@ func TestFanoutDeadLettersExactlyTheFailingSlicesAndRedriveCompletes(t *testing.
 // the next processor finds the result written (the conditional put fails),
 // deletes the message, and the slice counts once.
 func TestFanoutProcessorKilledAfterWriteDoesNotCountTwice(t *testing.T) {
+	t.Parallel()
 	env := fanoutEnv(t, 6)
 	bin := filepath.Join(t.TempDir(), "queuekit")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
@@ -156,6 +159,7 @@ func TestFanoutProcessorKilledAfterWriteDoesNotCountTwice(t *testing.T) {
 }
 
 func TestTimersCLIFiresEveryTimerOnce(t *testing.T) {
+	t.Parallel()
 	ep := ddbtest.Endpoint(t)
 	out, errOut, code := runDynamoCLI(t, "timers", "--count", "6", "--due-in", "1", "--json", "--endpoint", ep)
 	if code != 0 {
@@ -179,6 +183,7 @@ func TestTimersCLIFiresEveryTimerOnce(t *testing.T) {
 // server is contacted; what a server answers (unreachable, a missing table,
 // night or run) is exit 1, one line, and nothing is created.
 func TestTimersAndFanoutBadInput(t *testing.T) {
+	t.Parallel()
 	ep := ddbtest.Endpoint(t)
 	sqsEP := sqstest.Endpoint(t)
 	sq := []string{"--sqs-endpoint", sqsEP}
@@ -241,15 +246,16 @@ func TestFanoutResumeOfAnUnknownRunCreatesNothing(t *testing.T) {
 }
 
 // seeded holds each test's seeded table: a table made with ddbtest.Catalog is
-// deleted when its test ends, so it is never shared between tests.
-var seeded = map[string]string{}
+// deleted when its test ends, so it is never shared between tests. Tests run
+// in parallel, hence the sync.Map.
+var seeded sync.Map // test name -> table
 
 // seededTable returns a table holding four generated nights (2025-05-11 to
 // 2025-05-14: the first and last of 4 slices), seeded once per test.
 func seededTable(t *testing.T) string {
 	t.Helper()
-	if table, ok := seeded[t.Name()]; ok {
-		return table
+	if table, ok := seeded.Load(t.Name()); ok {
+		return table.(string)
 	}
 	c := ddbtest.Catalog(t)
 	jobs, err := workload.Generate(workload.Config{Nights: 4, Seed: 1})
@@ -259,8 +265,8 @@ func seededTable(t *testing.T) string {
 	if _, err := c.Seed(context.Background(), jobs); err != nil {
 		t.Fatal(err)
 	}
-	seeded[t.Name()] = c.Table()
-	t.Cleanup(func() { delete(seeded, t.Name()) })
+	seeded.Store(t.Name(), c.Table())
+	t.Cleanup(func() { seeded.Delete(t.Name()) })
 	return c.Table()
 }
 
@@ -271,6 +277,7 @@ func seededTable(t *testing.T) string {
 // failure recorded: a healthy slice that SQS's rule dead-lettered), and says
 // how to redrive them; the redrive then completes the run with slice 3.
 func TestFanoutReportSeparatesSlicesDeadLetteredByCrashes(t *testing.T) {
+	t.Parallel()
 	env := fanoutEnv(t, 6)
 	bin := filepath.Join(t.TempDir(), "queuekit")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {

@@ -145,6 +145,7 @@ func TestFleetSubmitListView(t *testing.T) {
 // queuekit fleet --json prints exactly the keys of the contract, and a
 // small run ends every job.
 func TestFleetJSONKeysAreTheContract(t *testing.T) {
+	t.Parallel()
 	ep, table, _ := fleetTable(t)
 	bin := filepath.Join(t.TempDir(), "queuekit")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {

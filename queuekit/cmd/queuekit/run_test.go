@@ -58,6 +58,7 @@ func seededForRun(t *testing.T) (ep, table string, ex *lease.Executor) {
 // run --json carries exactly the documented keys; realised and forecast
 // carry the metric keys of simulate --json; --policy easy runs EASY backfilling.
 func TestRunJSONAndStatus(t *testing.T) {
+	t.Parallel()
 	ep, table, _ := seededForRun(t)
 	out, errOut, code := runDynamoCLI(t, "run", "--batch-date", "2026-05-14", "--workers", "2", "--policy", "easy",
 		"--minute-ms", "5", "--json", "--endpoint", ep, "--table", table)
@@ -134,6 +135,7 @@ func TestRunJSONAndStatus(t *testing.T) {
 // the server does not have is exit 1 (the server's answer, not usage), also
 // one line and nothing written.
 func TestRunBadInputWritesNothing(t *testing.T) {
+	t.Parallel()
 	ep, table, ex := seededForRun(t)
 	at := []string{"--endpoint", ep, "--table", table}
 	for _, tc := range []struct {

@@ -104,6 +104,7 @@ func checkOneLine(t *testing.T, args []string, code int, stdout, stderr string, 
 // Every command that talks to DynamoDB, pointed at a stopped endpoint, exits
 // 1 with one line naming the endpoint and how to start DynamoDB Local.
 func TestEveryDynamoDBCommandOnAStoppedEndpointExits1(t *testing.T) {
+	t.Parallel()
 	ep := stoppedEndpoint(t)
 	for _, c := range dynamoCommands {
 		args := append(append([]string{}, c...), "--endpoint", ep)
@@ -130,6 +131,7 @@ func TestEveryDynamoDBCommandOnAnotherServerSaysSo(t *testing.T) {
 // nights: a stopped SQS endpoint, a web server and JSON servers each give exit 1 and one
 // line naming the endpoint and what to do; nothing is created.
 func TestFanoutOnAStoppedOrWrongSQSEndpoint(t *testing.T) {
+	t.Parallel()
 	ddb := ddbtest.Endpoint(t)
 	table := seededTable(t)
 	stopped := stoppedEndpoint(t)

@@ -257,6 +257,7 @@ func (r *rig) checkEndedOnce(n int) map[string]fleet.Job {
 // standard's duplicates, and stale ones): the duplicates are refused
 // claims, dropped, never second holders.
 func TestEveryJobEndsOnceWithDuplicateMessages(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, 8)
 	const n = 120
 	jobs := r.submit(n, 3)
@@ -305,6 +306,7 @@ func TestEveryJobEndsOnceWithDuplicateMessages(t *testing.T) {
 // holder's lease, and within the bound 2·Lease plus a poll (with slack for
 // this shared machine). The dead holder's late end is refused by the token.
 func TestADeadExecutorsJobIsDispatchedAgainAfterItsLeaseAndEndsOnce(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, 4)
 	const n = 40
 	jobs := r.submit(n, 3)

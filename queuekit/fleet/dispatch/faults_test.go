@@ -93,8 +93,10 @@ func attempts(byID map[string]fleet.Job) int {
 // executors counted won (up to claims left unanswered), and no lease was
 // refused by the token (every lost lease is one its holder gave up).
 func TestLostRepliesOnTheExecutorsLinkPerWriteKind(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"claim", "heartbeat", "end"} {
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
 			r := newRig(t, 4)
 			const n = 24
 			r.submit(n, 5)
@@ -139,6 +141,7 @@ func TestLostRepliesOnTheExecutorsLinkPerWriteKind(t *testing.T) {
 // holder still renewing it (every lost lease is one its holder gave up),
 // every re-claim follows such a loss, and every job ends SUCCESS once.
 func TestSkewedClocksRevokeNoHealthyJob(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, 4)
 	const n = 24
 	r.submit(n, 20)
@@ -173,6 +176,7 @@ func TestSkewedClocksRevokeNoHealthyJob(t *testing.T) {
 // jobs sent and claimed again; every job ends SUCCESS exactly once, and
 // every re-claim follows a lease lost or a claim or end left unanswered.
 func TestSlowCallsAndResetsKeepTheInvariants(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, 4)
 	const n = 24
 	r.submit(n, 20)
@@ -202,6 +206,7 @@ func TestSlowCallsAndResetsKeepTheInvariants(t *testing.T) {
 // are tried again (counted, no process exits); once SQS answers, every job
 // ends SUCCESS exactly once.
 func TestSQSOutageMidRunKeepsTheInvariants(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, 4)
 	const n = 60
 	r.submit(n, 20)
@@ -276,8 +281,10 @@ func dispatcherKind(op string, body []byte) string {
 // once they left (a release whose reply was lost is recognised by its
 // nonce, or sent again).
 func TestLostRepliesOnTheDispatchersLinkPerWriteKind(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"shard_acquire", "shard_renew", "shard_release", "member"} {
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
 			r := newRig(t, 4)
 			const n = 40
 			r.submit(n, 20)
@@ -326,6 +333,7 @@ func TestLostRepliesOnTheDispatchersLinkPerWriteKind(t *testing.T) {
 // during a restart): leases lapse, shards and jobs come back; no process
 // exits, and every job ends SUCCESS exactly once.
 func TestDynamoDBOutageMidRunKeepsTheInvariants(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, 4)
 	const n = 40
 	r.submit(n, 20)

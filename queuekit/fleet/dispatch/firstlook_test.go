@@ -68,6 +68,7 @@ func TestDispatchersFirstLooksSpreadOverTheLookInterval(t *testing.T) {
 // so acquire no shard) in its first second, and be a member after the
 // wait. One whose ctx ends during the wait writes nothing and returns.
 func TestADispatcherJoinsOnlyAfterItsFirstLook(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, 4)
 	tier, err := dispatch.New(r.f, r.sqs, r.tier.Queue(), dispatch.WithFirstLook(2*time.Second),
 		dispatch.WithRand(func() float64 { return 0.9 }))

@@ -179,6 +179,7 @@ func (r *rig) waitBusy() {
 // run again (attempt 2) after their leases; the killed dispatcher's shards
 // are all the other's.
 func TestKilledExecutorAndDispatcherProcessesEveryJobEndsOnce(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, 8)
 	const n = 200
 	r.submit(n, 3)
@@ -234,6 +235,7 @@ func TestKilledExecutorAndDispatcherProcessesEveryJobEndsOnce(t *testing.T) {
 // it finds its leases gone (fenced, or expired before any renewal) and
 // ends nothing.
 func TestPausedExecutorProcessIsFencedAndNothingEndsTwice(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, 4)
 	const n = 120
 	r.submit(n, 3)
@@ -272,6 +274,7 @@ func TestPausedExecutorProcessIsFencedAndNothingEndsTwice(t *testing.T) {
 // exactly once, by its last claim's token, with a work-log line of that
 // attempt; jobs whose executor was killed ran again.
 func TestKillStormEveryJobEndsOnce(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, 8)
 	const n = 300
 	r.submit(n, 20)

@@ -63,6 +63,7 @@ func (r *rig) checkShardsFree() {
 // before it was stopped is replaced so the run still ends, and fails the
 // test).
 func TestDynamoDBLocalRestartMidRunKeepsTheInvariants(t *testing.T) {
+	t.Parallel()
 	srv := ddbtest.StartPrivate(t, "", ddbtest.WithDBPath(t.TempDir()))
 	r := newRig(t, 4, catalog.WithEndpoint(srv.Endpoint))
 	const n = 40
@@ -112,6 +113,7 @@ func TestDynamoDBLocalRestartMidRunKeepsTheInvariants(t *testing.T) {
 // executor rejoin to slow: the executors' own slow calls are
 // TestSlowCallsAndResetsKeepTheInvariants.
 func TestSlowRejoinOfTheDispatchersLosesNoJobLease(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, 4)
 	const n = 40
 	r.submit(n, 3)

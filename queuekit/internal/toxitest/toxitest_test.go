@@ -55,6 +55,7 @@ func has(t *testing.T, c *dynamodb.Client, table, id string) bool {
 // fails; reading the table straight shows the write landed. After the toxic
 // is removed, calls through the proxy work again.
 func TestLoseRepliesWriteLands(t *testing.T) {
+	t.Parallel()
 	ep := ddbtest.Endpoint(t)
 	p := toxitest.NewProxy(t, ep)
 	via, direct, table := through(t, p.URL, catalog.WithCallTimeout(10*time.Second))
@@ -93,6 +94,7 @@ func TestSlowCallTimesOutWriteLands(t *testing.T) {
 
 // Reset connections fail the call; a cut proxy refuses calls until restored.
 func TestResetAndCut(t *testing.T) {
+	t.Parallel()
 	p := toxitest.NewProxy(t, ddbtest.Endpoint(t))
 	via, _, table := through(t, p.URL, catalog.WithCallTimeout(5*time.Second))
 	remove := p.ResetPeer(t, 1, 0)
@@ -113,6 +115,7 @@ func TestResetAndCut(t *testing.T) {
 // A router aims a toxic at one kind of request: reads lose their replies,
 // writes do not.
 func TestRouterFaultsOneKind(t *testing.T) {
+	t.Parallel()
 	r := toxitest.NewRouter(t, ddbtest.Endpoint(t), func(op string, _ []byte) string {
 		if op == "GetItem" {
 			return "read"

@@ -27,6 +27,7 @@ import (
 // after A1 is deleted A2; then nothing, as the copy of A1 is dropped: three
 // deliveries of four accepted sends.
 func TestFIFODemoFollowsTheDocumentedRules(t *testing.T) {
+	t.Parallel()
 	c := sqstest.Client(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -54,6 +55,7 @@ func TestFIFODemoFollowsTheDocumentedRules(t *testing.T) {
 }
 
 func TestFIFODemoQueueIsGone(t *testing.T) {
+	t.Parallel()
 	c := sqstest.Client(t)
 	ctx := context.Background()
 	o, err := fanoutlab.FIFODemo(ctx, c, time.Second)

@@ -25,6 +25,7 @@ import (
 // PartitionOf, so each throttle is one key's), and the dispatchers' table
 // throttles nothing.
 func TestControlPlanesOneTierThrottlesTheDispatchersDoNot(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, err := limits.Start(ctx, ddbtest.Endpoint(t), "", limits.WithScale(22))
 	if err != nil {

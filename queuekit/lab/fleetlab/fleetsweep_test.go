@@ -18,6 +18,7 @@ import (
 // end removes it (a lease expired on a busy machine adds an attempt, and
 // its claim 2 more). One shard is one index key: one partition.
 func TestRunFleetSweep(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, err := limitslab.StartLimits(ctx, 50)
 	if err != nil {
@@ -76,6 +77,7 @@ func TestRunFleetSweep(t *testing.T) {
 // its partitions start with, + a partial second) and throttles the rest by
 // its partitions; the warm table lands more.
 func TestRunPeakStart(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, err := limitslab.StartLimits(ctx, 500)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 // (with a margin for the layer's burst of one second and the run's
 // start-up, which only makes the measured rate lower).
 func TestRunPoolCeiling(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, err := limitslab.StartLimits(ctx, 50)
 	if err != nil {

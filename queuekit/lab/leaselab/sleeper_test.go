@@ -23,6 +23,7 @@ import (
 // late result is refused (fence token 1 against the rescuer's 3, the same
 // run), the short one's is stored, at a token newer than the run before's.
 func TestSleepThroughLease(t *testing.T) {
+	t.Parallel()
 	cat := ddbtest.Catalog(t)
 	ex, err := lease.New(cat)
 	if err != nil {
@@ -96,6 +97,7 @@ func TestSleepThroughLease(t *testing.T) {
 // owner other than the dead worker, and an acquire in the watched shard's
 // history came after the lease it took over had ended (never before).
 func TestTakeoverReassignsTheDeadWorkersShards(t *testing.T) {
+	t.Parallel()
 	cat := ddbtest.Catalog(t)
 	ctx := context.Background()
 	// Takeover.Run leaves the fleet table (TTL on) for the notebook to read;
