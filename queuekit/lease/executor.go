@@ -324,7 +324,11 @@ func (e *Executor) Prepare(ctx context.Context, n queuekit.Night, cfg Config) (s
 			WithUpdate(expression.Set(expression.Name("state"), expression.Value(poolWaiting)).
 				Set(expression.Name("run_seen_ms"), expression.Value(e.now().UnixMilli()))).Build()
 		if err == nil {
-			err = e.update(ctx, n.BatchDate, skPool, expr)
+			// Ridden out as the reset's other calls; sent again after a
+			// lost reply, it passes its own condition (WAITING, above).
+			err = e.coordinatorOutage(n.BatchDate).Do(ctx, func(ctx context.Context) error {
+				return e.update(ctx, n.BatchDate, skPool, expr)
+			})
 		}
 	}
 	if err != nil {
@@ -385,7 +389,14 @@ func (e *Executor) takeNight(ctx context.Context, date string, pool map[string]t
 // reset deletes the previous run's items of the night (attempts, dead
 // letters, workers, jobs no longer in it) and writes the new run's jobs.
 func (e *Executor) reset(ctx context.Context, n queuekit.Night, runID string, jobs []types.WriteRequest) error {
-	old, err := e.nightItems(ctx, n.BatchDate, "")
+	// The night's items, ridden out as the coordinator's other calls: a
+	// Query whose reply was lost is read again from its first page.
+	var old []map[string]types.AttributeValue
+	err := e.coordinatorOutage(n.BatchDate).Do(ctx, func(ctx context.Context) error {
+		var err error
+		old, err = e.nightItems(ctx, n.BatchDate, "")
+		return err
+	})
 	if err != nil {
 		return err
 	}

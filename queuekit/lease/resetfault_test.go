@@ -1,0 +1,81 @@
+package lease_test
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/nightqueue/workshop/queuekit"
+	"github.com/nightqueue/workshop/queuekit/internal/toxitest"
+)
+
+// resetKind is leaseKind with the reset's read of the night's old items
+// told apart: a Query of the execution table (exec) on its key, no index;
+// the first such Query of a run is the reset's (the night's jobs are read
+// from the catalog's table before).
+func resetKind(exec string) toxitest.Classify {
+	table := []byte(`"TableName":"` + exec + `"`)
+	return func(op string, body []byte) string {
+		if op == "Query" && bytes.Contains(body, table) && !bytes.Contains(body, []byte(`"IndexName"`)) {
+			return "night-read"
+		}
+		return leaseKind(op, body)
+	}
+}
+
+// `queuekit run` (a real process, the CLI's own client) rides out lost
+// replies on each call of its reset in turn: the Query of the night's old
+// items, the fenced transactions that rewrite the night, and the pool's
+// update to WAITING (with the heartbeat, the UpdateItems of kind run-pool).
+// Every reply of the kind is lost until the SDK has sent five requests of it
+// again (so at least one whole call, every try of it, got no answer), then
+// none: the run must ride that out as docs/reliability.md promises (it is
+// far shorter than CoordinatorRideOut), exit 0, and end every job SUCCESS.
+// Before the Query and the final update were ridden out, `run` exited 1
+// ("reset night D: query night D ...") on the first whole call lost.
+func TestRunRidesOutLostRepliesDuringItsReset(t *testing.T) {
+	t.Parallel()
+	bin := buildCLI(t)
+	for _, kind := range []string{"night-read", "reset", "run-pool"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			n := sample(t, "2026-05-13")
+			ex, cat := setup(t, n.Jobs)
+			if err := ex.CreateTable(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			r := toxitest.NewRouter(t, cat.Endpoint(), resetKind(ex.Table()), "night-read", "reset", "run-pool")
+			front := r.Serve(t)
+			restore := r.Proxy(t, kind).LoseReplies(t, 1, 250*time.Millisecond)
+			r.AfterRetries(kind, 5, restore)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, "run", "--batch-date", n.BatchDate, "--workers", "3", "--slots", "3",
+				"--minute-ms", "20", "--endpoint", front, "--table", cat.Table())
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			if err != nil {
+				t.Fatalf("run with the %s replies lost (%d requests of the kind sent again): %v\nstderr:\n%s", kind, r.Retries(kind), err, stderr.String())
+			}
+			if r.Retries(kind) < 5 {
+				t.Fatalf("%d requests of kind %s sent again, want at least 5: the fault was not injected", r.Retries(kind), kind)
+			}
+			pool, jobs := rawNight(t, ex, cat.Client(), n.BatchDate)
+			if pool.State != "DONE" {
+				t.Errorf("the pool is %s after the run, want DONE", pool.State)
+			}
+			if len(jobs) != len(n.Jobs) {
+				t.Fatalf("%d jobs in the execution table, want %d", len(jobs), len(n.Jobs))
+			}
+			for _, j := range jobs {
+				if j.Status != queuekit.StatusSuccess || j.RunID != pool.RunID {
+					t.Errorf("%s: %s of run %s, want SUCCESS of run %s", j.SK, j.Status, j.RunID, pool.RunID)
+				}
+			}
+			t.Logf("%s: %d requests, %d sent again; %d jobs SUCCESS", kind, r.Count(kind), r.Retries(kind), len(jobs))
+		})
+	}
+}
