@@ -89,7 +89,8 @@ slowest_of() {
     [[ -f "$LOGS/$name.times" ]] && grep -v ' (package)$' "$LOGS/$name.times"
     sed -nE 's/^ *[✔✖] (.*) \(([0-9.]+)ms\)$/\2\t\1/p' "$LOGS/$name.log" 2>/dev/null |
       awk -F'\t' '{printf "%.2f\t%s\n", $1 / 1000, $2}'
-  } | sort -t$'\t' -k1,1 -rn | head -n 5 | awk -F'\t' '{printf "%s%s %.0f s", (NR > 1 ? ", " : ""), $2, $1} END {print ""}'
+  } | sort -t$'\t' -k1,1 -rn | head -n 5 | sed 's#github.com/nightqueue/workshop/##' |
+    awk -F'\t' '{printf "%s%s %.0f s", (NR > 1 ? ", " : ""), $2, $1} END {print ""}'
 }
 
 # over_budget NAME SECONDS: a WARNING line when SECONDS is more than 25 %
