@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -84,7 +85,12 @@ func (f *fixture) table(in *dynamodb.CreateTableInput) string {
 			types.AttributeDefinition{AttributeName: aws.String("pk"), AttributeType: types.ScalarAttributeTypeS},
 			types.AttributeDefinition{AttributeName: aws.String("sk"), AttributeType: types.ScalarAttributeTypeS})
 	}
-	if _, err := f.db.CreateTable(context.Background(), in); err != nil {
+	// Through the layer too, but with the SDK's standard retries: the
+	// table is the test's setup, not what it measures, and DynamoDB Local
+	// answers a CreateTable with a transient 500 InternalFailure now and
+	// then while other tests create and delete tables beside it.
+	setup := client(f.s.URL, retry.NewStandard())
+	if _, err := setup.CreateTable(context.Background(), in); err != nil {
 		f.t.Fatalf("create table %s: %v", name, err)
 	}
 	f.t.Cleanup(func() {
