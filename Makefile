@@ -33,7 +33,7 @@ NOTEBOOK_ARGS ?=
 NOTEBOOK_JOBS ?= 2
 # Shell scripts this repository lints.
 SHELL_SCRIPTS := scripts/env.sh .ci/run \
-	scripts/progress.sh \
+	scripts/progress.sh scripts/budgets.sh \
 	scripts/test-stages.sh tests/lib/check.sh tests/lib/dockerd.sh tests/security/loopback.sh \
 	tests/runtime/lint-shell.sh \
 	scripts/lab-entrypoint.sh tests/compose/run.sh tests/compose/standins.sh tests/compose/compose-plugin.sh \

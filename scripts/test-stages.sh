@@ -72,14 +72,8 @@ rm -rf "$LOGS"
 mkdir -p "$LOGS"
 
 names=() results=() counts=() times=()
-BUDGETS="$ROOT/.ci/budgets"
-
-# budget_of STAGE prints the stage's budget in seconds from .ci/budgets, or
-# nothing when it has none.
-budget_of() {
-  [[ -f "$BUDGETS" ]] || return 0
-  awk -v s="$1" '$1 == s {print $2; exit}' "$BUDGETS"
-}
+# shellcheck source=scripts/budgets.sh
+source "$ROOT/scripts/budgets.sh"
 
 # slowest_of STAGE prints the stage's five slowest tests or cells, from its
 # .times file and, for node --test, its log ("✔ name (1234.5ms)").
@@ -97,9 +91,8 @@ slowest_of() {
 # over the stage's budget.
 over_budget() {
   local name="$1" secs="$2" budget slow
-  budget="$(budget_of "$name")"
-  [[ -n "$budget" ]] || return 0
-  if ((secs * 4 > budget * 5)); then
+  if budget_over "$name" "$secs"; then
+    budget="$(budget_of "$name")"
     slow="$(slowest_of "$name")"
     echo "make test: WARNING: stage $name took $secs s, $(((secs - budget) * 100 / budget)) % over its budget of $budget s (.ci/budgets)${slow:+; slowest: $slow}"
   fi
