@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nightqueue/workshop/queuekit/fleet"
 	"github.com/nightqueue/workshop/queuekit/fleet/dispatch"
 	"github.com/nightqueue/workshop/queuekit/internal/sqstest"
 )
@@ -157,20 +158,37 @@ func workLog(t *testing.T, path string) map[string][]int {
 // waitBusy waits until some job is held (its work under way).
 func (r *rig) waitBusy() {
 	r.t.Helper()
+	r.waitHeld("e")
+}
+
+// waitHeld waits until a job is held by an executor whose name starts
+// with prefix ("e1": that one; "e": any).
+func (r *rig) waitHeld(prefix string) {
+	r.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		jobs, err := r.f.ListAllJobs(r.ctx, "user-000")
-		if err != nil {
-			r.t.Fatal(err)
-		}
-		for _, j := range jobs {
-			if j.Holder != "" && strings.HasPrefix(j.Holder, "e") {
-				return
-			}
+		if len(r.heldBy(prefix)) > 0 {
+			return
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	r.t.Fatal("no executor held a job within 30 s")
+	r.t.Fatalf("no executor %s* held a job within 30 s", prefix)
+}
+
+// heldBy lists the jobs whose holder's name starts with prefix.
+func (r *rig) heldBy(prefix string) []fleet.Job {
+	r.t.Helper()
+	jobs, err := r.f.ListAllJobs(r.ctx, "user-000")
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	var held []fleet.Job
+	for _, j := range jobs {
+		if j.Holder != "" && strings.HasPrefix(j.Holder, prefix) {
+			held = append(held, j)
+		}
+	}
+	return held
 }
 
 // Real processes: 2 dispatchers and 4 executors; one executor SIGKILLed in
@@ -186,15 +204,26 @@ func TestKilledExecutorAndDispatcherProcessesEveryJobEndsOnce(t *testing.T) {
 	logPath := filepath.Join(t.TempDir(), "work.log")
 	d1 := r.startProc("dispatcher", "d1", "--shards", "8", "--page", "20", "--resend-ms", "3000")
 	d2 := r.startProc("dispatcher", "d2", "--shards", "8", "--page", "20", "--resend-ms", "3000")
+	// e1's jobs take 2 s (its heartbeats keep their leases), the others'
+	// 150 ms: e1 still holds the job it was seen holding when it is killed,
+	// however slowly this machine reads the table.
 	var execs []*proc
 	for i := range 4 {
-		execs = append(execs, r.startProc("executor", fmt.Sprintf("e%d", i+1), "--slots", "4", "--job-ms", "150", "--wait-s", "1", "--work-log", logPath))
+		ms := "150"
+		if i == 0 {
+			ms = "2000"
+		}
+		execs = append(execs, r.startProc("executor", fmt.Sprintf("e%d", i+1), "--slots", "4", "--job-ms", ms, "--wait-s", "1", "--work-log", logPath))
 	}
-	r.waitBusy()
-	time.Sleep(300 * time.Millisecond)
+	r.waitHeld("e1")
 	execs[0].signal(t, syscall.SIGKILL)
 	d1.signal(t, syscall.SIGKILL)
 	killed := time.Now()
+	// A dead process changes nothing: what e1 holds now, it held at the kill.
+	orphans := r.heldBy("e1")
+	if len(orphans) == 0 {
+		t.Fatal("e1 held no job at its kill (seen holding one just before): nothing to take over")
+	}
 	r.waitDone(2 * time.Minute)
 	t.Logf("all jobs ended %s after the kills", time.Since(killed).Round(time.Millisecond))
 	for _, p := range execs[1:] {
@@ -219,15 +248,17 @@ func TestKilledExecutorAndDispatcherProcessesEveryJobEndsOnce(t *testing.T) {
 			again++
 		}
 	}
-	if again == 0 {
-		t.Error("no job ran twice: the killed executor held none (want its jobs taken over at attempt 2)")
+	for _, o := range orphans {
+		if j := byID[o.JobID]; j.Attempt <= o.Attempt {
+			t.Errorf("job %s, held by e1 at attempt %d when it was killed, ended at attempt %d; want a later one (taken over)", o.JobID, o.Attempt, j.Attempt)
+		}
 	}
 	var refused, won int
 	for _, p := range execs[1:] {
 		st := p.execStats(t)
 		won, refused = won+st.Won, refused+st.Refused
 	}
-	t.Logf("%d jobs run again after the kill; the live executors won %d claims, refused %d", again, won, refused)
+	t.Logf("e1 held %d jobs at its kill; %d jobs run again after the kills; the live executors won %d claims, refused %d", len(orphans), again, won, refused)
 }
 
 // An executor paused (SIGSTOP) in the middle of its jobs for 3 leases:
@@ -241,13 +272,21 @@ func TestPausedExecutorProcessIsFencedAndNothingEndsTwice(t *testing.T) {
 	r.submit(n, 3)
 	logPath := filepath.Join(t.TempDir(), "work.log")
 	d := r.startProc("dispatcher", "d1", "--shards", "4", "--page", "20", "--resend-ms", "3000")
+	// e1's jobs take 2 s (heartbeats keep their leases), the others' 300
+	// ms: e1 still holds the job it was seen holding when it is paused.
 	var execs []*proc
 	for i := range 4 {
-		execs = append(execs, r.startProc("executor", fmt.Sprintf("e%d", i+1), "--slots", "4", "--job-ms", "300", "--wait-s", "1", "--work-log", logPath))
+		ms := "300"
+		if i == 0 {
+			ms = "2000"
+		}
+		execs = append(execs, r.startProc("executor", fmt.Sprintf("e%d", i+1), "--slots", "4", "--job-ms", ms, "--wait-s", "1", "--work-log", logPath))
 	}
-	r.waitBusy()
-	time.Sleep(500 * time.Millisecond)
+	r.waitHeld("e1")
 	execs[0].signal(t, syscall.SIGSTOP)
+	if len(r.heldBy("e1")) == 0 {
+		t.Fatal("e1 held no job when paused (seen holding one just before): nothing to fence")
+	}
 	time.Sleep(3 * testLease)
 	execs[0].signal(t, syscall.SIGCONT)
 	r.waitDone(2 * time.Minute)
