@@ -71,9 +71,9 @@ type WorkerConfig struct {
 	// work (Slots and Work are unused). A look reads one page of Page
 	// entries of a shard (default 100); a job handed over is not handed
 	// over again at the same fence token until Resend (default 30 s) has
-	// passed, so a shard whose oldest Page entries were all sent and not
-	// yet claimed sends nothing new: the queue holds at most about K·Page
-	// messages, whatever the backlog in the index. A job read while held is
+	// passed. What bounds the queue is Room (below), not the page: a look
+	// starts where the last one ended, so without Room a dispatcher walks
+	// and sends the whole backlog. A job read while held is
 	// handed over only after its lease was seen unchanged for a whole lease
 	// on this worker's clock, as a worker's claim would be. A Dispatch that
 	// fails (the queue away) is counted and tried again at the next look.
@@ -88,6 +88,15 @@ type WorkerConfig struct {
 	Page     int
 	Resend   time.Duration
 	Idle     time.Duration
+	// Room, when set on a dispatcher, is its backpressure: how many more
+	// messages the queue may take now (its buffer less what waits in it
+	// unreceived). At the start of each round of looks a dispatcher asks
+	// Room and reads and sends at most its share of it, Room × shards it
+	// owns / K rounded up (so D dispatchers overshoot the buffer by at most
+	// D); with no room it reads nothing and waits Idle before asking again.
+	// The backlog then waits in the due index, not in the queue. A Room
+	// that fails (the queue away) counts as a failed hand-over.
+	Room func(ctx context.Context) (int, error)
 }
 
 // Stats are one worker's counters.
@@ -153,6 +162,12 @@ type Stats struct {
 	// Dispatch), DispatchErrors the hand-overs that failed.
 	Dispatched     int `json:"dispatched,omitempty"`
 	DispatchErrors int `json:"dispatch_errors,omitempty"`
+	// Resent counts the part of Dispatched sent again at the same token
+	// (not claimed within Resend); RoomLooks the asks of WorkerConfig.Room
+	// (one queue-depth read each); Full the rounds that found no room.
+	Resent    int `json:"resent,omitempty"`
+	RoomLooks int `json:"room_looks,omitempty"`
+	Full      int `json:"full,omitempty"`
 }
 
 // owned is one shard this worker holds.
@@ -714,6 +729,7 @@ func (wk *worker) poll(ctx context.Context, cands chan<- Job) error {
 	f := wk.f
 	next := 0
 	idle := 0
+	budget := -1 // a dispatcher's sends left this round (-1: no Room, no bound)
 	for ctx.Err() == nil {
 		shards := wk.pollShards()
 		if len(shards) == 0 {
@@ -722,9 +738,15 @@ func (wk *worker) poll(ctx context.Context, cands chan<- Job) error {
 			}
 			continue
 		}
+		if wk.cfg.Room != nil && (next%len(shards) == 0 || budget == 0) {
+			var ok bool
+			if budget, ok = wk.room(ctx, len(shards)); !ok {
+				continue
+			}
+		}
 		k := shards[next%len(shards)]
 		next++
-		jobs, err := wk.due(ctx, k)
+		jobs, err := wk.due(ctx, k, budget)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -749,7 +771,9 @@ func (wk *worker) poll(ctx context.Context, cands chan<- Job) error {
 		}
 		idle = 0
 		if wk.cfg.Dispatch != nil {
-			wk.dispatch(ctx, jobs)
+			if wk.dispatch(ctx, jobs) && budget > 0 {
+				budget = max(0, budget-len(jobs))
+			}
 			continue
 		}
 		for _, j := range jobs {
@@ -764,15 +788,43 @@ func (wk *worker) poll(ctx context.Context, cands chan<- Job) error {
 	return nil
 }
 
+// room asks the dispatcher's Room and returns this round's budget, its
+// share for the polled shards (at least 1 when there is any room); with
+// none it waits Idle (ok false: ask again), with an error Poll.
+func (wk *worker) room(ctx context.Context, polled int) (budget int, ok bool) {
+	n, err := wk.cfg.Room(ctx)
+	wk.mu.Lock()
+	wk.st.RoomLooks++
+	if err != nil {
+		wk.st.DispatchErrors++
+	} else if n <= 0 {
+		wk.st.Full++
+	}
+	wk.mu.Unlock()
+	switch {
+	case err != nil:
+		_ = wait.Sleep(ctx, wk.f.opts.Poll)
+		return 0, false
+	case n <= 0:
+		_ = wait.Sleep(ctx, wk.cfg.Idle)
+		return 0, false
+	}
+	return max(1, (n*polled+wk.cfg.Shards-1)/wk.cfg.Shards), true
+}
+
 // dispatch hands jobs to the dispatcher's Dispatch and remembers them as
 // sent at their tokens; a failed hand-over leaves them to the next look.
-func (wk *worker) dispatch(ctx context.Context, jobs []Job) {
+// It reports whether the hand-over went through.
+func (wk *worker) dispatch(ctx context.Context, jobs []Job) bool {
 	err := wk.cfg.Dispatch(ctx, jobs)
 	now := time.Now()
 	wk.mu.Lock()
 	for _, j := range jobs {
 		delete(wk.inflight, j.JobID)
 		if err == nil {
+			if s, ok := wk.sent[j.JobID]; ok && s.token == j.Token {
+				wk.st.Resent++
+			}
 			wk.sent[j.JobID] = seenLease{token: j.Token, at: now}
 		}
 	}
@@ -792,6 +844,7 @@ func (wk *worker) dispatch(ctx context.Context, jobs []Job) {
 	if err != nil && ctx.Err() == nil {
 		_ = wait.Sleep(ctx, wk.f.opts.Poll)
 	}
+	return err == nil
 }
 
 func (wk *worker) done(id string) {
@@ -802,11 +855,16 @@ func (wk *worker) done(id string) {
 
 // due is one Query of the due index: shard k's jobs claimable now, oldest
 // first, without those already in this worker's hands (marked in flight).
-func (wk *worker) due(ctx context.Context, k int) ([]Job, error) {
+// A dispatcher reads one page of at most Page entries and at most budget
+// (when budget >= 0: its room this round).
+func (wk *worker) due(ctx context.Context, k, budget int) ([]Job, error) {
 	f := wk.f
 	limit, pages := int32(2*wk.cfg.Slots), 4
 	if wk.cfg.Dispatch != nil { // one page a look (see WorkerConfig.Dispatch)
 		limit, pages = int32(wk.cfg.Page), 1
+		if budget >= 0 {
+			limit = int32(max(1, min(wk.cfg.Page, budget)))
+		}
 	}
 	kc, err := expression.NewBuilder().WithKeyCondition(expression.Key(attrShard).Equal(expression.Value(k)).
 		And(expression.Key(attrDue).LessThanEqual(expression.Value(f.now().UnixMilli())))).Build()

@@ -159,6 +159,10 @@ type QueueRow struct {
 	SendRequests      float64 `json:"send_requests_per_second"`
 	ReceiveRequests   float64 `json:"receive_requests_per_second"`
 	DeleteRequests    float64 `json:"delete_requests_per_second"`
+	// DepthRequests are the dispatchers' backpressure: a GetQueueAttributes
+	// (the queue's depth) before each round of looks, a round each
+	// DispatchPoll per dispatcher.
+	DepthRequests float64 `json:"depth_requests_per_second"`
 	InFlightBound     float64 `json:"in_flight_bound"`
 	InFlightHeadroom  float64 `json:"in_flight_headroom"`
 	RequestsPerSecond float64 `json:"requests_per_second"`
@@ -284,10 +288,15 @@ func (t TwoTier) Plan(p prices.Table) (Deployment, error) {
 				lambda, cells, 100*a.QuotaUtilization, TableQuota, a.MaxTables)}
 	}
 	if slots := n * float64(a.SlotsPerExecutor); slots < running {
+		least := math.Ceil(running/float64(a.SlotsPerExecutor) - 1e-9)
+		advice := fmt.Sprintf("use at least %s executors", num(least))
+		if least > MaxExecutors { // never advise what checkInputs refuses
+			advice = fmt.Sprintf("that is %s executors, more than the %d this planner sizes: split the jobs over at least %s fleets, or make a job shorter",
+				num(least), MaxExecutors, num(math.Ceil(least/MaxExecutors)))
+		}
 		return Deployment{}, &LimitError{Limit: "executor slots", Need: math.Ceil(running - 1e-9), Have: slots,
-			Why: fmt.Sprintf("%s jobs a second of %s s each keep %s running at once (Little's law), %d executors x %d slots hold %s: use at least %d executors",
-				fmt.Sprintf("%.1f", lambda), num(a.JobSeconds), num(math.Ceil(running-1e-9)), t.Executors, a.SlotsPerExecutor, num(slots),
-				int(math.Ceil(running/float64(a.SlotsPerExecutor)-1e-9)))}
+			Why: fmt.Sprintf("%s jobs a second of %s s each keep %s running at once (Little's law), %d executors x %d slots hold %s: %s",
+				fmt.Sprintf("%.1f", lambda), num(a.JobSeconds), num(math.Ceil(running-1e-9)), t.Executors, a.SlotsPerExecutor, num(slots), advice)}
 	}
 	lc := lambda / float64(cells)
 	pollRate := 1 / a.DispatchPoll.Seconds()
@@ -355,8 +364,8 @@ func (t TwoTier) deploy(p prices.Table, cells, dc, kc int) (Deployment, error) {
 
 	batch := math.Min(float64(a.SQSBatch), math.Max(1, lc/(float64(kc)*pollRate)))
 	q := QueueRow{Name: "SQS standard queue (one cell)", SendRequests: lc / batch, ReceiveRequests: lc + nc/a.ReceiveWait.Seconds(),
-		DeleteRequests: lc, InFlightBound: lc * a.VisibilityTimeout.Seconds()}
-	q.RequestsPerSecond = q.SendRequests + q.ReceiveRequests + q.DeleteRequests
+		DeleteRequests: lc, DepthRequests: float64(dc) * pollRate, InFlightBound: lc * a.VisibilityTimeout.Seconds()}
+	q.RequestsPerSecond = q.SendRequests + q.ReceiveRequests + q.DeleteRequests + q.DepthRequests
 	q.InFlightHeadroom = 1 - q.InFlightBound/SQSInFlightLimit
 	d.QueueRows = []QueueRow{q}
 

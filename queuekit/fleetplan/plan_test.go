@@ -49,11 +49,13 @@ func key(t *testing.T, d fleetplan.Deployment, name string) fleetplan.KeyRow {
 //   - The table: 1,157.407 · 4 + 9.33 + 2 = 4,640.96 write units, 578.70 + 6 =
 //     584.70 read units; the index 6,944.44 write, 14 · 25 = 350 read.
 //   - SQS: batches of min(10, 1,157.407 / 28) = 10: 115.74 sends; receives
-//     1,157.407 + 10,851/20 = 1,699.96; deletes 1,157.407; 2,973.11 a second.
+//     1,157.407 + 10,851/20 = 1,699.96; deletes 1,157.407; the dispatchers'
+//     depth reads (backpressure), 3 a round of looks every 0.5 s: 6;
+//     2,979.11 a second.
 //   - Dollars a day: jobs 10⁸ · 10 · $0.625/10⁶ + 10⁸ · ½ · $0.125/10⁶ =
 //     $631.25; control plane (6 + 350) · 86,400 · $0.125/10⁶ + 11.33 · 86,400
-//     · $0.625/10⁶ = $3.8448 + $0.612 = $4.4568; SQS 2,973.11 · 86,400 ·
-//     $0.40/10⁶ = $102.7505.
+//     · $0.625/10⁶ = $3.8448 + $0.612 = $4.4568; SQS 2,979.11 · 86,400 ·
+//     $0.40/10⁶ = $102.9579.
 func TestTwoTierAtSeed003ByHand(t *testing.T) {
 	d, err := fleetplan.TwoTier{Executors: 10851, JobsPerDay: 1e8, Assumptions: fleetplan.Seed003}.Plan(capacity.Prices2026)
 	if err != nil {
@@ -80,11 +82,12 @@ func TestTwoTierAtSeed003ByHand(t *testing.T) {
 	near(t, "index write units/s", d.Tables[1].WriteUnits, 1e8/86400*6)
 	near(t, "index read units/s", d.Tables[1].ReadUnits, 350)
 	q := d.QueueRows[0]
-	near(t, "SQS requests/s", q.RequestsPerSecond, 1e8/86400/10+1e8/86400+10851.0/20+1e8/86400)
+	near(t, "SQS depth reads/s", q.DepthRequests, 3/0.5)
+	near(t, "SQS requests/s", q.RequestsPerSecond, 1e8/86400/10+1e8/86400+10851.0/20+1e8/86400+3/0.5)
 	near(t, "SQS in flight bound", q.InFlightBound, 1e8/86400*10)
 	near(t, "DynamoDB jobs $/day", d.USDPerDay.DynamoDBJobs, 631.25)
 	near(t, "control plane $/day", d.USDPerDay.DynamoDBControlPlane, 356*86400*0.125/1e6+(14.0/1.5+2)*86400*0.625/1e6)
-	near(t, "SQS $/day", d.USDPerDay.SQS, (1e8/86400*2.1+10851.0/20)*86400*0.40/1e6)
+	near(t, "SQS $/day", d.USDPerDay.SQS, (1e8/86400*2.1+10851.0/20+3/0.5)*86400*0.40/1e6)
 	if v := d.Violations(); len(v) > 0 {
 		t.Errorf("violations: %v", v)
 	}

@@ -98,7 +98,7 @@ func runFleet(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		case "view":
 			return runFleetView(ctx, args[1:], stdout)
 		case "cost":
-			return runFleetCost(ctx, args[1:], stdout)
+			return inSub("fleet cost", runFleetCost(ctx, args[1:], stdout))
 		case "dispatcher":
 			return runFleetDispatcher(ctx, args[1:], stdout, stderr)
 		case "executor":

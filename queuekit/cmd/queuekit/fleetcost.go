@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"text/tabwriter"
 
 	"github.com/nightqueue/workshop/queuekit/capacity"
@@ -77,7 +78,7 @@ func runFleetCost(_ context.Context, args []string, stdout io.Writer) error {
 	case errors.As(err, &ie):
 		return usagef("--%s %s: %s", map[string]string{"executors": "executors", "jobs per day": "jobs-per-day"}[ie.Field], ie.Value, ie.Want)
 	case errors.As(err, &le):
-		return usagef("--executors %d --jobs-per-day %g: no fleet here serves it: %w", *executors, *jobs, err)
+		return usagef("--executors %d --jobs-per-day %s: no fleet here serves it: %w", *executors, strconv.FormatFloat(*jobs, 'f', -1, 64), err)
 	case err != nil:
 		return err
 	}
@@ -115,10 +116,10 @@ func runFleetCost(_ context.Context, args []string, stdout io.Writer) error {
 	printTableRows(stdout, "Tables and indexes (one cell; the default quota is 40,000 read and 40,000 write units a second)", d.Tables)
 	tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(stdout, "SQS (one queue a cell)")
-	fmt.Fprintf(tw, "queue\tsends/s\treceives/s\tdeletes/s\trequests/s\tin flight at most\theadroom to 120,000\n")
+	fmt.Fprintf(tw, "queue\tsends/s\treceives/s\tdeletes/s\tdepth reads/s\trequests/s\tin flight at most\theadroom to 120,000\n")
 	for _, q := range d.QueueRows {
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.0f\t%s\n", q.Name, q.SendRequests, q.ReceiveRequests, q.DeleteRequests,
-			q.RequestsPerSecond, q.InFlightBound, headroom(q.InFlightHeadroom))
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.0f\t%s\n", q.Name, q.SendRequests, q.ReceiveRequests, q.DeleteRequests,
+			q.DepthRequests, q.RequestsPerSecond, q.InFlightBound, headroom(q.InFlightHeadroom))
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(stdout, "\nDollars a day (on demand, us-east-1, prices checked %s): %.2f = DynamoDB jobs %.2f + control plane %.2f + SQS %.2f\n\n",

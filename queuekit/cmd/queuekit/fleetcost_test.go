@@ -9,7 +9,7 @@ import (
 // `fleet cost --json` at seed 003: the keys issue 33 fixes, with the values
 // derived by hand in fleetplan's TestTwoTierAtSeed003ByHand (3 dispatchers,
 // 14 shards; SHARD 6 read and 9.33 write units a second; the table 4,641
-// write units; $738.46 a day), and the one-tier rows beside them.
+// write units; $738.66 a day), and the one-tier rows beside them.
 func TestFleetCostJSONContract(t *testing.T) {
 	out, errOut, code := runCLI(t, "fleet", "cost", "--executors", "10851", "--jobs-per-day", "100000000", "--json")
 	if code != 0 {
@@ -44,8 +44,8 @@ func TestFleetCostJSONContract(t *testing.T) {
 	if got.Executors == nil || got.Dispatchers == nil || got.Shards == nil || got.DollarsPerDay == nil {
 		t.Fatalf("executors, dispatchers, shards or dollars_per_day missing:\n%s", out)
 	}
-	if *got.Executors != 10851 || *got.Dispatchers != 3 || *got.Shards != 14 || *got.DollarsPerDay != 738.46 {
-		t.Errorf("executors %d, dispatchers %d, shards %d, $%v a day; want 10851, 3, 14, $738.46",
+	if *got.Executors != 10851 || *got.Dispatchers != 3 || *got.Shards != 14 || *got.DollarsPerDay != 738.66 {
+		t.Errorf("executors %d, dispatchers %d, shards %d, $%v a day; want 10851, 3, 14, $738.66",
 			*got.Executors, *got.Dispatchers, *got.Shards, *got.DollarsPerDay)
 	}
 	if len(got.Keys) != 4 || len(got.Tables) != 2 {
@@ -78,7 +78,7 @@ func TestFleetCostTextShowsRowsAndHeadroom(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{"dispatchers", "3 (3 a cell)", "14 (14 a cell)", "SHARD", "MEMBER", "claim_shard = k (due index)",
-		"USER#<user_id>", "due index (one cell)", "50.4 %", "Dollars a day", "738.46", "OVER 489.5x", "OVER 7.2x"} {
+		"USER#<user_id>", "due index (one cell)", "50.4 %", "Dollars a day", "738.66", "OVER 489.5x", "OVER 7.2x"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -102,6 +102,10 @@ func TestFleetCostBadInputExitsTwoWithOneLine(t *testing.T) {
 		{[]string{"--executors", "10851"}, "--jobs-per-day is required"},
 		{[]string{"--executors", "10850", "--jobs-per-day", "100000000"}, "binding limit: executor slots"},
 		{[]string{"--executors", "100000000", "--jobs-per-day", "1e13"}, "binding limit: tables per region"},
+		// 1e12 jobs of 300 s need 108,506,945 executors of 32 slots: beyond
+		// the command's own 10^8, so it advises splitting, not a number it refuses.
+		{[]string{"--executors", "10", "--jobs-per-day", "1e12"}, "--jobs-per-day 1000000000000: no fleet here serves it: binding limit: executor slots: 3472222223 needed, 320 available; " +
+			"11574074.1 jobs a second of 300 s each keep 3472222223 running at once (Little's law), 10 executors x 32 slots hold 320: that is 108506945 executors, more than the 100000000 this planner sizes: split the jobs over at least 2 fleets"},
 	} {
 		out, errOut, code := runCLI(t, append([]string{"fleet", "cost"}, c.args...)...)
 		if code != 2 {
@@ -109,6 +113,9 @@ func TestFleetCostBadInputExitsTwoWithOneLine(t *testing.T) {
 		}
 		if lines := strings.Count(strings.TrimRight(errOut, "\n"), "\n") + 1; lines != 1 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: stderr %q (%d lines), want one line with %q", c.args, errOut, lines, c.want)
+		}
+		if !strings.HasPrefix(errOut, "queuekit fleet cost: ") {
+			t.Errorf("%v: stderr %q: want it to begin \"queuekit fleet cost: \"", c.args, errOut)
 		}
 	}
 }

@@ -93,6 +93,7 @@ func runFleetDispatcher(ctx context.Context, args []string, stdout, stderr io.Wr
 	shards := fs.Int("shards", 0, "shards of the fleet table, K (required; must match the table's)")
 	page := fs.Int("page", 100, "entries of a shard read in one look, 1 to 1,000 (one Query page)")
 	resendMS := fs.Int("resend-ms", 30000, "send a job again at the same fence token only after this long, ms (100 to 3,600,000)")
+	buffer := fs.Int("buffer", 0, "backpressure: the most messages kept waiting in the queue, sent and not yet received (0: 10 x --page; 1 to 1,000,000)")
 	idleMS := fs.Int("idle-ms", 500, "after a round of looks with nothing new to send, wait this long before the next, ms (1 to 60,000)")
 	tf := addTierFlags(fs)
 	if err := parse(fs, args); err != nil {
@@ -110,11 +111,14 @@ func runFleetDispatcher(ctx context.Context, args []string, stdout, stderr io.Wr
 	if *resendMS < 100 || *resendMS > 3_600_000 {
 		return usagef("--resend-ms %d: must be 100 to 3,600,000", *resendMS)
 	}
+	if *buffer < 0 || *buffer > 1_000_000 {
+		return usagef("--buffer %d: must be 1 to 1,000,000 (or 0: 10 x --page)", *buffer)
+	}
 	if err := tf.check(); err != nil {
 		return err
 	}
 	t, err := tf.open(ctx, dispatch.WithPage(*page), dispatch.WithResend(time.Duration(*resendMS)*time.Millisecond),
-		dispatch.WithIdle(time.Duration(*idleMS)*time.Millisecond))
+		dispatch.WithIdle(time.Duration(*idleMS)*time.Millisecond), dispatch.WithBuffer(*buffer))
 	if err != nil {
 		return err
 	}
@@ -125,8 +129,8 @@ func runFleetDispatcher(ctx context.Context, args []string, stdout, stderr io.Wr
 	if err != nil {
 		return fleetAsUsage(err)
 	}
-	fmt.Fprintf(stderr, "queuekit fleet dispatcher %s: %d jobs sent (%d sends failed); shards acquired %d, released %d, lost %d\n",
-		st.Name, st.Dispatched, st.DispatchErrors, st.ShardsAcquired, st.ShardsReleased, st.ShardsLost)
+	fmt.Fprintf(stderr, "queuekit fleet dispatcher %s: %d jobs sent (%d of them again, %d sends failed; %d rounds found the queue full); shards acquired %d, released %d, lost %d\n",
+		st.Name, st.Dispatched, st.Resent, st.DispatchErrors, st.Full, st.ShardsAcquired, st.ShardsReleased, st.ShardsLost)
 	return nil
 }
 

@@ -119,6 +119,24 @@ func (e usageError) Unwrap() error { return e.err }
 // usagef formats a usage error; %w keeps the wrapped error's chain.
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
+// subError is a subcommand's error: main names the subcommand, not only
+// the command, in front of it ("queuekit fleet cost: ...").
+type subError struct {
+	name string
+	err  error
+}
+
+func (e subError) Error() string { return e.err.Error() }
+func (e subError) Unwrap() error { return e.err }
+
+// inSub marks err (nil stays nil) as subcommand name's ("fleet cost").
+func inSub(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return subError{name, err}
+}
+
 // badInput marks err, an error about the user's input, as a usage error.
 func badInput(err error) error { return usageError{err} }
 
@@ -251,7 +269,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			err = fmt.Errorf("%w (%v)", err, cause)
 		}
 		// One line: joined errors are folded so a script can grep them.
-		fmt.Fprintf(stderr, "queuekit %s: %s\n", args[0], strings.ReplaceAll(err.Error(), "\n", "; "))
+		name := args[0]
+		var se subError
+		if errors.As(err, &se) {
+			name = se.name
+		}
+		fmt.Fprintf(stderr, "queuekit %s: %s\n", name, strings.ReplaceAll(err.Error(), "\n", "; "))
 		return exitCode(err)
 	}
 }

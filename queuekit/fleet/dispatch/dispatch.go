@@ -17,14 +17,16 @@
 //     only the shards it owns (one page of Page entries of `claim_shard = k
 //     AND due_at <= now`, oldest first) and sends what it reads to the queue
 //     with SendMessageBatch (after a round of looks with nothing new to
-//     send, it waits Idle before the next), a message per job: its key, fence_token,
+//     send, it waits Idle before the next), at most its share of the room
+//     in the queue (Buffer less the messages waiting, read before each
+//     round: the backpressure; the backlog waits in the index), a message per job: its key, fence_token,
 //     execution_status, lease_until, current_retry, max_retry and attempt
 //     (Message). A job it sent is not sent again at the same token within
 //     Resend; a job read while held is sent only once its lease was seen
 //     unchanged for a whole Lease on the dispatcher's clock.
 //   - An executor (Tier.Execute) has Slots slots. It long-polls the queue
-//     for up to 10 messages at a time and keeps at most Slots + 10 of them
-//     waiting for a slot; a free slot claims the next message's job with
+//     only for its free slots (up to 10 messages at a time), so a message
+//     it receives is claimed at once; a free slot claims its message's job with
 //     fleet.Fleet.Claim (fence_token = the message's AND due_at <= now; for
 //     a held job, fence_token AND lease_until as the message has them),
 //     hands the message to be deleted (DeleteMessageBatch, up to 10 a call)
@@ -90,6 +92,19 @@ type Options struct {
 	// shards found nothing new to send (default 500 ms): a new job waits up
 	// to Idle before it is sent.
 	Idle time.Duration
+	// Buffer is the dispatchers' backpressure (default 10·Page): the most
+	// messages they keep waiting in the queue, sent and not yet received.
+	// Before each round of looks a dispatcher reads the queue's depth
+	// (GetQueueAttributes ApproximateNumberOfMessages) and sends at most
+	// its share of Buffer less that depth (WorkerConfig.Room); executors
+	// receive only for free slots, so a received message is claimed at
+	// once and what is sent and not yet claimed stays at most Buffer + D
+	// plus the executors' slots being claimed. Size it to the jobs a
+	// second the executors start times a round of looks (Idle, or a
+	// Query and a send when busy): less leaves slots idle, more only
+	// lengthens the queue's wait (which must stay under Resend, or jobs
+	// are sent twice).
+	Buffer int
 	// FirstLook is the window of a dispatcher's jittered first look
 	// (default the fleet's ShardLease/4, its look interval; 0: none): a
 	// dispatcher that starts waits Rand() · FirstLook before it joins and
@@ -117,6 +132,10 @@ func WithPage(n int) Option { return func(o *Options) { o.Page = n } }
 // WithIdle sets how long a dispatcher with nothing new to send waits
 // before it reads its shards again.
 func WithIdle(d time.Duration) Option { return func(o *Options) { o.Idle = d } }
+
+// WithBuffer sets the dispatchers' backpressure: the most messages kept
+// waiting in the queue (Options.Buffer).
+func WithBuffer(n int) Option { return func(o *Options) { o.Buffer = n } }
 
 // WithResend sets how long a dispatcher waits before sending a job again
 // at the same token.
@@ -151,10 +170,13 @@ func New(f *fleet.Fleet, c *sqsqueue.Client, q sqsqueue.Queue, opts ...Option) (
 	for _, fn := range opts {
 		fn(&o)
 	}
+	if o.Buffer == 0 {
+		o.Buffer = 10 * o.Page
+	}
 	if o.Visibility < time.Second || o.Wait < 0 || o.Wait > 20*time.Second || o.Page < 1 || o.Resend <= 0 || o.Idle <= 0 ||
-		o.FirstLook < 0 || o.Rand == nil {
-		return nil, fmt.Errorf("dispatch options: visibility %s (at least 1s), wait %s (0 to 20s), page %d (at least 1), resend %s and idle %s (> 0), first look %s (>= 0) and a random source",
-			o.Visibility, o.Wait, o.Page, o.Resend, o.Idle, o.FirstLook)
+		o.FirstLook < 0 || o.Rand == nil || o.Buffer < 1 {
+		return nil, fmt.Errorf("dispatch options: visibility %s (at least 1s), wait %s (0 to 20s), page %d (at least 1), resend %s and idle %s (> 0), first look %s (>= 0), buffer %d (at least 1) and a random source",
+			o.Visibility, o.Wait, o.Page, o.Resend, o.Idle, o.FirstLook, o.Buffer)
 	}
 	return &Tier{f: f, sqs: c, q: q, opts: o}, nil
 }
@@ -260,6 +282,17 @@ func (t *Tier) Dispatch(ctx context.Context, cfg DispatcherConfig) (fleet.Stats,
 		}
 	}
 	return t.f.Join(ctx, fleet.WorkerConfig{Name: cfg.Name, Shards: cfg.Shards, OnStats: cfg.OnStats, StatsEvery: cfg.StatsEvery,
-		Page: t.opts.Page, Resend: t.opts.Resend, Idle: t.opts.Idle,
+		Page: t.opts.Page, Resend: t.opts.Resend, Idle: t.opts.Idle, Room: t.Room,
 		Dispatch: func(ctx context.Context, jobs []fleet.Job) error { return t.Send(ctx, jobs) }})
+}
+
+// Room is how many more messages the dispatchers may send now: Buffer less
+// the messages waiting in the queue unreceived (one GetQueueAttributes;
+// on AWS the count is approximate, so the bound is too).
+func (t *Tier) Room(ctx context.Context) (int, error) {
+	d, err := t.sqs.Depth(ctx, t.q)
+	if err != nil {
+		return 0, err
+	}
+	return t.opts.Buffer - d.Visible, nil
 }

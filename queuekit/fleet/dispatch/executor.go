@@ -97,8 +97,8 @@ func (e *executor) stats() ExecutorStats {
 }
 
 // Execute runs one executor until ctx ends (see the package doc): a
-// receiver long-polls the queue for up to 10 messages at a time and keeps
-// at most Slots + 10 of them waiting for a slot; each slot claims the job of
+// receiver long-polls the queue only for free slots, up to 10 messages at
+// a time, so no message waits for a slot; each slot claims the job of
 // the next message, hands the message to the deleter (DeleteMessageBatch,
 // up to 10 a call, whatever the claim did) and runs the job it won to its
 // end. When ctx ends it stops receiving and claiming (messages received and
@@ -136,7 +136,11 @@ func (t *Tier) Execute(ctx context.Context, cfg ExecutorConfig) (ExecutorStats, 
 		}
 	}()
 	msgs := make(chan types.Message, cfg.Slots)
-	go e.receiveLoop(ctx, msgs)
+	free := make(chan struct{}, cfg.Slots) // a token per free slot
+	for range cfg.Slots {
+		free <- struct{}{}
+	}
+	go e.receiveLoop(ctx, msgs, free)
 	dels := make(chan *string, 2*cfg.Slots+10)
 	delDone := make(chan struct{})
 	go func() { defer close(delDone); e.deleteLoop(final, dels) }()
@@ -146,12 +150,12 @@ func (t *Tier) Execute(ctx context.Context, cfg ExecutorConfig) (ExecutorStats, 
 		go func() {
 			defer slots.Done()
 			for m := range msgs {
-				if ctx.Err() != nil { // stopping: not claimed, delivered again after the visibility timeout
-					continue
+				if ctx.Err() == nil { // stopping: not claimed, delivered again after the visibility timeout
+					if a := e.claim(final, m, dels); a != nil {
+						e.run(final, a)
+					}
 				}
-				if a := e.claim(final, m, dels); a != nil {
-					e.run(final, a)
-				}
+				free <- struct{}{}
 			}
 		}()
 	}
@@ -167,25 +171,38 @@ func (t *Tier) Execute(ctx context.Context, cfg ExecutorConfig) (ExecutorStats, 
 	return st, nil
 }
 
-// receiveLoop long-polls the queue until ctx ends, handing messages to the
-// slots; it closes msgs when it stops.
-func (e *executor) receiveLoop(ctx context.Context, msgs chan<- types.Message) {
+// receiveLoop long-polls the queue until ctx ends for as many messages as
+// there are free slots (a token on free each, up to 10: SQS's most), and
+// hands each message to a slot, which gives its token back when done; it
+// closes msgs when it stops.
+func (e *executor) receiveLoop(ctx context.Context, msgs chan<- types.Message, free chan struct{}) {
 	defer close(msgs)
 	for ctx.Err() == nil {
-		batch, err := e.receive(ctx, 10) // SQS's most: fewest calls a job
-		if err != nil {
-			if ctx.Err() == nil {
-				e.add(func(st *ExecutorStats) { st.ReceiveErrors++; st.LastError = err.Error() })
-				_ = wait.Sleep(ctx, time.Second)
+		select { // wait for a free slot
+		case <-free:
+		case <-ctx.Done():
+			return
+		}
+		n := 1
+		for n < 10 {
+			select {
+			case <-free:
+				n++
+				continue
+			default:
 			}
-			continue
+			break
+		}
+		batch, err := e.receive(ctx, n)
+		if err != nil && ctx.Err() == nil {
+			e.add(func(st *ExecutorStats) { st.ReceiveErrors++; st.LastError = err.Error() })
+			_ = wait.Sleep(ctx, time.Second)
+		}
+		for range n - len(batch) { // tokens of slots no message came for
+			free <- struct{}{}
 		}
 		for _, m := range batch {
-			select {
-			case msgs <- m:
-			case <-ctx.Done():
-				return
-			}
+			msgs <- m // a slot is free for each: never blocks
 		}
 	}
 }

@@ -362,3 +362,95 @@ func TestKillStormEveryJobEndsOnce(t *testing.T) {
 	}
 	t.Logf("8 kills; %d jobs ran again", again)
 }
+
+func (p *proc) dispStats(t *testing.T) fleet.Stats {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var st fleet.Stats
+	if err := json.Unmarshal(p.last, &st); err != nil {
+		t.Fatalf("%s: last line %q: %v", p.name, p.last, err)
+	}
+	return st
+}
+
+// Backpressure under overload: 240 jobs due at once for 2 executors of 2
+// slots running 400 ms jobs (they drain 10 a second: 24 s of work arrives
+// at once, the worst case of jobs due faster than the slots drain them),
+// one dispatcher with a buffer of 4 messages and a resend of 3 s. What
+// waits in the queue stays within the buffer plus the dispatcher's
+// rounding up (the bound in WorkerConfig.Room), the backlog waits in the
+// due index, the executors take only what their free slots claim, and
+// each job is sent about once: at most 1.1 messages sent and 0.1 claims
+// refused per job ended (the bound). Before the bound one
+// dispatcher sent its whole backlog and sent it again every resend.
+func TestBackpressureHoldsTheBacklogInTheIndex(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, 2)
+	const n, buffer, slots = 240, 4, 2
+	r.submit(n, 3)
+	logPath := filepath.Join(t.TempDir(), "work.log")
+	d := r.startProc("dispatcher", "d1", "--shards", "2", "--page", "20", "--resend-ms", "3000", "--idle-ms", "100", "--buffer", strconv.Itoa(buffer))
+	var execs []*proc
+	for i := range 2 {
+		execs = append(execs, r.startProc("executor", fmt.Sprintf("e%d", i+1), "--slots", strconv.Itoa(slots), "--job-ms", "400", "--wait-s", "1", "--work-log", logPath))
+	}
+	// Sample the queue and the index while the backlog drains.
+	var maxVisible, maxUnclaimed, samples, backlogged int
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		dp, err := r.sqs.Depth(r.ctx, r.tier.Queue())
+		if err != nil {
+			t.Fatal(err)
+		}
+		left, err := r.f.Unfinished(r.ctx, r.shards)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if left == 0 {
+			break
+		}
+		samples++
+		maxVisible = max(maxVisible, dp.Visible)
+		// Received and not yet deleted: being claimed, or claimed and
+		// waiting for the deleter's batch (at most 100 ms).
+		maxUnclaimed = max(maxUnclaimed, dp.Visible+dp.InFlight)
+		if left > 2*slots*2+2*buffer {
+			backlogged++
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d jobs unfinished after 2 min", left)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, p := range execs {
+		p.stop(t)
+	}
+	d.stop(t)
+	ds := d.dispStats(t)
+	var won, refused, received int
+	for _, p := range execs {
+		st := p.execStats(t)
+		won, refused, received = won+st.Won, refused+st.Refused, received+st.Received
+	}
+	r.runs = workLog(t, logPath)
+	r.checkEndedOnce(n)
+	t.Logf("%d samples (%d with a backlog in the index): the queue held at most %d waiting, %d waiting or in flight; sent %d (%d again), %d rounds full, %d room looks; received %d, won %d, refused %d",
+		samples, backlogged, maxVisible, maxUnclaimed, ds.Dispatched, ds.Resent, ds.Full, ds.RoomLooks, received, won, refused)
+	if backlogged < 10 {
+		t.Fatalf("only %d samples saw a backlog: the overload was not exercised", backlogged)
+	}
+	// One dispatcher owning both shards rounds its share up by at most 1.
+	if maxVisible > buffer+1 {
+		t.Errorf("the queue held %d messages waiting; want at most the buffer %d + 1 (the backlog waits in the index)", maxVisible, buffer)
+	}
+	if ds.Full == 0 {
+		t.Error("no round found the queue full: the backpressure never acted")
+	}
+	if sent := float64(ds.Dispatched) / n; sent > 1.1 {
+		t.Errorf("%d messages sent for %d jobs (%.2f a job); want at most 1.1", ds.Dispatched, n, sent)
+	}
+	if ref := float64(refused) / n; ref > 0.1 {
+		t.Errorf("%d claims refused for %d jobs (%.2f a job); want at most 0.1", refused, n, ref)
+	}
+}

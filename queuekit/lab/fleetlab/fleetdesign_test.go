@@ -49,14 +49,14 @@ func TestNightAgainstCeiling(t *testing.T) {
 }
 
 // Seed 003's right answer costs the two-tier plan's day (docs/design/fleet.md:
-// $738.46 = jobs 631.25 + control plane 4.46 + SQS 102.75).
+// $738.66 = jobs 631.25 + control plane 4.46 + SQS 102.96).
 func TestSeed003FleetCostOfTheRightAnswer(t *testing.T) {
 	d, _, err := fleetlab.Seed003Fleet().CheckDesign(capacity.Prices2026, 3, 14)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rows := fleetlab.CostRows(map[string]fleetplan.Deployment{"mine": d}, "mine")
-	if got := strings.Join(rows[0], " | "); got != "mine | $631.25 | $4.46 | $102.75 | $738.46" {
+	if got := strings.Join(rows[0], " | "); got != "mine | $631.25 | $4.46 | $102.96 | $738.66" {
 		t.Errorf("cost row %q", got)
 	}
 }
