@@ -155,14 +155,14 @@ type TableRow struct {
 // QueueRow is one SQS queue (of one cell): requests a second and the bound
 // on its in-flight messages against SQS's 120,000.
 type QueueRow struct {
-	Name              string  `json:"name"`
-	SendRequests      float64 `json:"send_requests_per_second"`
-	ReceiveRequests   float64 `json:"receive_requests_per_second"`
-	DeleteRequests    float64 `json:"delete_requests_per_second"`
+	Name            string  `json:"name"`
+	SendRequests    float64 `json:"send_requests_per_second"`
+	ReceiveRequests float64 `json:"receive_requests_per_second"`
+	DeleteRequests  float64 `json:"delete_requests_per_second"`
 	// DepthRequests are the dispatchers' backpressure: a GetQueueAttributes
 	// (the queue's depth) before each round of looks, a round each
 	// DispatchPoll per dispatcher.
-	DepthRequests float64 `json:"depth_requests_per_second"`
+	DepthRequests     float64 `json:"depth_requests_per_second"`
 	InFlightBound     float64 `json:"in_flight_bound"`
 	InFlightHeadroom  float64 `json:"in_flight_headroom"`
 	RequestsPerSecond float64 `json:"requests_per_second"`
