@@ -60,9 +60,10 @@ type Attempt struct {
 // still in the due index; or, for j read while held (its holder's lease
 // watched unchanged for a lease by whoever read it: the caller's duty, as
 // a dispatcher's), fence_token AND lease_until exactly as read, counting a
-// retry, and with none left ending it FATAL_FAILURE (EndedFatal). j needs
-// the fields a due-index entry carries: user_id, job_id, fence_token,
-// execution_status, lease_until, current_retry, max_retry, attempt.
+// lost attempt, and past the fleet's MaxLost ending it FATAL_FAILURE
+// (EndedFatal). j needs the fields a due-index entry carries: user_id,
+// job_id, fence_token, execution_status, lease_until, current_retry,
+// max_retry, lost_attempts, attempt.
 //
 // A refused claim (a duplicate or stale message, a job claimed or ended
 // by someone else) returns Refused and a nil Attempt, with no error. An

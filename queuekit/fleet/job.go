@@ -111,7 +111,8 @@ func takeover(j Job) expression.ConditionBuilder {
 // claim is one conditional UpdateItem on a job read from the due index (see
 // the package doc). A job read while held must have been watched unchanged
 // for a lease (the worker's poll does that); its expired lease counts a
-// retry, and with none left the job is ended FATAL_FAILURE instead of
+// lost attempt (lost_attempts, not current_retry: the job did not fail),
+// and past the fleet's MaxLost the job is ended FATAL_FAILURE instead of
 // claimed. The lease's clock starts before the call: the holder's lease is
 // counted from the moment the claim was sent, so the claim's own latency
 // (retries, timeouts) is not added to what the holder believes it has left.
@@ -119,13 +120,14 @@ func (f *Fleet) claim(ctx context.Context, w *writes, j Job, holder string) (Job
 	now := f.now()
 	sent := time.Now() // the lease clock: monotonic, started before the call
 	seen := fence.Token(j.Token)
-	retry := j.CurrentRetry
+	lost := j.LostAttempts
 	cond := jobFence.At(seen).And(n(attrDue).LessThanEqual(v(now.UnixMilli()))).And(expression.AttributeExists(n(attrShard)))
-	if held(j) { // its holder's lease ended: that attempt failed
+	if held(j) { // its holder's lease ended: that attempt was lost, not failed
 		cond = takeover(j)
-		retry++
-		if retry > j.MaxRetry {
-			err := f.fatal(ctx, w, j, fence.Hold{}, seen, now, "lease expired: the worker stopped heartbeating", j.Attempt)
+		lost++
+		if lost > f.opts.MaxLost {
+			err := f.fatal(ctx, w, j, fence.Hold{}, seen, now,
+				fmt.Sprintf("lease expired: %d attempts lost with no end (the fleet's bound is %d): the worker stopped heartbeating each time; a job that kills its worker looks like this", lost, f.opts.MaxLost), j.Attempt)
 			if fence.Refused(err) {
 				return j, fence.Hold{}, sent, claimLost, nil
 			}
@@ -139,7 +141,7 @@ func (f *Fleet) claim(ctx context.Context, w *writes, j Job, holder string) (Job
 	step := jobFence.Acquire(seen, holder, until)
 	nonce := newNonce()
 	upd := step.Update.Set(n(attrStatus), v(queuekit.StatusClaimed)).Set(n(attrDue), v(until.UnixMilli())).
-		Set(n(attrRetry), v(retry)).Add(n(attrAttempt), v(1)).Set(n(attrNonce), v(nonce))
+		Set(n(attrLost), v(lost)).Add(n(attrAttempt), v(1)).Set(n(attrNonce), v(nonce))
 	item, err := f.update(ctx, w, jobKey(j), cond, upd)
 	if old, ok := landed(err, nonce); ok { // our claim landed, its reply was lost
 		item, err = old, nil
@@ -194,7 +196,7 @@ func (f *Fleet) end(ctx context.Context, w *writes, j Job, h fence.Hold, workErr
 		upd = upd.Add(n(attrEnds), v(1)).Add(n(attrRuns), v(1)).Remove(n("last_error"))
 		if repeat { // the next run starts with its retries afresh
 			status = queuekit.StatusNotStarted
-			upd = upd.Set(n(attrRetry), v(0)).Set(n(attrStatus), v(queuekit.StatusNotStarted)).Set(n("scheduled_job_execution_time"), v(next.UTC().Format(TimeLayout))).
+			upd = upd.Set(n(attrRetry), v(0)).Set(n(attrLost), v(0)).Set(n(attrStatus), v(queuekit.StatusNotStarted)).Set(n("scheduled_job_execution_time"), v(next.UTC().Format(TimeLayout))).
 				Set(n(attrDue), v(next.UnixMilli()))
 		} else {
 			upd = upd.Set(n(attrStatus), v(queuekit.StatusSuccess)).Remove(n(attrShard)).Remove(n(attrDue))

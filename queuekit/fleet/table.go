@@ -30,6 +30,7 @@ const (
 	attrDue     = "due_at"      // the due index's sort key (Unix ms); only while claimable
 	attrStatus  = "execution_status"
 	attrRetry   = "current_retry"
+	attrLost    = "lost_attempts"
 	attrAttempt = "attempt"
 	attrEnds    = "ends"
 	attrRuns    = "runs"
@@ -67,6 +68,13 @@ type Options struct {
 	PollAll bool
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// MaxLost bounds a job's lost attempts (default 10): attempts whose
+	// lease ran out with no end (an executor killed, paused, cut off, or
+	// a claim whose reply was lost). They are not the job's failures, so
+	// they do not spend its max_retry; but a job that kills every
+	// executor it runs on looks the same, so past MaxLost it is ended
+	// FATAL_FAILURE and dead-lettered, saying so.
+	MaxLost int
 }
 
 // Option is one functional option of New: a func(*Options), the SDK's optFns
@@ -100,6 +108,10 @@ func WithClock(now func() time.Time) Option { return func(o *Options) { o.Now = 
 // production.
 const ClockOffsetEnv = "QUEUEKIT_CLOCK_OFFSET"
 
+// WithMaxLost sets the bound on a job's attempts lost to expired leases
+// (Options.MaxLost).
+func WithMaxLost(n int) Option { return func(o *Options) { o.MaxLost = n } }
+
 // WithPollAll makes every worker poll every shard, owning none.
 func WithPollAll(on bool) Option { return func(o *Options) { o.PollAll = on } }
 
@@ -113,13 +125,13 @@ type Fleet struct {
 // client, endpoint, timeouts and typed errors. It does not contact DynamoDB.
 func New(cat *catalog.Catalog, opts ...Option) (*Fleet, error) {
 	o := Options{Lease: 10 * time.Second, ShardLease: 6 * time.Second, Poll: 50 * time.Millisecond,
-		RetryBase: 200 * time.Millisecond, RetryMax: 10 * time.Second, Now: time.Now}
+		RetryBase: 200 * time.Millisecond, RetryMax: 10 * time.Second, Now: time.Now, MaxLost: 10}
 	for _, fn := range opts {
 		fn(&o)
 	}
-	if o.Lease < 40*time.Millisecond || o.ShardLease < 40*time.Millisecond || o.Poll <= 0 || o.RetryBase <= 0 || o.RetryMax < o.RetryBase {
-		return nil, fmt.Errorf("fleet options: lease %s, shard lease %s (each at least 40ms), poll %s (> 0), retry backoff %s..%s (0 < base <= max)",
-			o.Lease, o.ShardLease, o.Poll, o.RetryBase, o.RetryMax)
+	if o.Lease < 40*time.Millisecond || o.ShardLease < 40*time.Millisecond || o.Poll <= 0 || o.RetryBase <= 0 || o.RetryMax < o.RetryBase || o.MaxLost < 0 {
+		return nil, fmt.Errorf("fleet options: lease %s, shard lease %s (each at least 40ms), poll %s (> 0), retry backoff %s..%s (0 < base <= max), max lost %d (>= 0)",
+			o.Lease, o.ShardLease, o.Poll, o.RetryBase, o.RetryMax, o.MaxLost)
 	}
 	table := cat.Table()
 	if !strings.HasSuffix(table, TableSuffix) {
@@ -262,8 +274,13 @@ type Job struct {
 	Priority       int             `dynamodbav:"job_priority" json:"job_priority"`
 	ResultLocation string          `dynamodbav:"result_location" json:"result_location"`
 	Status         queuekit.Status `dynamodbav:"execution_status" json:"execution_status"`
+	// CurrentRetry counts the job's own failures (its work returned an
+	// error), bounded by MaxRetry; LostAttempts the attempts lost to the
+	// infrastructure (a lease that ran out with no end), bounded by the
+	// fleet's MaxLost.
 	CurrentRetry   int             `dynamodbav:"current_retry" json:"current_retry"`
 	MaxRetry       int             `dynamodbav:"max_retry" json:"max_retry"`
+	LostAttempts   int             `dynamodbav:"lost_attempts" json:"lost_attempts"`
 	// IntervalS is job_interval in seconds; 0 is a one-off job.
 	IntervalS int `dynamodbav:"job_interval" json:"job_interval"`
 	// RepeatUntil ends a recurring job: no run is scheduled after it (RFC
@@ -362,7 +379,7 @@ func (j Job) item(shards int) (map[string]types.AttributeValue, error) {
 	}
 	at, _ := time.Parse(time.RFC3339Nano, j.ScheduledAt)
 	j.ScheduledAt = at.UTC().Format(TimeLayout)
-	j.Status, j.CurrentRetry, j.Attempt, j.Runs, j.Ends, j.Token, j.Holder, j.LastError = queuekit.StatusNotStarted, 0, 0, 0, 0, 0, "", ""
+	j.Status, j.CurrentRetry, j.LostAttempts, j.Attempt, j.Runs, j.Ends, j.Token, j.Holder, j.LastError = queuekit.StatusNotStarted, 0, 0, 0, 0, 0, 0, "", ""
 	j.Shard = ShardOf(j.UserID, j.JobID, shards)
 	due := at.UnixMilli()
 	j.ClaimShard, j.DueAt = &j.Shard, &due

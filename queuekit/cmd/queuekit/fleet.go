@@ -324,9 +324,9 @@ func runFleetList(ctx context.Context, args []string, stdout io.Writer) error {
 		return writeJSON(stdout, jobs)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "job_id\tjob_type\tscheduled\texecution_status\tretry\tattempts\tshard")
+	fmt.Fprintln(tw, "job_id\tjob_type\tscheduled\texecution_status\tretry\tlost\tattempts\tshard")
 	for _, j := range jobs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%d\t%d\n", j.JobID, j.JobType, j.ScheduledAt, j.Status, j.CurrentRetry, j.MaxRetry, j.Attempt, j.Shard)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%d\t%d\t%d\n", j.JobID, j.JobType, j.ScheduledAt, j.Status, j.CurrentRetry, j.MaxRetry, j.LostAttempts, j.Attempt, j.Shard)
 	}
 	return tw.Flush()
 }
@@ -354,8 +354,8 @@ func runFleetView(ctx context.Context, args []string, stdout io.Writer) error {
 	if *asJSON {
 		return writeJSON(stdout, j)
 	}
-	fmt.Fprintf(stdout, "job %s of user %s: %s (type %s, priority %d), scheduled %s, retry %d of %d, attempts %d, runs %d, shard %d, result %s\n",
-		j.JobID, j.UserID, j.Status, j.JobType, j.Priority, j.ScheduledAt, j.CurrentRetry, j.MaxRetry, j.Attempt, j.Runs, j.Shard, j.ResultLocation)
+	fmt.Fprintf(stdout, "job %s of user %s: %s (type %s, priority %d), scheduled %s, retry %d of %d (its own failures), lost attempts %d (leases run out), attempts %d, runs %d, shard %d, result %s\n",
+		j.JobID, j.UserID, j.Status, j.JobType, j.Priority, j.ScheduledAt, j.CurrentRetry, j.MaxRetry, j.LostAttempts, j.Attempt, j.Runs, j.Shard, j.ResultLocation)
 	if j.LastError != "" {
 		fmt.Fprintf(stdout, "last error: %s\n", j.LastError)
 	}

@@ -114,7 +114,7 @@ func TestFleetSubmitListView(t *testing.T) {
 		t.Fatalf("submit --json: %v: %s", err, out)
 	}
 	for k, want := range map[string]any{"user_id": "u1", "job_id": "j1", "job_type": "etl", "job_priority": 2.0, "execution_status": "NOT_STARTED",
-		"current_retry": 0.0, "max_retry": 3.0, "job_interval": 60.0, "result_location": "s3://results/u1/j1"} {
+		"current_retry": 0.0, "max_retry": 3.0, "lost_attempts": 0.0, "job_interval": 60.0, "result_location": "s3://results/u1/j1"} {
 		if j[k] != want {
 			t.Errorf("submitted %s = %v, want %v", k, j[k], want)
 		}
@@ -134,7 +134,7 @@ func TestFleetSubmitListView(t *testing.T) {
 		t.Errorf("list: exit %d, %s %s; want j1, j2", code, out, errOut)
 	}
 	out, _, code = runCLI(t, append([]string{"fleet", "view", "--user", "u1", "--job", "j2"}, common...)...)
-	if code != 0 || !strings.Contains(out, "job j2 of user u1: NOT_STARTED") {
+	if code != 0 || !strings.Contains(out, "job j2 of user u1: NOT_STARTED") || !strings.Contains(out, "retry 0 of 3 (its own failures), lost attempts 0 (leases run out)") {
 		t.Errorf("view: exit %d, %q", code, out)
 	}
 	if _, errOut, code := runCLI(t, append([]string{"fleet", "view", "--user", "u2", "--job", "j2"}, common...)...); code != 1 || !strings.Contains(errOut, "no job j2 for user u2") {

@@ -20,7 +20,7 @@
 //     send, it waits Idle before the next), at most its share of the room
 //     in the queue (Buffer less the messages waiting, read before each
 //     round: the backpressure; the backlog waits in the index), a message per job: its key, fence_token,
-//     execution_status, lease_until, current_retry, max_retry and attempt
+//     execution_status, lease_until, current_retry, max_retry, lost_attempts and attempt
 //     (Message). A job it sent is not sent again at the same token within
 //     Resend; a job read while held is sent only once its lease was seen
 //     unchanged for a whole Lease on the dispatcher's clock.
@@ -204,19 +204,20 @@ type Message struct {
 	LeaseUntil   int64           `json:"lease_until,omitempty"`
 	CurrentRetry int             `json:"current_retry"`
 	MaxRetry     int             `json:"max_retry"`
+	LostAttempts int             `json:"lost_attempts,omitempty"`
 	Attempt      int             `json:"attempt"`
 }
 
 // MessageOf is the message of job j as read from the due index.
 func MessageOf(j fleet.Job) Message {
 	return Message{UserID: j.UserID, JobID: j.JobID, Token: j.Token, Status: j.Status, LeaseUntil: j.LeaseUntil,
-		CurrentRetry: j.CurrentRetry, MaxRetry: j.MaxRetry, Attempt: j.Attempt}
+		CurrentRetry: j.CurrentRetry, MaxRetry: j.MaxRetry, LostAttempts: j.LostAttempts, Attempt: j.Attempt}
 }
 
 // Job is the job a message names, with the fields its claim reads.
 func (m Message) Job() fleet.Job {
 	return fleet.Job{UserID: m.UserID, JobID: m.JobID, Token: m.Token, Status: m.Status, LeaseUntil: m.LeaseUntil,
-		CurrentRetry: m.CurrentRetry, MaxRetry: m.MaxRetry, Attempt: m.Attempt}
+		CurrentRetry: m.CurrentRetry, MaxRetry: m.MaxRetry, LostAttempts: m.LostAttempts, Attempt: m.Attempt}
 }
 
 // Encode is a message's body (JSON).

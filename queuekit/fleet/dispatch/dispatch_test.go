@@ -75,6 +75,9 @@ func newRig(t *testing.T, shards int, opts ...catalog.Option) *rig {
 }
 
 // submit submits n one-off jobs of user-000, due now, with maxRetry retries.
+// The fault tests pass 0: their work never fails, and an attempt lost to a
+// fault (a lease run out, a claim unanswered) is counted in lost_attempts,
+// never as a retry, so the network must not dead-letter any of them.
 func (r *rig) submit(n, maxRetry int) []fleet.Job {
 	r.t.Helper()
 	now := time.Now().UTC().Format(fleet.TimeLayout)
@@ -302,7 +305,8 @@ func TestEveryJobEndsOnceWithDuplicateMessages(t *testing.T) {
 // and stopped: no heartbeat, no end) leaves the job held; its lease runs
 // out, its shard's dispatcher watches it unchanged for a lease and sends it
 // again, and a live executor takes it over with the takeover condition: it
-// ends once, at attempt 2 with one retry counted, not before the dead
+// ends once, at attempt 2 with one lost attempt counted (and no retry: the
+// job did not fail), not before the dead
 // holder's lease, and within the bound 2·Lease plus a poll (with slack for
 // this shared machine). The dead holder's late end is refused by the token.
 func TestADeadExecutorsJobIsDispatchedAgainAfterItsLeaseAndEndsOnce(t *testing.T) {
@@ -323,8 +327,8 @@ func TestADeadExecutorsJobIsDispatchedAgainAfterItsLeaseAndEndsOnce(t *testing.T
 	r.mu.Lock()
 	took := r.started[j.JobID].Sub(claimed) // when the takeover's work started
 	r.mu.Unlock()
-	if j.Attempt != 2 || j.CurrentRetry != 1 {
-		t.Errorf("%s: attempt %d, current_retry %d; want 2 and 1 (the dead attempt counted as a failed try)", j.JobID, j.Attempt, j.CurrentRetry)
+	if j.Attempt != 2 || j.LostAttempts != 1 || j.CurrentRetry != 0 {
+		t.Errorf("%s: attempt %d, lost_attempts %d, current_retry %d; want 2, 1 and 0 (the dead attempt lost, not failed)", j.JobID, j.Attempt, j.LostAttempts, j.CurrentRetry)
 	}
 	if took < r.lease {
 		t.Errorf("%s taken over %s after the dead claim: before its lease of %s ran out", j.JobID, took, r.lease)

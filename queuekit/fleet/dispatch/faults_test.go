@@ -99,7 +99,7 @@ func TestLostRepliesOnTheExecutorsLinkPerWriteKind(t *testing.T) {
 			t.Parallel()
 			r := newRig(t, 4)
 			const n = 24
-			r.submit(n, 5)
+			r.submit(n, 0)
 			rt := toxitest.NewRouter(t, r.f.Endpoint(), execKind, "claim", "heartbeat", "end")
 			px := rt.Proxy(t, kind)
 			all := px.LoseReplies(t, 1, 250*time.Millisecond)
@@ -144,7 +144,7 @@ func TestSkewedClocksRevokeNoHealthyJob(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, 4)
 	const n = 24
-	r.submit(n, 20)
+	r.submit(n, 0)
 	offsets := map[string]time.Duration{"d1": 2 * testLease, "d2": -2 * testLease,
 		"e1": testLease / 2, "e2": -testLease / 2, "e3": 2 * testLease, "e4": -2 * testLease}
 	tiers := map[string]*dispatch.Tier{}
@@ -179,7 +179,7 @@ func TestSlowCallsAndResetsKeepTheInvariants(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, 4)
 	const n = 24
-	r.submit(n, 20)
+	r.submit(n, 0)
 	rt := toxitest.NewRouter(t, r.f.Endpoint(), func(string, []byte) string { return "" })
 	rt.Default.Slow(t, 0.05, 4*time.Second, 0)
 	rt.Default.ResetPeer(t, 0.05, 0)
@@ -209,7 +209,7 @@ func TestSQSOutageMidRunKeepsTheInvariants(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, 4)
 	const n = 60
-	r.submit(n, 20)
+	r.submit(n, 0)
 	px := toxitest.NewProxy(t, sqstest.Endpoint(t))
 	c, err := sqsqueue.New(r.ctx, sqsqueue.WithEndpoint(px.URL), sqsqueue.WithCallTimeout(3*time.Second))
 	if err != nil {
@@ -287,7 +287,7 @@ func TestLostRepliesOnTheDispatchersLinkPerWriteKind(t *testing.T) {
 			t.Parallel()
 			r := newRig(t, 4)
 			const n = 40
-			r.submit(n, 20)
+			r.submit(n, 0)
 			rt := toxitest.NewRouter(t, r.f.Endpoint(), dispatcherKind, "shard_acquire", "shard_renew", "shard_release", "member")
 			px := rt.Proxy(t, kind)
 			all := px.LoseReplies(t, 1, 250*time.Millisecond)
@@ -336,7 +336,7 @@ func TestDynamoDBOutageMidRunKeepsTheInvariants(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, 4)
 	const n = 40
-	r.submit(n, 20)
+	r.submit(n, 0)
 	rt := toxitest.NewRouter(t, r.f.Endpoint(), func(string, []byte) string { return "" })
 	tier := r.tierOn(r.fleetOn(rt.Default.URL, func(o *dynamodb.Options) { o.HTTPClient = rt.HTTPClient() }))
 	same := func(string) *dispatch.Tier { return tier }

@@ -67,7 +67,7 @@ func TestDynamoDBLocalRestartMidRunKeepsTheInvariants(t *testing.T) {
 	srv := ddbtest.StartPrivate(t, "", ddbtest.WithDBPath(t.TempDir()))
 	r := newRig(t, 4, catalog.WithEndpoint(srv.Endpoint))
 	const n = 40
-	r.submit(n, 20)
+	r.submit(n, 0)
 	fr := r.start([]string{"d1", "d2"}, []string{"e1", "e2", "e3", "e4"}, 2, r.work(testLease/2))
 	r.waitEnded(n-4, time.Minute)
 	if err := srv.Kill(); err != nil {
