@@ -278,9 +278,9 @@ type Job struct {
 	// error), bounded by MaxRetry; LostAttempts the attempts lost to the
 	// infrastructure (a lease that ran out with no end), bounded by the
 	// fleet's MaxLost.
-	CurrentRetry   int             `dynamodbav:"current_retry" json:"current_retry"`
-	MaxRetry       int             `dynamodbav:"max_retry" json:"max_retry"`
-	LostAttempts   int             `dynamodbav:"lost_attempts" json:"lost_attempts"`
+	CurrentRetry int `dynamodbav:"current_retry" json:"current_retry"`
+	MaxRetry     int `dynamodbav:"max_retry" json:"max_retry"`
+	LostAttempts int `dynamodbav:"lost_attempts" json:"lost_attempts"`
 	// IntervalS is job_interval in seconds; 0 is a one-off job.
 	IntervalS int `dynamodbav:"job_interval" json:"job_interval"`
 	// RepeatUntil ends a recurring job: no run is scheduled after it (RFC
