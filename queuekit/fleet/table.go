@@ -48,6 +48,12 @@ const (
 	MaxShards = 1000
 )
 
+// DueIndexAttributes are the attributes the due index projects beside the
+// keys: what a claim reads from an entry and a dispatcher's message
+// carries (dispatch.Message), nothing else, so an entry stays small: a
+// page of entries costs read units by its bytes.
+var DueIndexAttributes = []string{"user_id", "job_id", "fence_token", attrStatus, attrUntil, attrRetry, "max_retry", attrLost, attrAttempt}
+
 // jobFence is the lease on a job item (and on shard items: the same names).
 var jobFence = fence.Default
 
@@ -186,7 +192,7 @@ func (f *Fleet) Reset(ctx context.Context, shards int) error {
 	}
 	in := dynamo.Spec{
 		Key:     dynamo.Key{Partition: dynamo.S(AttrPK), Sort: dynamo.S(AttrSK)},
-		Indexes: []dynamo.Index{{Name: IndexDue, Key: dynamo.Key{Partition: dynamo.N(attrShard), Sort: dynamo.N(attrDue)}}},
+		Indexes: []dynamo.Index{{Name: IndexDue, Key: dynamo.Key{Partition: dynamo.N(attrShard), Sort: dynamo.N(attrDue)}, Include: DueIndexAttributes}},
 	}.Input()
 	if _, err := f.db.CreateAndWait(ctx, in); err != nil {
 		return err

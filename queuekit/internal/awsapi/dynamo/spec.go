@@ -22,11 +22,14 @@ func N(name string) Attr { return Attr{name, types.ScalarAttributeTypeN} }
 // "" for none).
 type Key struct{ Partition, Sort Attr }
 
-// Index is a global secondary index that projects every attribute, so a
-// reader of the index needs no second read of the table.
+// Index is a global secondary index. With no Include it projects every
+// attribute, so a reader of the index needs no second read of the table;
+// with Include it projects the keys and those attributes only (smaller
+// entries: fewer read units a page).
 type Index struct {
-	Name string
-	Key  Key
+	Name    string
+	Key     Key
+	Include []string
 }
 
 // Spec is an on-demand table as this project creates them: its key, its
@@ -58,9 +61,12 @@ func (s Spec) Input() *dynamodb.CreateTableInput {
 	}
 	in.KeySchema = schema(s.Key)
 	for _, ix := range s.Indexes {
+		proj := &types.Projection{ProjectionType: types.ProjectionTypeAll}
+		if len(ix.Include) > 0 {
+			proj = &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: ix.Include}
+		}
 		in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, types.GlobalSecondaryIndex{
-			IndexName: aws.String(ix.Name), KeySchema: schema(ix.Key),
-			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
+			IndexName: aws.String(ix.Name), KeySchema: schema(ix.Key), Projection: proj,
 		})
 	}
 	return in
