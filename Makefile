@@ -172,10 +172,17 @@ GO_TEST_FLAGS = -count=1 -p $(GO_TEST_P) -parallel $(GO_TEST_PARALLEL)
 # throttle; alone under the same loops, 16.1, and it throttled.
 RATE_TESTS := TestOneTierThrottlesOnTheLimitsLayerWhereTheDispatcherTierDoesNot|TestOneTierControlPlaneModelAgainstRealWorkers|TestTwoTierControlPlaneAtItsTrueSizeStaysWithinTheModel|TestControlPlanesOneTierThrottlesTheDispatchersDoNot|TestRunFleetSweep|TestRunPeakStart|TestRunPoolCeiling|TestWarmFleetWrongAndRight
 RATE_PKGS := ./queuekit/fleetplan/ ./queuekit/lab/fleetlab/ ./queuekit/lab/leaselab/ ./queuekit/lab/limitslab/
+# Tests whose bound holds on a quiet machine only run with them, alone:
+# the dispatchers' slow rejoin asserts that no shard lease of 1 s is lost,
+# and beside the parallel run (load 4 and more on 2 cores) 1 to 8 were
+# (issue 45: bounds on a busy machine).
+QUIET_TESTS := TestSlowRejoinOfTheDispatchersLosesNoJobLease
+QUIET_PKGS := ./queuekit/fleet/dispatch/
+SERIAL_TESTS := $(RATE_TESTS)|$(QUIET_TESTS)
 
 test-go: ## go test -short ./... (the runtime tests are test-runtime's; the rate tests after the rest, alone), then -race over the packages that hold leases (expects AWS_ENDPOINT_URL_DYNAMODB and _SQS, as `make test` sets them)
-	go test -json -short $(GO_TEST_FLAGS) -timeout 30m -skip '^($(RATE_TESTS))$$' ./... | $(TESTJSON)
-	go test -json -short -count=1 -p 1 -timeout 15m -run '^($(RATE_TESTS))$$' $(RATE_PKGS) | $(TESTJSON)
+	go test -json -short $(GO_TEST_FLAGS) -timeout 30m -skip '^($(SERIAL_TESTS))$$' ./... | $(TESTJSON)
+	go test -json -short -count=1 -p 1 -timeout 15m -run '^($(SERIAL_TESTS))$$' $(RATE_PKGS) $(QUIET_PKGS) | $(TESTJSON)
 	go test -json -race $(GO_TEST_FLAGS) -timeout 15m ./queuekit/fence/ | $(TESTJSON)
 	go test -json -race $(GO_TEST_FLAGS) -timeout 15m ./queuekit/lease/ -run '$(RACE_LEASE_TESTS)' | $(TESTJSON)
 	go test -json -race $(GO_TEST_FLAGS) -timeout 10m ./queuekit/fleet/ -run 'Example' | $(TESTJSON)
