@@ -127,7 +127,7 @@ func (f *Fleet) claim(ctx context.Context, w *writes, j Job, holder string) (Job
 		lost++
 		if lost > f.opts.MaxLost {
 			err := f.fatal(ctx, w, j, fence.Hold{}, seen, now,
-				fmt.Sprintf("lease expired: %d attempts lost with no end (the fleet's bound is %d): the worker stopped heartbeating each time; a job that kills its worker looks like this", lost, f.opts.MaxLost), j.Attempt)
+				fmt.Sprintf("lease expired: lost attempts %d, past the fleet's bound of %d: its worker stopped heartbeating each time (a job that kills its worker looks like this)", lost, f.opts.MaxLost), j.Attempt)
 			if fence.Refused(err) {
 				return j, fence.Hold{}, sent, claimLost, nil
 			}
@@ -256,7 +256,7 @@ func (f *Fleet) fatal(ctx context.Context, w *writes, j Job, h fence.Hold, seen 
 	if err != nil {
 		return err
 	}
-	dl[AttrPK] = &types.AttributeValueMemberS{Value: "DLQ"}
+	dl[AttrPK] = &types.AttributeValueMemberS{Value: DeadLetterKey(j.UserID, j.JobID)}
 	dl[AttrSK] = &types.AttributeValueMemberS{Value: j.UserID + "#" + j.JobID}
 	w.requests += 2
 	out, err := dynamo.Call(ctx, f.db, func(ctx context.Context) (*dynamodb.TransactWriteItemsOutput, error) {

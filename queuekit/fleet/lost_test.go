@@ -2,12 +2,18 @@ package fleet_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/fleet"
+	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
 )
 
 // A job whose holders die (claimed, never renewed, never ended) is taken
@@ -66,7 +72,89 @@ func TestLostAttemptsAreBoundedApartFromRetries(t *testing.T) {
 	if err != nil || len(dl) != 1 {
 		t.Fatalf("dead letters %v, %v; want one", dl, err)
 	}
-	if !strings.Contains(dl[0].LastError, "3 attempts lost with no end (the fleet's bound is 2)") {
+	if !strings.Contains(dl[0].LastError, "lost attempts 3, past the fleet's bound of 2") {
 		t.Errorf("dead letter says %q; want it to name the lost attempts and the bound", dl[0].LastError)
+	}
+}
+
+// Dead letters are spread over fleet.DeadLetterKeys partition keys, not one
+// (a dead letter is a transactional put of 2 write units: one key would
+// hold at most 500 a second): 64 jobs dead-lettered land on at least 10 of
+// the 16 keys, none holding more than 10 (64 balls in 16 bins: 4 on
+// average), and DeadLetters reads every one back, ordered by job.
+func TestDeadLettersAreSpreadOverKeys(t *testing.T) {
+	t.Parallel()
+	const lease = 300 * time.Millisecond
+	cat := ddbtest.NewCatalog(t)
+	f, err := fleet.New(cat, fleet.WithLease(lease), fleet.WithMaxLost(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = f.DeleteTable(ctx)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := f.Reset(ctx, 4); err != nil {
+		t.Fatal(err)
+	}
+	const n = 64
+	now := time.Now().UTC().Format(fleet.TimeLayout)
+	var jobs []fleet.Job
+	for i := range n {
+		jobs = append(jobs, fleet.Job{UserID: "user-000", JobID: fmt.Sprintf("job-%03d", i), JobType: "report", ScheduledAt: now})
+	}
+	if _, err := f.SubmitJobs(ctx, jobs); err != nil {
+		t.Fatal(err)
+	}
+	read, err := f.ListAllJobs(ctx, "user-000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range read { // every holder dies
+		if _, res, _, err := f.Claim(ctx, j, "dies"); err != nil || res != fleet.Claimed {
+			t.Fatalf("claim %s: %v, %v", j.JobID, res, err)
+		}
+	}
+	time.Sleep(lease + 100*time.Millisecond)
+	if read, err = f.ListAllJobs(ctx, "user-000"); err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range read { // MaxLost 0: the first lost attempt dead-letters the job
+		if _, res, _, err := f.Claim(ctx, j, "taker"); err != nil || res != fleet.EndedFatal {
+			t.Fatalf("claim %s after its holder died: %v, %v; want EndedFatal", j.JobID, res, err)
+		}
+	}
+	perKey := map[string]int{}
+	for k := range fleet.DeadLetterKeys {
+		key := fmt.Sprintf("DLQ#%02d", k)
+		out, err := cat.Client().Query(ctx, &dynamodb.QueryInput{TableName: aws.String(f.Table()), KeyConditionExpression: aws.String("pk = :k"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":k": &types.AttributeValueMemberS{Value: key}}, Select: types.SelectCount})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Count > 0 {
+			perKey[key] = int(out.Count)
+		}
+	}
+	total, most := 0, 0
+	for _, c := range perKey {
+		total, most = total+c, max(most, c)
+	}
+	t.Logf("%d dead letters on %d keys, at most %d on one", total, len(perKey), most)
+	if total != n || len(perKey) < 10 || most > 10 {
+		t.Errorf("%d dead letters on %d keys (at most %d on one): want %d on at least 10 keys, at most 10 on one", total, len(perKey), most, n)
+	}
+	dl, err := f.DeadLetters(ctx)
+	if err != nil || len(dl) != n {
+		t.Fatalf("DeadLetters: %d, %v; want %d", len(dl), err, n)
+	}
+	for i, d := range dl {
+		if want := fmt.Sprintf("job-%03d", i); d.JobID != want || !strings.Contains(d.LastError, "lost attempts 1, past the fleet's bound of 0") {
+			t.Errorf("dead letter %d: %s %q; want %s, lost attempts named", i, d.JobID, d.LastError, want)
+			break
+		}
 	}
 }

@@ -1,10 +1,12 @@
 package fleet
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -538,24 +540,42 @@ type DeadLetter struct {
 	At        string `dynamodbav:"at" json:"at"`
 }
 
-// DeadLetters reads the dead letters with one paginated Query (pk = DLQ).
+// DeadLetterKeys is how many partition keys the dead letters are spread
+// over (pk = DLQ#00 to DLQ#15, by a hash of the job's key): a dead letter
+// is a transactional put, 2 write units, so one key would take at most
+// 500 a second; 16 take 8,000, more than a cell's jobs a second.
+const DeadLetterKeys = 16
+
+// DeadLetterKey is the partition key of job (userID, jobID)'s dead letter.
+func DeadLetterKey(userID, jobID string) string {
+	return fmt.Sprintf("DLQ#%02d", ShardOf(userID, jobID, DeadLetterKeys))
+}
+
+// DeadLetters reads the dead letters, a paginated Query of each of the
+// DeadLetterKeys keys, ordered by user and job.
 func (f *Fleet) DeadLetters(ctx context.Context) ([]DeadLetter, error) {
-	kc, err := partition("DLQ")
-	if err != nil {
-		return nil, fmt.Errorf("read dead letters: %w", err)
-	}
-	in := &dynamodb.QueryInput{TableName: aws.String(f.Table()),
-		KeyConditionExpression: kc.KeyCondition(), ExpressionAttributeNames: kc.Names(), ExpressionAttributeValues: kc.Values()}
 	var out []DeadLetter
-	for page, err := range f.db.QueryPages(ctx, in) {
+	for k := range DeadLetterKeys {
+		key := fmt.Sprintf("DLQ#%02d", k)
+		kc, err := partition(key)
 		if err != nil {
 			return nil, fmt.Errorf("read dead letters: %w", err)
 		}
-		var ds []DeadLetter
-		if err := attributevalue.UnmarshalListOfMaps(page.Items, &ds); err != nil {
-			return nil, err
+		in := &dynamodb.QueryInput{TableName: aws.String(f.Table()),
+			KeyConditionExpression: kc.KeyCondition(), ExpressionAttributeNames: kc.Names(), ExpressionAttributeValues: kc.Values()}
+		for page, err := range f.db.QueryPages(ctx, in) {
+			if err != nil {
+				return nil, fmt.Errorf("read dead letters (%s): %w", key, err)
+			}
+			var ds []DeadLetter
+			if err := attributevalue.UnmarshalListOfMaps(page.Items, &ds); err != nil {
+				return nil, err
+			}
+			out = append(out, ds...)
 		}
-		out = append(out, ds...)
 	}
+	slices.SortFunc(out, func(a, b DeadLetter) int {
+		return cmp.Or(strings.Compare(a.UserID, b.UserID), strings.Compare(a.JobID, b.JobID))
+	})
 	return out, nil
 }

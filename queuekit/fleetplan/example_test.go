@@ -26,6 +26,7 @@ func ExampleTwoTier_Plan() {
 	// MEMBER                           0.0 read     2.0 write units/s
 	// claim_shard = k (due index)     25.0 read   496.0 write units/s
 	// USER#<user_id>                  50.0 read   400.0 write units/s
+	// DLQ#<k> (dead letters)           0.0 read   144.7 write units/s
 	// $738.66 a day
 }
 

@@ -355,6 +355,8 @@ func (t TwoTier) deploy(p prices.Table, cells, dc, kc int) (Deployment, error) {
 			pollRate, lc*float64(4+2*a.Heartbeats())/float64(kc), dueKeyReads, dueKeyWrites),
 		row("USER#<user_id>", fmt.Sprintf("one user's jobs, at the admission limit of %s jobs a second", num(a.MaxUserJobsPerSecond)),
 			a.MaxUserJobsPerSecond*a.StatusReads, a.MaxUserJobsPerSecond*float64(3+a.Heartbeats()), userReads, userWrites),
+		row("DLQ#<k> (dead letters)", fmt.Sprintf("one of the %d dead-letter keys, were every job of the cell dead-lettered (a transactional put: 2 write units)", fleet.DeadLetterKeys),
+			0, lc/fleet.DeadLetterKeys, 0, 2*lc/fleet.DeadLetterKeys),
 	}
 	tableReads := lc*ru + shardReads
 	tableWrites := lc*twu + shardWrites + memberWrites

@@ -77,6 +77,8 @@ func TestTwoTierAtSeed003ByHand(t *testing.T) {
 	u := key(t, d, "USER#<user_id>")
 	near(t, "USER# write units/s", u.WriteUnits, 400)
 	near(t, "USER# read units/s", u.ReadUnits, 50)
+	// Every job dead-lettered, over 16 keys, 2 units each: 1,157.407 · 2 / 16.
+	near(t, "DLQ# write units/s", key(t, d, "DLQ#<k> (dead letters)").WriteUnits, 1e8/86400*2/16)
 	near(t, "table write units/s", d.Tables[0].WriteUnits, 1e8/86400*4+14.0/1.5+2)
 	near(t, "table read units/s", d.Tables[0].ReadUnits, 1e8/86400*0.5+6)
 	near(t, "index write units/s", d.Tables[1].WriteUnits, 1e8/86400*6)

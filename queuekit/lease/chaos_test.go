@@ -578,7 +578,10 @@ func TestTwoRunsAtOnce(t *testing.T) {
 			go func() {
 				defer ready.Done()
 				<-go1
-				ps[i] = startProc(t, bin, runArgs(cat, n.BatchDate, c, c, "--minute-ms", "10")...)
+				// A night of about 5 s (100 ms a minute), not 0.5: on a busy
+				// machine the two processes' starts can be further apart than
+				// a short night, and then both run it one after the other.
+				ps[i] = startProc(t, bin, runArgs(cat, n.BatchDate, c, c, "--minute-ms", "100")...)
 			}()
 		}
 		close(go1)

@@ -48,8 +48,8 @@ func TestFleetCostJSONContract(t *testing.T) {
 		t.Errorf("executors %d, dispatchers %d, shards %d, $%v a day; want 10851, 3, 14, $738.66",
 			*got.Executors, *got.Dispatchers, *got.Shards, *got.DollarsPerDay)
 	}
-	if len(got.Keys) != 4 || len(got.Tables) != 2 {
-		t.Fatalf("%d keys, %d tables; want 4 and 2:\n%s", len(got.Keys), len(got.Tables), out)
+	if len(got.Keys) != 5 || len(got.Tables) != 2 {
+		t.Fatalf("%d keys (SHARD, MEMBER, a due key, USER#, DLQ#), %d tables; want 5 and 2:\n%s", len(got.Keys), len(got.Tables), out)
 	}
 	for _, k := range got.Keys {
 		if k.Key == nil || k.ReadUnits == nil || k.WriteUnits == nil {
