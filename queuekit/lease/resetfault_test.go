@@ -79,3 +79,92 @@ func TestRunRidesOutLostRepliesDuringItsReset(t *testing.T) {
 		})
 	}
 }
+
+// phaseKind tells apart the coordinator's calls after its reset: "coord"
+// is its reads of the pool (GetItem POOL), its heartbeat (the UpdateItem of
+// run_seen_ms) and its looks at the workers (Query of WORKER#); "done" is
+// the UpdateItem that marks the night DONE. The rest is leaseKind's.
+func phaseKind(op string, body []byte) string {
+	has := func(s string) bool { return bytes.Contains(body, []byte(s)) }
+	switch {
+	case op == "UpdateItem" && has(`"DONE"`):
+		return "done"
+	case op == "GetItem" && has(`"POOL"`), op == "Query" && has(`"WORKER#`), op == "UpdateItem" && has(`"run_seen_ms"`) && !has(`"WAITING"`) && !has(`"RUNNING"`):
+		return "coord"
+	}
+	return leaseKind(op, body)
+}
+
+// `queuekit run` rides out lost replies in each phase after its reset in
+// turn (the reset and the update to WAITING are
+// TestRunRidesOutLostRepliesDuringItsReset): "running", once the test reads
+// the pool RUNNING (directly, not through the proxy), every reply to the
+// coordinator's pool reads, heartbeats and looks at the workers is lost
+// (workers read the pool too, and ride it out) until five requests of them
+// were sent again; "ending", every reply to the update that marks the night
+// DONE is lost until it was sent again five times. The run must exit 0 with
+// the pool DONE and every job SUCCESS.
+func TestRunRidesOutLostRepliesInEachPhase(t *testing.T) {
+	t.Parallel()
+	bin := buildCLI(t)
+	for _, phase := range []string{"running", "ending"} {
+		t.Run(phase, func(t *testing.T) {
+			t.Parallel()
+			n := sample(t, "2026-05-14")
+			ex, cat := setup(t, n.Jobs)
+			if err := ex.CreateTable(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			kind := map[string]string{"running": "coord", "ending": "done"}[phase]
+			r := toxitest.NewRouter(t, cat.Endpoint(), phaseKind, "coord", "done")
+			front := r.Serve(t)
+			if phase == "ending" {
+				r.AfterRetries(kind, 5, r.Proxy(t, kind).LoseReplies(t, 1, 250*time.Millisecond))
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, "run", "--batch-date", n.BatchDate, "--workers", "3", "--slots", "3",
+				"--minute-ms", "40", "--endpoint", front, "--table", cat.Table())
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			if phase == "running" { // lose the coordinator's replies once the night runs
+				var injected bool
+				for !injected {
+					select {
+					case err := <-done:
+						t.Fatalf("run ended (%v) before the test saw the night RUNNING: %s", err, stderr.String())
+					case <-time.After(20 * time.Millisecond):
+					}
+					if pool, _ := rawNight(t, ex, cat.Client(), n.BatchDate); pool.State == "RUNNING" {
+						r.AfterRetries(kind, 5, r.Proxy(t, kind).LoseReplies(t, 1, 250*time.Millisecond))
+						injected = true
+					}
+				}
+			}
+			if err := <-done; err != nil {
+				t.Fatalf("run with the %s replies lost (%d requests of the kind sent again): %v\nstderr:\n%s", kind, r.Retries(kind), err, stderr.String())
+			}
+			if r.Retries(kind) < 5 {
+				t.Fatalf("%d requests of kind %s sent again, want at least 5: the fault was not injected", r.Retries(kind), kind)
+			}
+			pool, jobs := rawNight(t, ex, cat.Client(), n.BatchDate)
+			if pool.State != "DONE" {
+				t.Errorf("the pool is %s after the run, want DONE", pool.State)
+			}
+			if len(jobs) != len(n.Jobs) {
+				t.Fatalf("%d jobs in the execution table, want %d", len(jobs), len(n.Jobs))
+			}
+			for _, j := range jobs {
+				if j.Status != queuekit.StatusSuccess || j.RunID != pool.RunID {
+					t.Errorf("%s: %s of run %s, want SUCCESS of run %s", j.SK, j.Status, j.RunID, pool.RunID)
+				}
+			}
+			t.Logf("%s: %d requests of kind %s, %d sent again; %d jobs SUCCESS", phase, r.Count(kind), kind, r.Retries(kind), len(jobs))
+		})
+	}
+}
