@@ -198,7 +198,13 @@ func (e *NoNightError) Error() string {
 // Night reads a night from the catalog with Query; a night without jobs is
 // a *NoNightError.
 func (e *Executor) Night(ctx context.Context, date string) (queuekit.Night, error) {
-	n, _, err := e.cat.QueryNight(ctx, date, "")
+	var n queuekit.Night
+	// The coordinator's first call: it rides out lost replies as the reset's do.
+	err := e.coordinatorOutage(date).Do(ctx, func(ctx context.Context) error {
+		var err error
+		n, _, err = e.cat.QueryNight(ctx, date, "")
+		return err
+	})
 	if err != nil {
 		return queuekit.Night{}, err
 	}

@@ -15,19 +15,23 @@ import (
 // told apart: a Query of the execution table (exec) on its key, no index;
 // the first such Query of a run is the reset's (the night's jobs are read
 // from the catalog's table before).
-func resetKind(exec string) toxitest.Classify {
+func resetKind(exec, catalog string) toxitest.Classify {
 	table := []byte(`"TableName":"` + exec + `"`)
+	cat := []byte(`"TableName":"` + catalog + `"`)
 	return func(op string, body []byte) string {
-		if op == "Query" && bytes.Contains(body, table) && !bytes.Contains(body, []byte(`"IndexName"`)) {
+		switch {
+		case op == "Query" && bytes.Contains(body, table) && !bytes.Contains(body, []byte(`"IndexName"`)):
 			return "night-read"
+		case op == "Query" && bytes.Contains(body, cat):
+			return "catalog-read"
 		}
 		return leaseKind(op, body)
 	}
 }
 
 // `queuekit run` (a real process, the CLI's own client) rides out lost
-// replies on each call of its reset in turn: the Query of the night's old
-// items, the fenced transactions that rewrite the night, and the pool's
+// replies on each call of its reset in turn: the Query of the night's jobs
+// in the catalog (its first call), the Query of the night's old items, the fenced transactions that rewrite the night, and the pool's
 // update to WAITING (with the heartbeat, the UpdateItems of kind run-pool).
 // Every reply of the kind is lost until the SDK has sent five requests of it
 // again (so at least one whole call, every try of it, got no answer), then
@@ -38,7 +42,7 @@ func resetKind(exec string) toxitest.Classify {
 func TestRunRidesOutLostRepliesDuringItsReset(t *testing.T) {
 	t.Parallel()
 	bin := buildCLI(t)
-	for _, kind := range []string{"night-read", "reset", "run-pool"} {
+	for _, kind := range []string{"catalog-read", "night-read", "reset", "run-pool"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			n := sample(t, "2026-05-13")
@@ -46,7 +50,7 @@ func TestRunRidesOutLostRepliesDuringItsReset(t *testing.T) {
 			if err := ex.CreateTable(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			r := toxitest.NewRouter(t, cat.Endpoint(), resetKind(ex.Table()), "night-read", "reset", "run-pool")
+			r := toxitest.NewRouter(t, cat.Endpoint(), resetKind(ex.Table(), cat.Table()), "catalog-read", "night-read", "reset", "run-pool")
 			front := r.Serve(t)
 			restore := r.Proxy(t, kind).LoseReplies(t, 1, 250*time.Millisecond)
 			r.AfterRetries(kind, 5, restore)

@@ -406,7 +406,8 @@ func (p *proc) dispStats(t *testing.T) fleet.Stats {
 // at once, the worst case of jobs due faster than the slots drain them),
 // one dispatcher with a buffer of 4 messages and a resend of 3 s. What
 // waits in the queue stays within the buffer plus the dispatcher's
-// rounding up (the bound in WorkerConfig.Room), the backlog waits in the
+// rounding up (the bound in WorkerConfig.Room) and a round the depth it
+// read may not have counted yet, the backlog waits in the
 // due index, the executors take only what their free slots claim, and
 // each job is sent about once: at most 1.1 messages sent and 0.1 claims
 // refused per job ended (the bound). Before the bound one
@@ -467,9 +468,12 @@ func TestBackpressureHoldsTheBacklogInTheIndex(t *testing.T) {
 	if backlogged < 10 {
 		t.Fatalf("only %d samples saw a backlog: the overload was not exercised", backlogged)
 	}
-	// One dispatcher owning both shards rounds its share up by at most 1.
-	if maxVisible > buffer+1 {
-		t.Errorf("the queue held %d messages waiting; want at most the buffer %d + 1 (the backlog waits in the index)", maxVisible, buffer)
+	// One dispatcher owning both shards rounds its share up by at most 1;
+	// and the depth it reads may not count its last round's sends yet
+	// (ElasticMQ under four busy loops a core once showed 8 waiting; AWS's
+	// count is approximate): at most one round more.
+	if maxVisible > 2*buffer+1 {
+		t.Errorf("the queue held %d messages waiting; want at most the buffer %d, plus a round the depth may not count yet, + 1 (the backlog waits in the index)", maxVisible, buffer)
 	}
 	if ds.Full == 0 {
 		t.Error("no round found the queue full: the backpressure never acted")
