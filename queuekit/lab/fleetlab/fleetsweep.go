@@ -91,7 +91,7 @@ func (c FleetSweep) withDefaults() FleetSweep {
 // table is deleted when the run has been read.
 func RunFleetSweep(ctx context.Context, s *limits.Server, cfg FleetSweep, progress func(queuekit.Progress)) ([]FleetShardRun, error) {
 	if s == nil {
-		return nil, errors.New("fleet sweep: no limits layer (start one with lab.StartLimits)")
+		return nil, errors.New("fleet sweep: no limits layer (start one with limitslab.StartLimits)")
 	}
 	cfg = cfg.withDefaults()
 	if cfg.Bin == "" {

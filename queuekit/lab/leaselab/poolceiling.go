@@ -58,7 +58,7 @@ type PoolCeilingResult struct {
 // progress (may be nil) gets the jobs ended about ten times a second.
 func RunPoolCeiling(ctx context.Context, s *limits.Server, p PoolCeiling, progress func(queuekit.Progress)) (PoolCeilingResult, error) {
 	if s == nil {
-		return PoolCeilingResult{}, errors.New("pool ceiling: no limits layer (start one with lab.StartLimits)")
+		return PoolCeilingResult{}, errors.New("pool ceiling: no limits layer (start one with limitslab.StartLimits)")
 	}
 	if p.Table == "" {
 		p.Table = "pool_ceiling"

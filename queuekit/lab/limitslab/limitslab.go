@@ -48,7 +48,7 @@ type ShardRun struct {
 // nil) is called after every run.
 func RunShardSweep(ctx context.Context, s *limits.Server, h HotLoad, shards []int, progress func(queuekit.Progress)) ([]ShardRun, error) {
 	if s == nil {
-		return nil, errors.New("shard sweep: no limits layer (start one with lab.StartLimits)")
+		return nil, errors.New("shard sweep: no limits layer (start one with limitslab.StartLimits)")
 	}
 	base := h.Table
 	if base == "" {
