@@ -53,6 +53,9 @@ type Attempt struct {
 
 	mu sync.Mutex
 	w  writes
+	// also, when set (the one-tier worker's), gets each write's counts as
+	// it is sent, so a worker's counters move while its attempts run.
+	also func(writes)
 }
 
 // Claim claims j for holder with the one conditional UpdateItem of the
@@ -107,7 +110,12 @@ func (a *Attempt) merge(w writes) {
 	a.w.tableWU += w.tableWU
 	a.w.gsiWU += w.gsiWU
 	a.w.landed += w.landed
+	a.w.refused += w.refused
+	a.w.failed += w.failed
 	a.mu.Unlock()
+	if a.also != nil {
+		a.also(w)
+	}
 }
 
 // Run keeps the attempt's lease (a heartbeat every Lease/4: PROCESSING,

@@ -930,13 +930,15 @@ func (wk *worker) due(ctx context.Context, k, budget int) ([]Job, error) {
 	return jobs, nil
 }
 
-// run claims j and, when won, runs its work under the lease and ends it.
+// run claims j and, when won, runs it with Attempt.Run, the one
+// claim-run-end path the two-tier executors use too: its work under the
+// lease (fence.Keep's heartbeats), then the end fenced by the claim's token.
 func (wk *worker) run(ctx context.Context, j Job) {
 	defer wk.done(j.JobID)
 	f := wk.f
 	var w writes
-	defer func() { wk.merge(w) }()
 	got, h, sent, outcome, err := f.claim(ctx, &w, j, wk.cfg.Name)
+	wk.merge(w)
 	switch {
 	case err != nil: // no answer: the claim may have landed, then the job comes back when its lease ends
 		wk.add(func(st *Stats, _ *writes) { st.Lost++; st.ClaimErrors++ })
@@ -949,13 +951,10 @@ func (wk *worker) run(ctx context.Context, j Job) {
 		return
 	}
 	wk.add(func(st *Stats, _ *writes) { st.Won++ })
-	var werr error
-	keeper, wctx := fence.Keep(ctx, sent, f.opts.Lease, wk.beat(func(bw *writes) fence.Beat { return f.heartbeat(bw, got, h) }))
-	werr = wk.cfg.Work(wctx, got)
-	if wk.cfg.WorkLog != nil && wctx.Err() == nil { // the work finished (it was not stopped by a lost lease)
-		_, _ = io.WriteString(wk.cfg.WorkLog, attemptText(got))
-	}
-	if err := keeper.Stop(); err != nil {
+	a := &Attempt{f: f, Job: got, hold: h, sent: sent, also: wk.merge}
+	status, err := a.Run(ctx, wk.cfg.Work, wk.cfg.WorkLog)
+	switch {
+	case fence.Lost(err):
 		wk.add(func(st *Stats, _ *writes) {
 			st.Fenced++
 			st.LastLoss = trim(err.Error())
@@ -963,27 +962,20 @@ func (wk *worker) run(ctx context.Context, j Job) {
 				st.Expired++
 			}
 		})
-		return
+	case err != nil:
+		wk.add(func(st *Stats, _ *writes) { st.EndErrors++ })
+	default:
+		wk.add(func(st *Stats, _ *writes) {
+			switch status {
+			case queuekit.StatusSuccess, queuekit.StatusNotStarted:
+				st.Succeeded++
+			case queuekit.StatusRetriableFailure:
+				st.Retried++
+			case queuekit.StatusFatalFailure:
+				st.Fatal++
+			}
+		})
 	}
-	status, err := f.end(ctx, &w, got, h, werr)
-	if err != nil {
-		if errors.Is(err, fence.ErrFenced) {
-			wk.add(func(st *Stats, _ *writes) { st.Fenced++; st.LastLoss = trim(err.Error()) })
-		} else {
-			wk.add(func(st *Stats, _ *writes) { st.EndErrors++ })
-		}
-		return
-	}
-	wk.add(func(st *Stats, _ *writes) {
-		switch status {
-		case queuekit.StatusSuccess, queuekit.StatusNotStarted:
-			st.Succeeded++
-		case queuekit.StatusRetriableFailure:
-			st.Retried++
-		case queuekit.StatusFatalFailure:
-			st.Fatal++
-		}
-	})
 }
 
 // giveBack releases shard k, held under h, by its fence token: the

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"sort"
+	"syscall"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -198,13 +199,17 @@ func (e *NoNightError) Error() string {
 // Night reads a night from the catalog with Query; a night without jobs is
 // a *NoNightError.
 func (e *Executor) Night(ctx context.Context, date string) (queuekit.Night, error) {
-	var n queuekit.Night
-	// The coordinator's first call: it rides out lost replies as the reset's do.
-	err := e.coordinatorOutage(date).Do(ctx, func(ctx context.Context) error {
-		var err error
-		n, _, err = e.cat.QueryNight(ctx, date, "")
-		return err
-	})
+	n, _, err := e.cat.QueryNight(ctx, date, "")
+	// The coordinator's first call: lost replies are ridden out as the
+	// reset's are; a refused connection (nothing listens there: a server
+	// not started) is said at once, in one line naming the endpoint.
+	if dynamo.NoAnswer(err) && !errors.Is(err, syscall.ECONNREFUSED) {
+		err = e.coordinatorOutage(date).Do(ctx, func(ctx context.Context) error {
+			var err error
+			n, _, err = e.cat.QueryNight(ctx, date, "")
+			return err
+		})
+	}
 	if err != nil {
 		return queuekit.Night{}, err
 	}
