@@ -3,6 +3,7 @@ package fleetplan
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -182,15 +183,17 @@ type Deployment struct {
 	Design              string        `json:"design"`
 	Executors           int           `json:"executors"`
 	JobsPerDay          float64       `json:"jobs_per_day"`
-	JobsPerSecond       float64       `json:"jobs_per_second"`
-	Cells               int           `json:"cells"`       // tables (each with its due index), queues
-	Dispatchers         int           `json:"dispatchers"` // all cells
-	Shards              int           `json:"shards"`      // all cells
+	JobsPerSecond       float64       `json:"jobs_per_second"`      // the mean
+	PeakFactor          float64       `json:"peak_factor"`          // the rows are sized at PeakFactor x the mean
+	PeakJobsPerSecond   float64       `json:"peak_jobs_per_second"` // JobsPerSecond x PeakFactor
+	Cells               int           `json:"cells"`                // tables (each with its due index), queues
+	Dispatchers         int           `json:"dispatchers"`          // all cells
+	Shards              int           `json:"shards"`               // all cells
 	DispatchersPerCell  int           `json:"dispatchers_per_cell"`
 	ShardsPerCell       int           `json:"shards_per_cell"`
 	Queues              int           `json:"queues"`
 	HeartbeatsPerJob    int           `json:"heartbeats_per_job"`
-	RunningJobs         float64       `json:"running_jobs"` // λ·W, Little's law
+	RunningJobs         float64       `json:"running_jobs"` // λ·W at the peak rate, Little's law
 	Keys                []KeyRow      `json:"keys"`
 	Tables              []TableRow    `json:"tables"`
 	QueueRows           []QueueRow    `json:"queue_rows"`
@@ -247,10 +250,25 @@ func (e *LimitError) Error() string {
 
 // TwoTier is the design of docs/design/fleet.md at N executors and J jobs
 // a day.
+//
+// PeakFactor (0 or 1: the mean) sizes every row at that many times the
+// mean rate: cells, dispatchers, shards, each key's and table's units,
+// the queue's requests, and the executor slots the jobs running at the
+// peak need (Little's law at the peak rate). Dollars a day stay the day's
+// volume, J jobs, with the peak-sized control plane running all day.
 type TwoTier struct {
 	Executors  int
 	JobsPerDay float64
+	PeakFactor float64
 	Assumptions
+}
+
+// peak is t's peak factor: 1 for 0 (the mean).
+func (t TwoTier) peak() float64 {
+	if t.PeakFactor == 0 {
+		return 1
+	}
+	return t.PeakFactor
 }
 
 func checkInputs(n int, j float64) error {
@@ -276,7 +294,10 @@ func (t TwoTier) Plan(p prices.Table) (Deployment, error) {
 	if err := checkInputs(t.Executors, t.JobsPerDay); err != nil {
 		return Deployment{}, err
 	}
-	lambda := t.JobsPerDay / capacity.SecondsPerDay
+	if f := t.peak(); !(f >= 1) || f > capacity.MaxPeakFactor {
+		return Deployment{}, &InputError{"peak factor", fmt.Sprint(t.PeakFactor), fmt.Sprintf("want a number from 1 (the mean) to %d", capacity.MaxPeakFactor)}
+	}
+	lambda := t.JobsPerDay / capacity.SecondsPerDay * t.peak() // the rate the rows are sized for
 	n := float64(t.Executors)
 	running := lambda * a.JobSeconds
 	twu, iwu, ru := a.TableWriteUnitsPerJob(), a.IndexWriteUnitsPerJob(), a.ReadUnitsPerJob()
@@ -294,9 +315,13 @@ func (t TwoTier) Plan(p prices.Table) (Deployment, error) {
 			advice = fmt.Sprintf("that is %s executors, more than the %d this planner sizes: split the jobs over at least %s fleets, or make a job shorter",
 				num(least), MaxExecutors, num(math.Ceil(least/MaxExecutors)))
 		}
+		at := ""
+		if t.peak() != 1 {
+			at = fmt.Sprintf(" (%s x the mean)", strconv.FormatFloat(t.peak(), 'f', -1, 64))
+		}
 		return Deployment{}, &LimitError{Limit: "executor slots", Need: math.Ceil(running - 1e-9), Have: slots,
-			Why: fmt.Sprintf("%s jobs a second of %s s each keep %s running at once (Little's law), %d executors x %d slots hold %s: %s",
-				fmt.Sprintf("%.1f", lambda), num(a.JobSeconds), num(math.Ceil(running-1e-9)), t.Executors, a.SlotsPerExecutor, num(slots), advice)}
+			Why: fmt.Sprintf("%s jobs a second%s of %s s each keep %s running at once (Little's law), %d executors x %d slots hold %s: %s",
+				fmt.Sprintf("%.1f", lambda), at, num(a.JobSeconds), num(math.Ceil(running-1e-9)), t.Executors, a.SlotsPerExecutor, num(slots), advice)}
 	}
 	lc := lambda / float64(cells)
 	pollRate := 1 / a.DispatchPoll.Seconds()
@@ -322,14 +347,15 @@ func (t TwoTier) Plan(p prices.Table) (Deployment, error) {
 // person's choice: CheckDesign).
 func (t TwoTier) deploy(p prices.Table, cells, dc, kc int) (Deployment, error) {
 	a := t.Assumptions
-	lambda := t.JobsPerDay / capacity.SecondsPerDay
+	mean := t.JobsPerDay / capacity.SecondsPerDay
+	lambda := mean * t.peak() // the rows' rate
 	n := float64(t.Executors)
 	running := lambda * a.JobSeconds
 	twu, iwu, ru := a.TableWriteUnitsPerJob(), a.IndexWriteUnitsPerJob(), a.ReadUnitsPerJob()
 	lc := lambda / float64(cells)
 	nc := n / float64(cells)
 	pollRate := 1 / a.DispatchPoll.Seconds()
-	d := Deployment{Design: "two-tier", Executors: t.Executors, JobsPerDay: t.JobsPerDay, JobsPerSecond: lambda, Cells: cells,
+	d := Deployment{Design: "two-tier", Executors: t.Executors, JobsPerDay: t.JobsPerDay, JobsPerSecond: mean, PeakFactor: t.peak(), PeakJobsPerSecond: lambda, Cells: cells,
 		Dispatchers: cells * dc, Shards: cells * kc, DispatchersPerCell: dc, ShardsPerCell: kc, Queues: cells,
 		HeartbeatsPerJob: a.Heartbeats(), RunningJobs: running}
 
@@ -371,10 +397,15 @@ func (t TwoTier) deploy(p prices.Table, cells, dc, kc int) (Deployment, error) {
 	q.InFlightHeadroom = 1 - q.InFlightBound/SQSInFlightLimit
 	d.QueueRows = []QueueRow{q}
 
+	// Dollars: the day's volume (the mean rate) for what each job sends,
+	// the peak-sized control plane, polls and empty receives all day.
 	c := float64(cells) * capacity.SecondsPerDay
-	d.USDPerDay.DynamoDBJobs = c * (p.ReadCost(lc*ru) + p.WriteCost(lc*(twu+iwu)))
+	lm := mean / float64(cells)
+	meanBatch := math.Min(float64(a.SQSBatch), math.Max(1, lm/(float64(kc)*pollRate))) // a look's page at the mean rate
+	meanRequests := lm/meanBatch + lm + nc/a.ReceiveWait.Seconds() + lm + q.DepthRequests
+	d.USDPerDay.DynamoDBJobs = c * (p.ReadCost(lm*ru) + p.WriteCost(lm*(twu+iwu)))
 	d.USDPerDay.DynamoDBControlPlane = c * (p.ReadCost(shardReads+indexReads) + p.WriteCost(shardWrites+memberWrites))
-	d.USDPerDay.SQS = c * q.RequestsPerSecond * p.SQSStandardPerMillion / 1e6
+	d.USDPerDay.SQS = c * meanRequests * p.SQSStandardPerMillion / 1e6
 	d.USDPerDay.Total = d.USDPerDay.DynamoDBJobs + d.USDPerDay.DynamoDBControlPlane + d.USDPerDay.SQS
 
 	// A dead dispatcher's shards: stale after one ShardLease seen unchanged,

@@ -244,3 +244,45 @@ func TestHeartbeats(t *testing.T) {
 }
 
 func timeVal(minutes float64) time.Duration { return time.Duration(minutes * float64(time.Minute)) }
+
+// Seed 003 sized at twice the mean, by hand: λ = 2 · 1,157.407 = 2,314.81
+// jobs/s for the rows. One cell (2,314.81 · 6 = 13,888.9 index units <
+// 32,000); dispatchers max(2, ⌈2,314.81 / 400⌉ = 6) = 6; shards max(4 · 6 =
+// 24, ⌈13,888.9 / 500⌉ = 28, ⌈2,314.81 / 500⌉ = 5) = 28; a due key writes
+// 13,888.9 / 28 = 496.03 units/s. Running at the peak: 2,314.81 · 300 =
+// 694,444.4 jobs, ⌈/32⌉ = 21,702 executors: 10,851 (enough at the mean)
+// are refused at the peak, naming it. Dollars: the jobs' DynamoDB is the
+// day's volume, $631.25 as at the mean; the control plane is the
+// peak-sized one (6 dispatchers, 28 shards), more than at the mean.
+func TestTwoTierAtTwiceTheMeanByHand(t *testing.T) {
+	_, err := fleetplan.TwoTier{Executors: 10851, JobsPerDay: 1e8, PeakFactor: 2, Assumptions: fleetplan.Seed003}.Plan(capacity.Prices2026)
+	var le *fleetplan.LimitError
+	if !errors.As(err, &le) || le.Limit != "executor slots" || le.Need != 694445 || !strings.Contains(le.Why, "(2 x the mean)") || !strings.Contains(le.Why, "use at least 21702 executors") {
+		t.Fatalf("10,851 executors at twice the mean: %v; want executor slots, 694445 needed, at 2 x the mean, use at least 21702", err)
+	}
+	d, err := fleetplan.TwoTier{Executors: 21702, JobsPerDay: 1e8, PeakFactor: 2, Assumptions: fleetplan.Seed003}.Plan(capacity.Prices2026)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Cells != 1 || d.Dispatchers != 6 || d.Shards != 28 || d.PeakFactor != 2 {
+		t.Fatalf("cells %d, dispatchers %d, shards %d, peak %v; want 1, 6, 28, 2", d.Cells, d.Dispatchers, d.Shards, d.PeakFactor)
+	}
+	near(t, "peak jobs/s", d.PeakJobsPerSecond, 2*1e8/86400)
+	near(t, "mean jobs/s", d.JobsPerSecond, 1e8/86400)
+	near(t, "due key write units/s", key(t, d, "claim_shard = k (due index)").WriteUnits, 2*1e8/86400*6/28)
+	near(t, "index write units/s", d.Tables[1].WriteUnits, 2*1e8/86400*6)
+	near(t, "DynamoDB jobs $/day (the day's volume)", d.USDPerDay.DynamoDBJobs, 631.25)
+	mean, err := fleetplan.TwoTier{Executors: 21702, JobsPerDay: 1e8, Assumptions: fleetplan.Seed003}.Plan(capacity.Prices2026)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.USDPerDay.DynamoDBControlPlane <= mean.USDPerDay.DynamoDBControlPlane {
+		t.Errorf("control plane $%.2f at the peak's size, $%.2f at the mean's: want more (6 dispatchers, 28 shards against 3 and 14)",
+			d.USDPerDay.DynamoDBControlPlane, mean.USDPerDay.DynamoDBControlPlane)
+	}
+	for _, f := range []float64{0.5, math.NaN(), 1001} {
+		if _, err := (fleetplan.TwoTier{Executors: 21702, JobsPerDay: 1e8, PeakFactor: f, Assumptions: fleetplan.Seed003}).Plan(capacity.Prices2026); err == nil {
+			t.Errorf("peak factor %v: no error", f)
+		}
+	}
+}

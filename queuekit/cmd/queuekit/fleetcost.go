@@ -25,6 +25,8 @@ type fleetCostJSON struct {
 	DollarsPerDay float64               `json:"dollars_per_day"`
 	JobsPerDay    float64               `json:"jobs_per_day"`
 	JobsPerSecond float64               `json:"jobs_per_second"`
+	PeakFactor    float64               `json:"peak_factor"`
+	PeakPerSecond float64               `json:"peak_jobs_per_second"`
 	Cells         int                   `json:"cells"`
 	Queues        int                   `json:"queues"`
 	QueueRows     []fleetplan.QueueRow  `json:"queue_rows"`
@@ -61,6 +63,7 @@ func runFleetCost(_ context.Context, args []string, stdout io.Writer) error {
 	fs := newFlags("fleet cost")
 	executors := fs.Int("executors", 0, "executors, N (required): machines that run the jobs, 32 slots each")
 	jobs := fs.Float64("jobs-per-day", 0, "jobs submitted a day, J (required), e.g. 100000000")
+	peak := fs.Float64("peak-factor", 1, "size every row at F times the mean rate (1: the mean, no headroom for a peak; 1 to 1,000)")
 	asJSON := fs.Bool("json", false, `print {"executors", "dispatchers", "shards", "keys": [{"key", "read_units_per_second", "write_units_per_second", ...}], "tables": [{"name", "read_units_per_second", "write_units_per_second", ...}], "dollars_per_day", ...}`)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -71,14 +74,18 @@ func runFleetCost(_ context.Context, args []string, stdout io.Writer) error {
 		}
 	}
 	a := fleetplan.Seed003
-	d, err := fleetplan.TwoTier{Executors: *executors, JobsPerDay: *jobs, Assumptions: a}.Plan(capacity.Prices2026)
+	d, err := fleetplan.TwoTier{Executors: *executors, JobsPerDay: *jobs, PeakFactor: *peak, Assumptions: a}.Plan(capacity.Prices2026)
 	var ie *fleetplan.InputError
 	var le *fleetplan.LimitError
 	switch {
 	case errors.As(err, &ie):
-		return usagef("--%s %s: %s", map[string]string{"executors": "executors", "jobs per day": "jobs-per-day"}[ie.Field], ie.Value, ie.Want)
+		return usagef("--%s %s: %s", map[string]string{"executors": "executors", "jobs per day": "jobs-per-day", "peak factor": "peak-factor"}[ie.Field], ie.Value, ie.Want)
 	case errors.As(err, &le):
-		return usagef("--executors %d --jobs-per-day %s: no fleet here serves it: %w", *executors, strconv.FormatFloat(*jobs, 'f', -1, 64), err)
+		at := ""
+		if *peak != 1 {
+			at = " --peak-factor " + strconv.FormatFloat(*peak, 'f', -1, 64)
+		}
+		return usagef("--executors %d --jobs-per-day %s%s: no fleet here serves it: %w", *executors, strconv.FormatFloat(*jobs, 'f', -1, 64), at, err)
 	case err != nil:
 		return err
 	}
@@ -90,7 +97,7 @@ func runFleetCost(_ context.Context, args []string, stdout io.Writer) error {
 	if *asJSON {
 		return writeJSON(stdout, fleetCostJSON{Executors: d.Executors, Dispatchers: d.Dispatchers, Shards: d.Shards,
 			Keys: roundKeys(d.Keys), Tables: roundTables(d.Tables), DollarsPerDay: round(d.USDPerDay.Total, 2),
-			JobsPerDay: d.JobsPerDay, JobsPerSecond: sig(d.JobsPerSecond), Cells: d.Cells, Queues: d.Queues, QueueRows: d.QueueRows,
+			JobsPerDay: d.JobsPerDay, JobsPerSecond: sig(d.JobsPerSecond), PeakFactor: d.PeakFactor, PeakPerSecond: sig(d.PeakJobsPerSecond), Cells: d.Cells, Queues: d.Queues, QueueRows: d.QueueRows,
 			Cost: fleetplan.Cost{DynamoDBJobs: round(d.USDPerDay.DynamoDBJobs, 2), DynamoDBControlPlane: round(d.USDPerDay.DynamoDBControlPlane, 2),
 				SQS: round(d.USDPerDay.SQS, 2), Total: round(d.USDPerDay.Total, 2)},
 			OneTier: fleetCostOneTierJSON{Workers: one.Executors, Shards: one.Shards, Keys: roundKeys(one.Keys), Tables: roundTables(one.Tables),
@@ -101,7 +108,13 @@ func runFleetCost(_ context.Context, args []string, stdout io.Writer) error {
 			Takeover:      fleetCostTakeoverJSON{Dispatcher: d.TakeoverDispatcher.Seconds(), ExecutorJob: d.TakeoverExecutorJob.Seconds()}})
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "Two-tier fleet for %d executors and %.0f jobs a day (%.1f a second, %.0f running at once)\n", d.Executors, d.JobsPerDay, d.JobsPerSecond, d.RunningJobs)
+	if d.PeakFactor == 1 {
+		fmt.Fprintf(tw, "Two-tier fleet for %d executors and %.0f jobs a day (%.1f a second, %.0f running at once), sized at the mean: no headroom for a peak (--peak-factor)\n",
+			d.Executors, d.JobsPerDay, d.JobsPerSecond, d.RunningJobs)
+	} else {
+		fmt.Fprintf(tw, "Two-tier fleet for %d executors and %.0f jobs a day (%.1f a second on average), sized at %s x the mean: %.1f a second, %.0f running at once\n",
+			d.Executors, d.JobsPerDay, d.JobsPerSecond, strconv.FormatFloat(d.PeakFactor, 'f', -1, 64), d.PeakJobsPerSecond, d.RunningJobs)
+	}
 	fmt.Fprintf(tw, "  cells (a table, its due index, an SQS standard queue)\t%d\n", d.Cells)
 	fmt.Fprintf(tw, "  dispatchers\t%d (%d a cell)\n", d.Dispatchers, d.DispatchersPerCell)
 	fmt.Fprintf(tw, "  shards of the due index\t%d (%d a cell)\n", d.Shards, d.ShardsPerCell)

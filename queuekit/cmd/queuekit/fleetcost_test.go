@@ -102,6 +102,11 @@ func TestFleetCostBadInputExitsTwoWithOneLine(t *testing.T) {
 		{[]string{"--executors", "10851"}, "--jobs-per-day is required"},
 		{[]string{"--executors", "10850", "--jobs-per-day", "100000000"}, "binding limit: executor slots"},
 		{[]string{"--executors", "100000000", "--jobs-per-day", "1e13"}, "binding limit: tables per region"},
+		{[]string{"--executors", "21702", "--jobs-per-day", "1e8", "--peak-factor", "0.5"}, "--peak-factor 0.5: want a number from 1 (the mean) to 1000"},
+		{[]string{"--executors", "21702", "--jobs-per-day", "1e8", "--peak-factor", "NaN"}, "--peak-factor NaN"},
+		// Enough executors at the mean, not at twice it (fleetplan's
+		// TestTwoTierAtTwiceTheMeanByHand derives 21,702).
+		{[]string{"--executors", "10851", "--jobs-per-day", "1e8", "--peak-factor", "2"}, "--peak-factor 2: no fleet here serves it: binding limit: executor slots: 694445 needed, 347232 available; 2314.8 jobs a second (2 x the mean)"},
 		// 1e12 jobs of 300 s need 108,506,945 executors of 32 slots: beyond
 		// the command's own 10^8, so it advises splitting, not a number it refuses.
 		{[]string{"--executors", "10", "--jobs-per-day", "1e12"}, "--jobs-per-day 1000000000000: no fleet here serves it: binding limit: executor slots: 3472222223 needed, 320 available; " +
@@ -117,5 +122,36 @@ func TestFleetCostBadInputExitsTwoWithOneLine(t *testing.T) {
 		if !strings.HasPrefix(errOut, "queuekit fleet cost: ") {
 			t.Errorf("%v: stderr %q: want it to begin \"queuekit fleet cost: \"", c.args, errOut)
 		}
+	}
+}
+
+// --peak-factor F sizes the rows at F times the mean and says so; the JSON
+// keeps its contract's keys and adds peak_factor and peak_jobs_per_second.
+// At F = 2, seed 003 needs 6 dispatchers and 28 shards (by hand in
+// fleetplan's TestTwoTierAtTwiceTheMeanByHand).
+func TestFleetCostAtAPeak(t *testing.T) {
+	out, errOut, code := runCLI(t, "fleet", "cost", "--executors", "21702", "--jobs-per-day", "100000000", "--peak-factor", "2", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var got struct {
+		Executors, Dispatchers, Shards int
+		PeakFactor                     float64 `json:"peak_factor"`
+		PeakPerSecond                  float64 `json:"peak_jobs_per_second"`
+		PerSecond                      float64 `json:"jobs_per_second"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Executors != 21702 || got.Dispatchers != 6 || got.Shards != 28 || got.PeakFactor != 2 || got.PeakPerSecond != 2314.8148 || got.PerSecond != 1157.4074 {
+		t.Errorf("%+v; want 21702 executors, 6 dispatchers, 28 shards, peak 2: 2314.8148 jobs/s of a mean 1157.4074", got)
+	}
+	out, _, code = runCLI(t, "fleet", "cost", "--executors", "21702", "--jobs-per-day", "100000000", "--peak-factor", "2")
+	if code != 0 || !strings.Contains(out, "sized at 2 x the mean: 2314.8 a second, 694444 running at once") {
+		t.Errorf("exit %d, text lacks the peak's line:\n%s", code, out)
+	}
+	out, _, _ = runCLI(t, "fleet", "cost", "--executors", "10851", "--jobs-per-day", "100000000")
+	if !strings.Contains(out, "sized at the mean: no headroom for a peak (--peak-factor)") {
+		t.Errorf("the default says nothing of the peak:\n%s", out)
 	}
 }
