@@ -398,9 +398,29 @@ func ControlPlaneVerdict(results []ControlPlaneResult) string {
 	var lines []string
 	for _, r := range results {
 		sh, mb := r.Key("SHARD"), r.Key("MEMBER")
-		lines = append(lines, fmt.Sprintf("- **%s**: pk = SHARD's partition throttled **%s** requests (%s), pk = MEMBER's **%s** (%s); the table **%s** in all.",
+		lines = append(lines, fmt.Sprintf("- **%s**: pk = SHARD's partition throttled **%s** requests (%s), pk = MEMBER's **%s** (%s); the table **%s** in all. %s",
 			format.EscapeMarkdown(r.Name), format.Int(throttledSum(sh.Throttled)), limitslab.ReasonList(sh.Throttled),
-			format.Int(throttledSum(mb.Throttled)), limitslab.ReasonList(mb.Throttled), format.Int(r.Totals.ThrottledTotal())))
+			format.Int(throttledSum(mb.Throttled)), limitslab.ReasonList(mb.Throttled), format.Int(r.Totals.ThrottledTotal()), reached(r)))
 	}
 	return strings.Join(lines, "\n")
+}
+
+// WallShare is the share of a control plane's requests throttled from
+// which its verdict says it hit the wall (1 %); below it, some throttles
+// are a brush with the limit, not a wall.
+const WallShare = 0.01
+
+// reached says what run r reached, from its own counts: the wall (at
+// least WallShare of its requests throttled), a brush with it, or nothing.
+func reached(r ControlPlaneResult) string {
+	n, req := r.Totals.ThrottledTotal(), r.Totals.Requests
+	switch {
+	case req > 0 && float64(n) >= WallShare*float64(req):
+		return fmt.Sprintf("It hit the wall: %s of its %s requests were refused.", format.Percent(float64(n)/float64(req)), format.Int(req))
+	case n > 0:
+		return fmt.Sprintf("It only brushed the limit: %s of %s requests refused, at %s looks a second; on a busy machine the workers send fewer looks than the layer needs, and it throttles only what arrives: run the cell again on a quieter one.",
+			format.Int(n), format.Int(req), format.Num(r.LooksPerSecond()))
+	default:
+		return fmt.Sprintf("It throttled nothing in %s requests.", format.Int(req))
+	}
 }

@@ -125,3 +125,34 @@ func TestCheckFleetDesignWrongAndRight(t *testing.T) {
 		t.Errorf("D = 3, K = 14: a day costs %v, want more than the jobs' own", got.Deployment.USDPerDay)
 	}
 }
+
+// The verdict says what each run reached, from its own counts: at least 1 %
+// of its requests throttled is the wall; fewer is a brush with the limit,
+// said as such (a busy machine sends fewer looks); none is none. It never
+// claims a wall the run did not reach (a run that throttled 1 request of
+// 620 was once followed by prose about the wall).
+func TestControlPlaneVerdictSaysWhatTheRunReached(t *testing.T) {
+	run := func(name string, requests, throttled int) fleetlab.ControlPlaneResult {
+		r := fleetlab.ControlPlaneResult{ControlPlane: fleetlab.ControlPlane{Name: name}, Elapsed: 10 * time.Second, Looks: 120}
+		r.Totals.Requests = requests
+		if throttled > 0 {
+			r.Totals.Throttled = map[string]int{"TableReadKeyRangeThroughputExceeded": throttled}
+		}
+		return r
+	}
+	v := fleetlab.ControlPlaneVerdict([]fleetlab.ControlPlaneResult{run("wall", 1000, 50), run("brush", 620, 1), run("none", 300, 0)})
+	lines := strings.Split(v, "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines, want 3:\n%s", len(lines), v)
+	}
+	for i, want := range []string{"It hit the wall: 5.0% of its 1,000 requests were refused.",
+		"It only brushed the limit: 1 of 620 requests refused, at 12 looks a second",
+		"It throttled nothing in 300 requests."} {
+		if !strings.Contains(lines[i], want) {
+			t.Errorf("line %d: %q; want %q", i, lines[i], want)
+		}
+	}
+	if strings.Contains(lines[1], "wall") && !strings.Contains(lines[1], "only brushed") {
+		t.Errorf("a run with 1 throttle of 620 is called a wall: %q", lines[1])
+	}
+}
