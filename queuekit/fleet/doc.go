@@ -201,10 +201,11 @@
 // belongs to a few dispatchers that hand due jobs to executors through SQS
 // (docs/design/fleet.md; package fleetplan sizes both designs, key by key).
 // Package dispatch runs that design on this package's protocol: a
-// dispatcher is a worker whose WorkerConfig.Dispatch hands the due jobs it
-// reads to a queue instead of claiming them, and an executor claims what it
-// receives with Claim and runs it with Attempt.Run (the same claim,
-// heartbeat and fenced end as a worker's).
+// dispatcher (Fleet.Dispatch, DispatcherConfig) is the other component over
+// shard ownership, beside the worker (Fleet.Join): it owns shards as a
+// worker does and hands the due jobs it reads to a queue instead of
+// claiming them; an executor claims what it receives with Claim and runs it
+// with Attempt.Run, the same claim-run-end path a worker runs.
 //
 // # Clocks
 //

@@ -77,7 +77,7 @@ func faultOneKind(t *testing.T, fault, kind string) {
 	lease := 4 * time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	g := newRoutedRig(t, ctx, shards, jobs, 20, lease, procKind, procKinds...)
+	g := newRoutedRig(t, ctx, shards, jobs, 0, lease, procKind, procKinds...)
 	front := g.r.Serve(t)
 	// The worker processes' SDK client is the CLI's: the standard retryer
 	// (3 attempts, backoffs of seconds), so a call's attempts can all be

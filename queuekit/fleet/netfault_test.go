@@ -59,7 +59,7 @@ func TestLostRepliesPerWriteKind(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			lease := 3 * time.Second
-			g := newRoutedRig(t, ctx, 2, 24, 3, lease, fleetKind, fleetKinds...)
+			g := newRoutedRig(t, ctx, 2, 24, 0, lease, fleetKind, fleetKinds...)
 			r := g.r
 			px := r.Proxy(t, kind)
 			all := px.LoseReplies(t, 1, 250*time.Millisecond)
@@ -124,7 +124,7 @@ func TestSlowCallsAndResetsKeepTheInvariants(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	lease := 3 * time.Second
-	g := newRoutedRig(t, ctx, 2, 24, 20, lease, func(string, []byte) string { return "" })
+	g := newRoutedRig(t, ctx, 2, 24, 0, lease, func(string, []byte) string { return "" })
 	r := g.r
 	r.Default.Slow(t, 0.05, 4*time.Second, 0)
 	r.Default.ResetPeer(t, 0.05, 0)
@@ -145,7 +145,7 @@ func TestDynamoDBOutageMidRunKeepsTheInvariants(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	lease := 3 * time.Second
-	g := newRoutedRig(t, ctx, 2, 24, 20, lease, func(string, []byte) string { return "" })
+	g := newRoutedRig(t, ctx, 2, 24, 0, lease, func(string, []byte) string { return "" })
 	r := g.r
 	wait := g.joinWorkers(2, 3, fleet.Sleep(lease/2))
 	waitFor(t, "some jobs to end", time.Minute, func() bool { return g.succeeded() >= 4 })
@@ -167,7 +167,7 @@ func TestSlowRejoinLosesNoJobLease(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	lease := 3 * time.Second
-	g := newRoutedRig(t, ctx, 2, 24, 3, lease, fleetKind, fleetKinds...)
+	g := newRoutedRig(t, ctx, 2, 24, 0, lease, fleetKind, fleetKinds...)
 	r := g.r
 	wait := g.joinWorkers(2, 3, fleet.Sleep(lease))
 	time.Sleep(200 * time.Millisecond) // the joins went through fast; from now on membership writes are slow

@@ -262,7 +262,7 @@ func TestPausedWorkerIsFencedAndNothingEndsTwice(t *testing.T) {
 	now := time.Now().UTC().Format(fleet.TimeLayout)
 	var batch []fleet.Job
 	for i := range jobs {
-		batch = append(batch, fleet.Job{UserID: "user-000", JobID: fmt.Sprintf("job-%02d", i), JobType: "report", ScheduledAt: now, MaxRetry: 3})
+		batch = append(batch, fleet.Job{UserID: "user-000", JobID: fmt.Sprintf("job-%02d", i), JobType: "report", ScheduledAt: now, MaxRetry: 0})
 	}
 	if _, err := f.SubmitJobs(ctx, batch); err != nil {
 		t.Fatal(err)

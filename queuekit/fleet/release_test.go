@@ -33,7 +33,7 @@ func TestDepartingWorkerReleasesShardsAfterLostReplies(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			lease := 2 * time.Second
-			g := newRoutedRig(t, ctx, 2, 4, 3, lease, fleetKind, fleetKinds...)
+			g := newRoutedRig(t, ctx, 2, 4, 0, lease, fleetKind, fleetKinds...)
 			g.r.Proxy(t, kind).LoseReplies(t, 1, 250*time.Millisecond)
 			// One worker, stopped as soon as it counts a shard lost (the
 			// keeper gave up on it) for shard_renew, or after two leases.

@@ -37,7 +37,7 @@ func TestDynamoDBLocalRestartMidRunKeepsTheInvariants(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	lease := 3 * time.Second
-	g := newRig(t, ctx, f0, srv.Endpoint, 2, 24, 20, lease, func(o *dynamodb.Options) {
+	g := newRig(t, ctx, f0, srv.Endpoint, 2, 24, 0, lease, func(o *dynamodb.Options) {
 		o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
 			so.MaxAttempts, so.MaxBackoff = 100, 500*time.Millisecond
 			so.RateLimiter = ratelimit.None

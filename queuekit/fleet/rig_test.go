@@ -34,7 +34,9 @@ type rig struct {
 }
 
 // submitJobs submits jobs one-off jobs of user-000 (job-00, job-01, ...),
-// due now, each with maxRetry retries.
+// due now, each with maxRetry retries. The fault tests pass 0: their work
+// never fails, and an attempt a fault loses is a lost attempt, not a retry
+// (fleet.WithMaxLost), so a healthy job dead-lettered fails them.
 func submitJobs(t *testing.T, ctx context.Context, f *fleet.Fleet, jobs, maxRetry int) {
 	t.Helper()
 	now := time.Now().UTC().Format(fleet.TimeLayout)

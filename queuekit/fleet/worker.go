@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -63,32 +64,39 @@ type WorkerConfig struct {
 	// coordinator), not progress toward a total.
 	OnStats    func(Stats)
 	StatsEvery time.Duration
+}
 
-	// Dispatch, when set, makes the worker a dispatcher of the two-tier
-	// fleet (package dispatch): it joins, owns shards and polls them as any
-	// worker, but hands the due jobs it reads to Dispatch (which sends them
-	// to a queue) instead of claiming them; it claims nothing and runs no
-	// work (Slots and Work are unused). A look reads one page of Page
-	// entries of a shard (default 100); a job handed over is not handed
-	// over again at the same fence token until Resend (default 30 s) has
-	// passed. What bounds the queue is Room (below), not the page: a look
-	// starts where the last one ended, so without Room a dispatcher walks
-	// and sends the whole backlog. A job read while held is
-	// handed over only after its lease was seen unchanged for a whole lease
-	// on this worker's clock, as a worker's claim would be. A Dispatch that
-	// fails (the queue away) is counted and tried again at the next look.
-	// When a round of looks at its shards finds nothing new to send, a
-	// dispatcher waits Idle (default 500 ms) before the next round, where a
-	// worker waits the fleet's Poll. A dispatcher's look starts where its
-	// last look at the shard ended, and from the shard's head again every
-	// 4·Idle: entries sent and not yet claimed are not read again at every
-	// look, and a job that became due behind that point (a lease that ran
-	// out, a job scheduled in the past) waits at most 4·Idle longer.
-	Dispatch func(ctx context.Context, jobs []Job) error
-	Page     int
-	Resend   time.Duration
-	Idle     time.Duration
-	// Room, when set on a dispatcher, is its backpressure: how many more
+// DispatcherConfig configures a dispatcher of the two-tier fleet (package
+// dispatch), the other component over shard ownership: it joins, owns
+// shards and polls them as a worker does, but hands the due jobs it reads
+// to Send (which sends them to a queue) instead of claiming them; it claims
+// nothing and runs no work. A look reads one page of Page entries of a
+// shard (default 100); a job handed over is not handed over again at the
+// same fence token until Resend (default 30 s) has passed. What bounds the
+// queue is Room (below), not the page: a look starts where the last one
+// ended, so without Room a dispatcher walks and sends the whole backlog. A
+// job read while held is handed over only after its lease was seen
+// unchanged for a whole lease on this dispatcher's clock, as a worker's
+// claim would be. A Send that fails (the queue away) is counted and tried
+// again at the next look. When a round of looks at its shards finds
+// nothing new to send, a dispatcher waits Idle (default 500 ms) before the
+// next round, where a worker waits the fleet's Poll. A dispatcher's look
+// starts where its last look at the shard ended, and from the shard's head
+// again every 4·Idle: entries sent and not yet claimed are not read again
+// at every look, and a job that became due behind that point (a lease that
+// ran out, a job scheduled in the past) waits at most 4·Idle longer.
+type DispatcherConfig struct {
+	Name   string
+	Shards int // K, checked against the table's
+	// OnStats and StatsEvery as WorkerConfig's.
+	OnStats    func(Stats)
+	StatsEvery time.Duration
+
+	Send   func(ctx context.Context, jobs []Job) error
+	Page   int
+	Resend time.Duration
+	Idle   time.Duration
+	// Room, when set, is the dispatcher's backpressure: how many more
 	// messages the queue may take now (its buffer less what waits in it
 	// unreceived). At the start of each round of looks a dispatcher asks
 	// Room and reads and sends at most its share of it, Room × shards it
@@ -158,12 +166,12 @@ type Stats struct {
 	ShardReadUnits float64 `json:"shard_read_units"`
 	// LastLoss says how the last fenced attempt lost its lease.
 	LastLoss string `json:"last_loss,omitempty"`
-	// Dispatched counts the jobs a dispatcher handed over (WorkerConfig
-	// Dispatch), DispatchErrors the hand-overs that failed.
+	// Dispatched counts the jobs a dispatcher handed over (Fleet.Dispatch),
+	// DispatchErrors the hand-overs that failed.
 	Dispatched     int `json:"dispatched,omitempty"`
 	DispatchErrors int `json:"dispatch_errors,omitempty"`
 	// Resent counts the part of Dispatched sent again at the same token
-	// (not claimed within Resend); RoomLooks the asks of WorkerConfig.Room
+	// (not claimed within Resend); RoomLooks the asks of DispatcherConfig.Room
 	// (one queue-depth read each); Full the rounds that found no room.
 	Resent    int `json:"resent,omitempty"`
 	RoomLooks int `json:"room_looks,omitempty"`
@@ -189,6 +197,10 @@ func (o *owned) usable(now time.Time, lease time.Duration) bool {
 type worker struct {
 	f   *Fleet
 	cfg WorkerConfig
+	// disp is a dispatcher's configuration (nil for a worker); idle is
+	// how long a round of looks that found nothing waits.
+	disp *DispatcherConfig
+	idle time.Duration
 
 	mu       sync.Mutex
 	st       Stats
@@ -275,23 +287,33 @@ func (wk *worker) stats() Stats {
 // holds finish and end, releases its shards and leaves. It returns its
 // counters.
 func (f *Fleet) Join(ctx context.Context, cfg WorkerConfig) (Stats, error) {
-	if cfg.Dispatch != nil { // a dispatcher claims nothing: one slot hands its looks over
-		cfg.Slots, cfg.Work = 1, func(context.Context, Job) error { return nil }
-		if cfg.Page <= 0 {
-			cfg.Page = 100
-		}
-		if cfg.Resend <= 0 {
-			cfg.Resend = 30 * time.Second
-		}
-		if cfg.Idle <= 0 {
-			cfg.Idle = 500 * time.Millisecond
-		}
-	} else {
-		cfg.Idle = f.opts.Poll
-	}
 	if cfg.Slots < 1 || cfg.Name == "" || cfg.Work == nil {
 		return Stats{}, fmt.Errorf("worker: slots %d (want >= 1), name %q (want one), work (want one)", cfg.Slots, cfg.Name)
 	}
+	return f.serve(ctx, cfg, nil)
+}
+
+// Dispatch runs one dispatcher until ctx ends (DispatcherConfig): it joins
+// the fleet and owns its shards as a worker does, and sends what its looks
+// find due instead of claiming it. When ctx ends it releases its shards and
+// leaves. It returns its counters (Dispatched: jobs sent).
+func (f *Fleet) Dispatch(ctx context.Context, dc DispatcherConfig) (Stats, error) {
+	if dc.Name == "" || dc.Send == nil {
+		return Stats{}, fmt.Errorf("dispatcher: name %q (want one), send (want one)", dc.Name)
+	}
+	dc.Page = cmp.Or(dc.Page, 100)
+	dc.Resend = cmp.Or(dc.Resend, 30*time.Second)
+	dc.Idle = cmp.Or(dc.Idle, 500*time.Millisecond)
+	if dc.Page < 1 || dc.Resend < 0 || dc.Idle < 0 {
+		return Stats{}, fmt.Errorf("dispatcher %s: page %d (want >= 1), resend %s and idle %s (want > 0)", dc.Name, dc.Page, dc.Resend, dc.Idle)
+	}
+	return f.serve(ctx, WorkerConfig{Name: dc.Name, Shards: dc.Shards, OnStats: dc.OnStats, StatsEvery: dc.StatsEvery}, &dc)
+}
+
+// serve runs a member of the fleet, a worker (disp nil) or a dispatcher:
+// the shard ownership both share (membership, rebalancing, releases on
+// leaving) and the role's loop.
+func (f *Fleet) serve(ctx context.Context, cfg WorkerConfig, disp *DispatcherConfig) (Stats, error) {
 	k, err := f.Shards(ctx)
 	if err != nil {
 		return Stats{}, err
@@ -303,7 +325,11 @@ func (f *Fleet) Join(ctx context.Context, cfg WorkerConfig) (Stats, error) {
 	if cfg.StatsEvery <= 0 {
 		cfg.StatsEvery = 250 * time.Millisecond
 	}
-	wk := &worker{f: f, cfg: cfg, shards: map[int]*owned{}, inflight: map[string]bool{},
+	idle := f.opts.Poll
+	if disp != nil {
+		idle = disp.Idle
+	}
+	wk := &worker{f: f, cfg: cfg, disp: disp, idle: idle, shards: map[int]*owned{}, inflight: map[string]bool{},
 		watch: map[string]seenLease{}, shardWatch: map[string]seenLease{}, sent: map[string]seenLease{}, cursors: map[int]cursor{}}
 	wk.st.Name = cfg.Name
 	// Final writes (ends of jobs in flight, releases) outlive ctx, briefly.
@@ -738,7 +764,7 @@ func (wk *worker) poll(ctx context.Context, cands chan<- Job) error {
 			}
 			continue
 		}
-		if wk.cfg.Room != nil && (next%len(shards) == 0 || budget == 0) {
+		if wk.disp != nil && wk.disp.Room != nil && (next%len(shards) == 0 || budget == 0) {
 			var ok bool
 			if budget, ok = wk.room(ctx, len(shards)); !ok {
 				continue
@@ -763,14 +789,14 @@ func (wk *worker) poll(ctx context.Context, cands chan<- Job) error {
 			idle++
 			if idle >= len(shards) {
 				idle = 0
-				if wait.Sleep(ctx, wk.cfg.Idle) != nil {
+				if wait.Sleep(ctx, wk.idle) != nil {
 					return nil
 				}
 			}
 			continue
 		}
 		idle = 0
-		if wk.cfg.Dispatch != nil {
+		if wk.disp != nil {
 			if wk.dispatch(ctx, jobs) && budget > 0 {
 				budget = max(0, budget-len(jobs))
 			}
@@ -792,7 +818,7 @@ func (wk *worker) poll(ctx context.Context, cands chan<- Job) error {
 // share for the polled shards (at least 1 when there is any room); with
 // none it waits Idle (ok false: ask again), with an error Poll.
 func (wk *worker) room(ctx context.Context, polled int) (budget int, ok bool) {
-	n, err := wk.cfg.Room(ctx)
+	n, err := wk.disp.Room(ctx)
 	wk.mu.Lock()
 	wk.st.RoomLooks++
 	if err != nil {
@@ -806,7 +832,7 @@ func (wk *worker) room(ctx context.Context, polled int) (budget int, ok bool) {
 		_ = wait.Sleep(ctx, wk.f.opts.Poll)
 		return 0, false
 	case n <= 0:
-		_ = wait.Sleep(ctx, wk.cfg.Idle)
+		_ = wait.Sleep(ctx, wk.idle)
 		return 0, false
 	}
 	return max(1, (n*polled+wk.cfg.Shards-1)/wk.cfg.Shards), true
@@ -816,7 +842,7 @@ func (wk *worker) room(ctx context.Context, polled int) (budget int, ok bool) {
 // sent at their tokens; a failed hand-over leaves them to the next look.
 // It reports whether the hand-over went through.
 func (wk *worker) dispatch(ctx context.Context, jobs []Job) bool {
-	err := wk.cfg.Dispatch(ctx, jobs)
+	err := wk.disp.Send(ctx, jobs)
 	now := time.Now()
 	wk.mu.Lock()
 	for _, j := range jobs {
@@ -833,9 +859,9 @@ func (wk *worker) dispatch(ctx context.Context, jobs []Job) bool {
 	} else {
 		wk.st.DispatchErrors++
 	}
-	if len(wk.sent) > 4*wk.cfg.Page*wk.cfg.Shards { // forget hand-overs past Resend
+	if len(wk.sent) > 4*wk.disp.Page*wk.cfg.Shards { // forget hand-overs past Resend
 		for id, s := range wk.sent {
-			if now.Sub(s.at) >= wk.cfg.Resend {
+			if now.Sub(s.at) >= wk.disp.Resend {
 				delete(wk.sent, id)
 			}
 		}
@@ -860,10 +886,10 @@ func (wk *worker) done(id string) {
 func (wk *worker) due(ctx context.Context, k, budget int) ([]Job, error) {
 	f := wk.f
 	limit, pages := int32(2*wk.cfg.Slots), 4
-	if wk.cfg.Dispatch != nil { // one page a look (see WorkerConfig.Dispatch)
-		limit, pages = int32(wk.cfg.Page), 1
+	if wk.disp != nil { // one page a look (see DispatcherConfig)
+		limit, pages = int32(wk.disp.Page), 1
 		if budget >= 0 {
-			limit = int32(max(1, min(wk.cfg.Page, budget)))
+			limit = int32(max(1, min(wk.disp.Page, budget)))
 		}
 	}
 	kc, err := expression.NewBuilder().WithKeyCondition(expression.Key(attrShard).Equal(expression.Value(k)).
@@ -874,7 +900,7 @@ func (wk *worker) due(ctx context.Context, k, budget int) ([]Job, error) {
 	in := &dynamodb.QueryInput{TableName: aws.String(f.Table()), IndexName: aws.String(IndexDue), Limit: aws.Int32(limit),
 		KeyConditionExpression: kc.KeyCondition(), ExpressionAttributeNames: kc.Names(), ExpressionAttributeValues: kc.Values()}
 	c, resume := wk.cursors[k]
-	if resume && time.Since(c.since) < 4*wk.cfg.Idle {
+	if resume && time.Since(c.since) < 4*wk.idle {
 		in.ExclusiveStartKey = c.key
 	} else {
 		c = cursor{since: time.Now()}
@@ -886,7 +912,7 @@ func (wk *worker) due(ctx context.Context, k, budget int) ([]Job, error) {
 			return nil, fmt.Errorf("query shard %d of the due index: %w", k, err)
 		}
 		wk.add(func(st *Stats, _ *writes) { st.Queries++ })
-		if wk.cfg.Dispatch != nil && len(out.Items) > 0 { // the next look starts after this page
+		if wk.disp != nil && len(out.Items) > 0 { // the next look starts after this page
 			last := out.Items[len(out.Items)-1]
 			c.key = map[string]types.AttributeValue{AttrPK: last[AttrPK], AttrSK: last[AttrSK], attrShard: last[attrShard], attrDue: last[attrDue]}
 			wk.cursors[k] = c
@@ -901,7 +927,7 @@ func (wk *worker) due(ctx context.Context, k, budget int) ([]Job, error) {
 			if wk.inflight[j.JobID] {
 				continue
 			}
-			if s, ok := wk.sent[j.JobID]; ok && s.token == j.Token && now.Sub(s.at) < wk.cfg.Resend {
+			if s, ok := wk.sent[j.JobID]; ok && s.token == j.Token && now.Sub(s.at) < wk.disp.Resend {
 				continue // handed over at this token, not yet claimed
 			}
 			// A job read while held is due by its holder's clock; it is

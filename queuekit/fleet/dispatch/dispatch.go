@@ -6,8 +6,8 @@
 //
 // The protocol:
 //
-//   - A dispatcher (Tier.Dispatch) is a fleet worker with a Dispatch hook
-//     (fleet.WorkerConfig.Dispatch). It starts with a jittered first look:
+//   - A dispatcher (Tier.Dispatch) is package fleet's other component over
+//     shard ownership (fleet.Fleet.Dispatch, fleet.DispatcherConfig). It starts with a jittered first look:
 //     it waits a random fraction of FirstLook (default ShardLease/4, the
 //     look interval) before anything else, so that a tier rolled out at
 //     once spreads its shard acquires over the interval. Then it joins (a MEMBER item: dispatchers
@@ -96,7 +96,7 @@ type Options struct {
 	// messages they keep waiting in the queue, sent and not yet received.
 	// Before each round of looks a dispatcher reads the queue's depth
 	// (GetQueueAttributes ApproximateNumberOfMessages) and sends at most
-	// its share of Buffer less that depth (WorkerConfig.Room); executors
+	// its share of Buffer less that depth (fleet.DispatcherConfig.Room); executors
 	// receive only for free slots, so a received message is claimed at
 	// once and what is sent and not yet claimed stays at most Buffer + D
 	// plus the executors' slots being claimed. Size it to the jobs a
@@ -282,9 +282,8 @@ func (t *Tier) Dispatch(ctx context.Context, cfg DispatcherConfig) (fleet.Stats,
 			return fleet.Stats{Name: cfg.Name}, nil
 		}
 	}
-	return t.f.Join(ctx, fleet.WorkerConfig{Name: cfg.Name, Shards: cfg.Shards, OnStats: cfg.OnStats, StatsEvery: cfg.StatsEvery,
-		Page: t.opts.Page, Resend: t.opts.Resend, Idle: t.opts.Idle, Room: t.Room,
-		Dispatch: func(ctx context.Context, jobs []fleet.Job) error { return t.Send(ctx, jobs) }})
+	return t.f.Dispatch(ctx, fleet.DispatcherConfig{Name: cfg.Name, Shards: cfg.Shards, OnStats: cfg.OnStats, StatsEvery: cfg.StatsEvery,
+		Page: t.opts.Page, Resend: t.opts.Resend, Idle: t.opts.Idle, Room: t.Room, Send: t.Send})
 }
 
 // Room is how many more messages the dispatchers may send now: Buffer less

@@ -141,7 +141,7 @@ func (t *Tier) Execute(ctx context.Context, cfg ExecutorConfig) (ExecutorStats, 
 		free <- struct{}{}
 	}
 	go e.receiveLoop(ctx, msgs, free)
-	dels := make(chan *string, 2*cfg.Slots+10)
+	dels := newDeletes()
 	delDone := make(chan struct{})
 	go func() { defer close(delDone); e.deleteLoop(final, dels) }()
 	var slots sync.WaitGroup
@@ -160,7 +160,7 @@ func (t *Tier) Execute(ctx context.Context, cfg ExecutorConfig) (ExecutorStats, 
 		}()
 	}
 	slots.Wait()
-	close(dels)
+	dels.close()
 	<-delDone
 	close(stopStats)
 	<-statsDone
@@ -225,8 +225,8 @@ func (e *executor) receive(ctx context.Context, n int) ([]types.Message, error) 
 // (dropped); a claim with no answer may have landed, and the job comes back
 // by its lease or its dispatcher's resend either way. It returns the
 // attempt won, or nil.
-func (e *executor) claim(ctx context.Context, m types.Message, dels chan<- *string) *fleet.Attempt {
-	defer func() { dels <- m.ReceiptHandle }()
+func (e *executor) claim(ctx context.Context, m types.Message, dels *deletes) *fleet.Attempt {
+	defer dels.add(m.ReceiptHandle) // never blocks: a slow delete must not hold a claimed job
 	msg, err := Decode(aws.ToString(m.Body))
 	if err != nil {
 		e.add(func(st *ExecutorStats) { st.BadMessages++; st.LastError = err.Error() })
@@ -250,45 +250,106 @@ func (e *executor) claim(ctx context.Context, m types.Message, dels chan<- *stri
 	return a
 }
 
-// deleteLoop deletes the messages whose receipts come on dels, ten to a
-// DeleteMessageBatch, sending a batch when it is full or 100 ms after its
-// first receipt (a message whose job was claimed may wait: its duplicates
-// are refused claims); it returns when dels is closed and drained.
-func (e *executor) deleteLoop(ctx context.Context, dels <-chan *string) {
-	var batch []types.DeleteMessageBatchRequestEntry
-	flush := func() {
-		if len(batch) == 0 {
+// deletes is the receipts waiting for the deleter: slots add to it without
+// ever waiting (a DeleteMessageBatch that is slow, SQS busy or away, must
+// not keep a slot from running the job it has just claimed, whose lease is
+// running), and the deleter takes them ten at a time.
+type deletes struct {
+	mu     sync.Mutex
+	queue  []*string
+	closed bool
+	wake   chan struct{} // a receipt was added, or the queue closed
+}
+
+func newDeletes() *deletes { return &deletes{wake: make(chan struct{}, 1)} }
+
+func (d *deletes) add(h *string) {
+	d.mu.Lock()
+	d.queue = append(d.queue, h)
+	d.mu.Unlock()
+	d.signal()
+}
+
+func (d *deletes) close() {
+	d.mu.Lock()
+	d.closed = true
+	d.mu.Unlock()
+	d.signal()
+}
+
+func (d *deletes) signal() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take removes up to n receipts; done is true once the queue is closed
+// and empty.
+func (d *deletes) take(n int) (hs []*string, waiting int, done bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	k := min(n, len(d.queue))
+	hs = append(hs, d.queue[:k]...)
+	d.queue = d.queue[k:]
+	return hs, len(d.queue), d.closed && len(d.queue) == 0 && k == 0
+}
+
+// deleteLoop deletes the messages whose receipts are added to dels, ten to
+// a DeleteMessageBatch, sending a batch when ten wait or 100 ms after the
+// first of a batch came (a message whose job was claimed may wait: its
+// duplicates are refused claims); it returns when dels is closed and
+// drained.
+func (e *executor) deleteLoop(ctx context.Context, dels *deletes) {
+	flush := func(hs []*string) {
+		if len(hs) == 0 {
 			return
+		}
+		batch := make([]types.DeleteMessageBatchRequestEntry, len(hs))
+		for i, h := range hs {
+			batch[i] = types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: h}
 		}
 		if err := e.t.sqs.DeleteBatch(ctx, e.t.q, batch); err != nil {
 			// Not deleted: delivered again after the visibility timeout,
 			// and then refused by the token.
 			e.add(func(st *ExecutorStats) { st.DeleteErrors++; st.LastError = err.Error() })
-		} else {
-			n := len(batch)
-			e.add(func(st *ExecutorStats) { st.Deleted += n })
+			return
 		}
-		batch = batch[:0]
+		n := len(batch)
+		e.add(func(st *ExecutorStats) { st.Deleted += n })
 	}
-	var tick <-chan time.Time
 	for {
-		select {
-		case h, ok := <-dels:
-			if !ok {
-				flush()
-				return
+		<-dels.wake
+		_, waiting, done := dels.take(0)
+		if done {
+			return
+		}
+		if waiting > 0 && waiting < 10 { // let a batch fill, 100 ms at most
+			deadline := time.After(100 * time.Millisecond)
+		fill:
+			for {
+				select {
+				case <-deadline:
+					break fill
+				case <-dels.wake:
+					if _, w, _ := dels.take(0); w >= 10 {
+						break fill
+					}
+				}
 			}
-			batch = append(batch, types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(len(batch))), ReceiptHandle: h})
-			if len(batch) == 1 {
-				tick = time.After(100 * time.Millisecond)
+		}
+		for {
+			hs, left, _ := dels.take(10)
+			flush(hs)
+			if left < 10 { // a partial batch left waits for its 100 ms
+				if left > 0 {
+					dels.signal()
+				}
+				break
 			}
-			if len(batch) == 10 {
-				flush()
-				tick = nil
-			}
-		case <-tick:
-			flush()
-			tick = nil
+		}
+		if _, _, done := dels.take(0); done {
+			return
 		}
 	}
 }

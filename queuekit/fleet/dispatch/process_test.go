@@ -406,7 +406,7 @@ func (p *proc) dispStats(t *testing.T) fleet.Stats {
 // at once, the worst case of jobs due faster than the slots drain them),
 // one dispatcher with a buffer of 4 messages and a resend of 3 s. What
 // waits in the queue stays within the buffer plus the dispatcher's
-// rounding up (the bound in WorkerConfig.Room) and a round the depth it
+// rounding up (the bound in fleet.DispatcherConfig.Room) and a round the depth it
 // read may not have counted yet, the backlog waits in the
 // due index, the executors take only what their free slots claim, and
 // each job is sent about once: at most 1.1 messages sent and 0.1 claims
