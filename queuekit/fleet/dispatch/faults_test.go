@@ -365,3 +365,53 @@ func TestDynamoDBOutageMidRunKeepsTheInvariants(t *testing.T) {
 	t.Logf("%d jobs in %d attempts; leases lost %d (expired %d), claims unanswered %d, ends unanswered %d",
 		n, attempts(byID), s.fenced, s.expired, s.claimErrors, s.endErrors)
 }
+
+// Slow deletes never hold a claimed job: every DeleteMessageBatch of the
+// executors is held 2.5 s (longer than the 2 s job lease) by Toxiproxy,
+// the other SQS calls and DynamoDB fast. An executor hands a claimed job's
+// receipt to its deleter and runs the job at once: a slot that waited for
+// the deleter (as one did, once 18 receipts queued) would hold a job
+// unrun past its lease. So no lease is lost and every job of 80 (50 ms of
+// work, 2 executors of 4 slots) succeeds on its first attempt; the slow
+// deletes make SQS deliver some messages again after their 2 s
+// visibility, and those claims are refused. (With the deleter's old
+// bounded channel this lost a lease in one of three runs: the test guards
+// the property, it does not reliably tell the two apart.)
+func TestSlowDeletesHoldNoClaimedJob(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, 4)
+	const n = 80
+	r.submit(n, 0)
+	rt := toxitest.NewRouter(t, sqstest.Endpoint(t), func(op string, _ []byte) string {
+		if op == "DeleteMessageBatch" {
+			return "delete"
+		}
+		return ""
+	}, "delete")
+	rt.Proxy(t, "delete").Slow(t, 1, 2500*time.Millisecond, 0)
+	c, err := sqsqueue.New(r.ctx, sqsqueue.WithEndpoint(rt.Serve(t)), sqsqueue.WithCallTimeout(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	et, err := dispatch.New(r.f, c, r.tier.Queue(), dispatch.WithWait(time.Second), dispatch.WithVisibility(2*time.Second), dispatch.WithResend(3*time.Second), dispatch.WithPage(20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr := r.startOn(func(string) *dispatch.Tier { return r.tier }, func(string) *dispatch.Tier { return et },
+		[]string{"d1", "d2"}, []string{"e1", "e2"}, 4, r.work(50*time.Millisecond))
+	r.waitDone(2 * time.Minute)
+	fr.stopAll(t)
+	byID := r.checkEndedOnce(n)
+	s := totals(fr)
+	again := 0
+	for _, j := range byID {
+		again += j.Attempt - 1
+	}
+	if rt.Count("delete") == 0 {
+		t.Fatal("no DeleteMessageBatch went through the slow proxy: the fault was not injected")
+	}
+	if s.fenced != 0 || again != 0 {
+		t.Errorf("%d leases lost, %d jobs claimed again, with deletes held 2.5 s: a slot waited for its deleter", s.fenced, again)
+	}
+	t.Logf("%d deletes held 2.5 s each; won %d, refused %d (messages delivered again), leases lost %d", rt.Count("delete"), s.won, s.refused, s.fenced)
+}
