@@ -375,8 +375,9 @@ func TestDynamoDBOutageMidRunKeepsTheInvariants(t *testing.T) {
 // work, 2 executors of 4 slots) succeeds on its first attempt; the slow
 // deletes make SQS deliver some messages again after their 2 s
 // visibility, and those claims are refused. (With the deleter's old
-// bounded channel this lost a lease in one of three runs: the test guards
-// the property, it does not reliably tell the two apart.)
+// bounded channel one run of this test lost a lease, and one with deletes
+// held 4 s lost none: it guards the property, it does not reliably tell
+// the two deleters apart.)
 func TestSlowDeletesHoldNoClaimedJob(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, 4)
