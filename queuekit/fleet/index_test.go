@@ -15,7 +15,6 @@ import (
 
 	"github.com/nightqueue/workshop/queuekit/fleet"
 	"github.com/nightqueue/workshop/queuekit/fleetplan"
-	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
 )
 
 // The due index projects only what a claim and a dispatcher's message need
@@ -27,16 +26,7 @@ import (
 // result_location, the nonce).
 func TestTheDueIndexProjectsOnlyWhatAClaimReads(t *testing.T) {
 	t.Parallel()
-	cat := ddbtest.NewCatalog(t)
-	f, err := fleet.New(cat)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		_ = f.DeleteTable(ctx)
-	})
+	f, cat := newFleetOn(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := f.Reset(ctx, 1); err != nil {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/nightqueue/workshop/queuekit"
 	"github.com/nightqueue/workshop/queuekit/fleet"
-	"github.com/nightqueue/workshop/queuekit/internal/ddbtest"
 )
 
 // A job whose holders die (claimed, never renewed, never ended) is taken
@@ -85,30 +84,14 @@ func TestLostAttemptsAreBoundedApartFromRetries(t *testing.T) {
 func TestDeadLettersAreSpreadOverKeys(t *testing.T) {
 	t.Parallel()
 	const lease = 300 * time.Millisecond
-	cat := ddbtest.NewCatalog(t)
-	f, err := fleet.New(cat, fleet.WithLease(lease), fleet.WithMaxLost(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		_ = f.DeleteTable(ctx)
-	})
+	f, cat := newFleetOn(t, fleet.WithLease(lease), fleet.WithMaxLost(0))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := f.Reset(ctx, 4); err != nil {
 		t.Fatal(err)
 	}
 	const n = 64
-	now := time.Now().UTC().Format(fleet.TimeLayout)
-	var jobs []fleet.Job
-	for i := range n {
-		jobs = append(jobs, fleet.Job{UserID: "user-000", JobID: fmt.Sprintf("job-%03d", i), JobType: "report", ScheduledAt: now})
-	}
-	if _, err := f.SubmitJobs(ctx, jobs); err != nil {
-		t.Fatal(err)
-	}
+	submitJobs(t, ctx, f, n, 0)
 	read, err := f.ListAllJobs(ctx, "user-000")
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +135,7 @@ func TestDeadLettersAreSpreadOverKeys(t *testing.T) {
 		t.Fatalf("DeadLetters: %d, %v; want %d", len(dl), err, n)
 	}
 	for i, d := range dl {
-		if want := fmt.Sprintf("job-%03d", i); d.JobID != want || !strings.Contains(d.LastError, "lost attempts 1, past the fleet's bound of 0") {
+		if want := fmt.Sprintf("job-%02d", i); d.JobID != want || !strings.Contains(d.LastError, "lost attempts 1, past the fleet's bound of 0") {
 			t.Errorf("dead letter %d: %s %q; want %s, lost attempts named", i, d.JobID, d.LastError, want)
 			break
 		}

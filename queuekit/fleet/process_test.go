@@ -53,6 +53,14 @@ func buildCLI(t testing.TB) string {
 // test ends) on the tests' DynamoDB Local.
 func newFleet(t testing.TB, opts ...fleet.Option) *fleet.Fleet {
 	t.Helper()
+	f, _ := newFleetOn(t, opts...)
+	return f
+}
+
+// newFleetOn is newFleet with the catalog whose client it shares, for a
+// test that reads the table with the raw client.
+func newFleetOn(t testing.TB, opts ...fleet.Option) (*fleet.Fleet, *catalog.Catalog) {
+	t.Helper()
 	cat := ddbtest.NewCatalog(t)
 	f, err := fleet.New(cat, opts...)
 	if err != nil {
@@ -65,7 +73,7 @@ func newFleet(t testing.TB, opts ...fleet.Option) *fleet.Fleet {
 			t.Errorf("delete %s: %v", f.Table(), err)
 		}
 	})
-	return f
+	return f, cat
 }
 
 // workerProc is one `queuekit fleet-worker` process.

@@ -548,15 +548,18 @@ const DeadLetterKeys = 16
 
 // DeadLetterKey is the partition key of job (userID, jobID)'s dead letter.
 func DeadLetterKey(userID, jobID string) string {
-	return fmt.Sprintf("DLQ#%02d", ShardOf(userID, jobID, DeadLetterKeys))
+	return deadLetterKey(ShardOf(userID, jobID, DeadLetterKeys))
 }
+
+// deadLetterKey is the k-th of the DeadLetterKeys keys, DLQ#00 to DLQ#15.
+func deadLetterKey(k int) string { return fmt.Sprintf("DLQ#%02d", k) }
 
 // DeadLetters reads the dead letters, a paginated Query of each of the
 // DeadLetterKeys keys, ordered by user and job.
 func (f *Fleet) DeadLetters(ctx context.Context) ([]DeadLetter, error) {
 	var out []DeadLetter
 	for k := range DeadLetterKeys {
-		key := fmt.Sprintf("DLQ#%02d", k)
+		key := deadLetterKey(k)
 		kc, err := partition(key)
 		if err != nil {
 			return nil, fmt.Errorf("read dead letters: %w", err)

@@ -107,24 +107,18 @@ type DispatcherConfig struct {
 	Room func(ctx context.Context) (int, error)
 }
 
-// Stats are one worker's counters.
-type Stats struct {
-	Name string `json:"name"`
-	// Won and Lost count claims (conditional UpdateItems) that committed and
-	// that a condition refused.
-	Won  int `json:"won"`
-	Lost int `json:"lost"`
-	// ClaimErrors counts the part of Lost that got no answer (DynamoDB
-	// away or too slow, the SDK's retries spent): such a claim may have
-	// landed; its job is then claimed again when that lease ends.
-	ClaimErrors int `json:"claim_errors"`
+// Ends counts how the attempts a process ran ended: the one-tier worker's
+// Stats and the two-tier executors' counters share it, and Count is the
+// one reading of what Attempt.Run returned.
+type Ends struct {
 	// EndErrors counts ends that got no answer (DynamoDB away or too slow,
 	// the SDK's retries spent within the call timeout): such an end may
 	// have landed (counted nowhere else); if it did not, the job is
 	// claimed again when its lease ends.
 	EndErrors int `json:"end_errors"`
-	// Succeeded, Retried, Fatal count the ends this worker wrote (a
-	// recurring run's end counts as succeeded).
+	// Succeeded, Retried, Fatal count the ends written (a recurring run's
+	// end counts as succeeded; Fatal also counts jobs a claim found past
+	// their lost attempts' bound, which the claimer ends).
 	Succeeded int `json:"succeeded"`
 	Retried   int `json:"retried"`
 	Fatal     int `json:"fatal"`
@@ -136,6 +130,41 @@ type Stats struct {
 	// away): the holder gave the lease up itself. The rest of Fenced was
 	// refused by the token: somebody else took the lease first.
 	Expired int `json:"expired"`
+}
+
+// Count adds one attempt's end: status and err as Attempt.Run returned
+// them.
+func (e *Ends) Count(status queuekit.Status, err error) {
+	switch {
+	case fence.Lost(err):
+		e.Fenced++
+		if errors.Is(err, fence.ErrExpired) {
+			e.Expired++
+		}
+	case err != nil:
+		e.EndErrors++
+	case status == queuekit.StatusSuccess, status == queuekit.StatusNotStarted:
+		e.Succeeded++
+	case status == queuekit.StatusRetriableFailure:
+		e.Retried++
+	case status == queuekit.StatusFatalFailure:
+		e.Fatal++
+	}
+}
+
+// Stats are one worker's counters.
+type Stats struct {
+	Name string `json:"name"`
+	// Won and Lost count claims (conditional UpdateItems) that committed and
+	// that a condition refused.
+	Won  int `json:"won"`
+	Lost int `json:"lost"`
+	// ClaimErrors counts the part of Lost that got no answer (DynamoDB
+	// away or too slow, the SDK's retries spent): such a claim may have
+	// landed; its job is then claimed again when that lease ends.
+	ClaimErrors int `json:"claim_errors"`
+	// Ends counts how the attempts this worker won ended.
+	Ends
 	// Writes is every write request sent (refused ones too: AWS bills them);
 	// TableWU and IndexWU the write units DynamoDB reported consumed.
 	Writes  int     `json:"writes"`
@@ -979,29 +1008,12 @@ func (wk *worker) run(ctx context.Context, j Job) {
 	wk.add(func(st *Stats, _ *writes) { st.Won++ })
 	a := &Attempt{f: f, Job: got, hold: h, sent: sent, also: wk.merge}
 	status, err := a.Run(ctx, wk.cfg.Work, wk.cfg.WorkLog)
-	switch {
-	case fence.Lost(err):
-		wk.add(func(st *Stats, _ *writes) {
-			st.Fenced++
+	wk.add(func(st *Stats, _ *writes) {
+		st.Ends.Count(status, err)
+		if fence.Lost(err) {
 			st.LastLoss = trim(err.Error())
-			if errors.Is(err, fence.ErrExpired) {
-				st.Expired++
-			}
-		})
-	case err != nil:
-		wk.add(func(st *Stats, _ *writes) { st.EndErrors++ })
-	default:
-		wk.add(func(st *Stats, _ *writes) {
-			switch status {
-			case queuekit.StatusSuccess, queuekit.StatusNotStarted:
-				st.Succeeded++
-			case queuekit.StatusRetriableFailure:
-				st.Retried++
-			case queuekit.StatusFatalFailure:
-				st.Fatal++
-			}
-		})
-	}
+		}
+	})
 }
 
 // giveBack releases shard k, held under h, by its fence token: the

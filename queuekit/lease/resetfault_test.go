@@ -3,12 +3,16 @@ package lease_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"os/exec"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/nightqueue/workshop/queuekit"
+	"github.com/nightqueue/workshop/queuekit/catalog"
 	"github.com/nightqueue/workshop/queuekit/internal/toxitest"
+	"github.com/nightqueue/workshop/queuekit/lease"
 )
 
 // resetKind is leaseKind with the reset's read of the night's old items
@@ -54,32 +58,9 @@ func TestRunRidesOutLostRepliesDuringItsReset(t *testing.T) {
 			front := r.Serve(t)
 			restore := r.Proxy(t, kind).LoseReplies(t, 1, 250*time.Millisecond)
 			r.AfterRetries(kind, 5, restore)
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, bin, "run", "--batch-date", n.BatchDate, "--workers", "3", "--slots", "3",
-				"--minute-ms", "20", "--endpoint", front, "--table", cat.Table())
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			if err != nil {
-				t.Fatalf("run with the %s replies lost (%d requests of the kind sent again): %v\nstderr:\n%s", kind, r.Retries(kind), err, stderr.String())
-			}
-			if r.Retries(kind) < 5 {
-				t.Fatalf("%d requests of kind %s sent again, want at least 5: the fault was not injected", r.Retries(kind), kind)
-			}
-			pool, jobs := rawNight(t, ex, cat.Client(), n.BatchDate)
-			if pool.State != "DONE" {
-				t.Errorf("the pool is %s after the run, want DONE", pool.State)
-			}
-			if len(jobs) != len(n.Jobs) {
-				t.Fatalf("%d jobs in the execution table, want %d", len(jobs), len(n.Jobs))
-			}
-			for _, j := range jobs {
-				if j.Status != queuekit.StatusSuccess || j.RunID != pool.RunID {
-					t.Errorf("%s: %s of run %s, want SUCCESS of run %s", j.SK, j.Status, j.RunID, pool.RunID)
-				}
-			}
-			t.Logf("%s: %d requests, %d sent again; %d jobs SUCCESS", kind, r.Count(kind), r.Retries(kind), len(jobs))
+			run := startRun(t, bin, n.BatchDate, front, cat.Table(), 20)
+			jobs := run.rodeOut(t, r, kind, ex, cat, n)
+			t.Logf("%s: %d requests, %d sent again; %d jobs SUCCESS", kind, r.Count(kind), r.Retries(kind), jobs)
 		})
 	}
 }
@@ -125,23 +106,13 @@ func TestRunRidesOutLostRepliesInEachPhase(t *testing.T) {
 			if phase == "ending" {
 				r.AfterRetries(kind, 5, r.Proxy(t, kind).LoseReplies(t, 1, 250*time.Millisecond))
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, bin, "run", "--batch-date", n.BatchDate, "--workers", "3", "--slots", "3",
-				"--minute-ms", "40", "--endpoint", front, "--table", cat.Table())
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
+			run := startRun(t, bin, n.BatchDate, front, cat.Table(), 40)
 			if phase == "running" { // lose the coordinator's replies once the night runs
 				var injected bool
 				for !injected {
 					select {
-					case err := <-done:
-						t.Fatalf("run ended (%v) before the test saw the night RUNNING: %s", err, stderr.String())
+					case err := <-run.done:
+						t.Fatalf("run ended (%v) before the test saw the night RUNNING: %s", err, run.stderr.String())
 					case <-time.After(20 * time.Millisecond):
 					}
 					if pool, _ := rawNight(t, ex, cat.Client(), n.BatchDate); pool.State == "RUNNING" {
@@ -150,25 +121,59 @@ func TestRunRidesOutLostRepliesInEachPhase(t *testing.T) {
 					}
 				}
 			}
-			if err := <-done; err != nil {
-				t.Fatalf("run with the %s replies lost (%d requests of the kind sent again): %v\nstderr:\n%s", kind, r.Retries(kind), err, stderr.String())
-			}
-			if r.Retries(kind) < 5 {
-				t.Fatalf("%d requests of kind %s sent again, want at least 5: the fault was not injected", r.Retries(kind), kind)
-			}
-			pool, jobs := rawNight(t, ex, cat.Client(), n.BatchDate)
-			if pool.State != "DONE" {
-				t.Errorf("the pool is %s after the run, want DONE", pool.State)
-			}
-			if len(jobs) != len(n.Jobs) {
-				t.Fatalf("%d jobs in the execution table, want %d", len(jobs), len(n.Jobs))
-			}
-			for _, j := range jobs {
-				if j.Status != queuekit.StatusSuccess || j.RunID != pool.RunID {
-					t.Errorf("%s: %s of run %s, want SUCCESS of run %s", j.SK, j.Status, j.RunID, pool.RunID)
-				}
-			}
-			t.Logf("%s: %d requests of kind %s, %d sent again; %d jobs SUCCESS", phase, r.Count(kind), kind, r.Retries(kind), len(jobs))
+			jobs := run.rodeOut(t, r, kind, ex, cat, n)
+			t.Logf("%s: %d requests of kind %s, %d sent again; %d jobs SUCCESS", phase, r.Count(kind), kind, r.Retries(kind), jobs)
 		})
 	}
+}
+
+// nightRun is one `queuekit run` process of a fault test, started.
+type nightRun struct {
+	stderr *bytes.Buffer
+	done   chan error // its exit
+}
+
+// startRun starts `queuekit run` of night date through endpoint (3
+// workers of 3 slots, minuteMS a night minute); the process is killed when
+// the test ends or after 3 minutes.
+func startRun(t *testing.T, bin, date, endpoint, table string, minuteMS int) nightRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, bin, "run", "--batch-date", date, "--workers", "3", "--slots", "3",
+		"--minute-ms", strconv.Itoa(minuteMS), "--endpoint", endpoint, "--table", table)
+	run := nightRun{stderr: &bytes.Buffer{}, done: make(chan error, 1)}
+	cmd.Stdout, cmd.Stderr = io.Discard, run.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { run.done <- cmd.Wait() }()
+	return run
+}
+
+// rodeOut waits for the run and checks that it rode out the lost replies
+// of kind: exit 0, at least five requests of the kind sent again (the fault
+// was injected), the pool DONE and every job of n SUCCESS of that run, read
+// back from the table. It returns the jobs read back.
+func (run nightRun) rodeOut(t *testing.T, r *toxitest.Router, kind string, ex *lease.Executor, cat *catalog.Catalog, n queuekit.Night) int {
+	t.Helper()
+	if err := <-run.done; err != nil {
+		t.Fatalf("run with the %s replies lost (%d requests of the kind sent again): %v\nstderr:\n%s", kind, r.Retries(kind), err, run.stderr.String())
+	}
+	if r.Retries(kind) < 5 {
+		t.Fatalf("%d requests of kind %s sent again, want at least 5: the fault was not injected", r.Retries(kind), kind)
+	}
+	pool, jobs := rawNight(t, ex, cat.Client(), n.BatchDate)
+	if pool.State != "DONE" {
+		t.Errorf("the pool is %s after the run, want DONE", pool.State)
+	}
+	if len(jobs) != len(n.Jobs) {
+		t.Fatalf("%d jobs in the execution table, want %d", len(jobs), len(n.Jobs))
+	}
+	for _, j := range jobs {
+		if j.Status != queuekit.StatusSuccess || j.RunID != pool.RunID {
+			t.Errorf("%s: %s of run %s, want SUCCESS of run %s", j.SK, j.Status, j.RunID, pool.RunID)
+		}
+	}
+	return len(jobs)
 }

@@ -2,7 +2,6 @@ package dispatch
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -13,8 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/nightqueue/workshop/queuekit"
-	"github.com/nightqueue/workshop/queuekit/fence"
 	"github.com/nightqueue/workshop/queuekit/fleet"
 	"github.com/nightqueue/workshop/queuekit/internal/wait"
 )
@@ -45,17 +42,9 @@ type ExecutorStats struct {
 	Won         int `json:"won"`
 	Refused     int `json:"refused"`
 	ClaimErrors int `json:"claim_errors"`
-	// Succeeded, Retried, Fatal count the ends this executor wrote (a
-	// recurring run's end counts as succeeded; Fatal includes jobs whose
-	// claim found their last attempt's lease run out).
-	Succeeded int `json:"succeeded"`
-	Retried   int `json:"retried"`
-	Fatal     int `json:"fatal"`
-	// Fenced counts attempts whose lease was lost (refused by the token, or
-	// not renewed in time: Expired); EndErrors ends with no answer.
-	Fenced    int `json:"fenced"`
-	Expired   int `json:"expired"`
-	EndErrors int `json:"end_errors"`
+	// Ends counts how the attempts this executor won ended (Fatal also
+	// counts the jobs its claims found past their lost attempts' bound).
+	fleet.Ends
 	// BadMessages counts bodies that named no job (deleted);
 	// ReceiveErrors and DeleteErrors SQS calls that failed.
 	BadMessages   int `json:"bad_messages"`
@@ -359,22 +348,9 @@ func (e *executor) run(ctx context.Context, a *fleet.Attempt) {
 	status, err := a.Run(ctx, e.cfg.Work, e.cfg.WorkLog)
 	e.add(func(st *ExecutorStats) {
 		st.cost(a.Cost())
-		switch {
-		case fence.Lost(err):
-			st.Fenced++
-			if errors.Is(err, fence.ErrExpired) {
-				st.Expired++
-			}
+		st.Ends.Count(status, err)
+		if err != nil {
 			st.LastError = err.Error()
-		case err != nil:
-			st.EndErrors++
-			st.LastError = err.Error()
-		case status == queuekit.StatusSuccess, status == queuekit.StatusNotStarted:
-			st.Succeeded++
-		case status == queuekit.StatusRetriableFailure:
-			st.Retried++
-		case status == queuekit.StatusFatalFailure:
-			st.Fatal++
 		}
 	})
 }

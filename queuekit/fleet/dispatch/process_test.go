@@ -92,11 +92,24 @@ func (r *rig) startProc(role, name string, args ...string) *proc {
 	return p
 }
 
+// execStats is an executor process's last counters.
 func (p *proc) execStats(t *testing.T) dispatch.ExecutorStats {
+	t.Helper()
+	return lastStats[dispatch.ExecutorStats](t, p)
+}
+
+// dispStats is a dispatcher process's last counters.
+func (p *proc) dispStats(t *testing.T) fleet.Stats {
+	t.Helper()
+	return lastStats[fleet.Stats](t, p)
+}
+
+// lastStats decodes the last JSON line p printed: a process's counters.
+func lastStats[S any](t *testing.T, p *proc) S {
 	t.Helper()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var st dispatch.ExecutorStats
+	var st S
 	if err := json.Unmarshal(p.last, &st); err != nil {
 		t.Fatalf("%s: last line %q: %v", p.name, p.last, err)
 	}
@@ -388,17 +401,6 @@ func TestKillStormEveryJobEndsOnce(t *testing.T) {
 		t.Error("no job ran twice: the killed executors held none (want their jobs taken over)")
 	}
 	t.Logf("8 kills; %d jobs ran again", again)
-}
-
-func (p *proc) dispStats(t *testing.T) fleet.Stats {
-	t.Helper()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var st fleet.Stats
-	if err := json.Unmarshal(p.last, &st); err != nil {
-		t.Fatalf("%s: last line %q: %v", p.name, p.last, err)
-	}
-	return st
 }
 
 // Backpressure under overload: 240 jobs due at once for 2 executors of 2
