@@ -374,8 +374,16 @@ func (f *Fleet) serve(ctx context.Context, cfg WorkerConfig, disp *DispatcherCon
 			if err == nil {
 				break
 			}
-			if !noAnswer(err) || wait.Sleep(ctx, f.opts.Poll) != nil {
+			// Stopped while joining: a stop, not an error. Nothing is held;
+			// a join that landed unseen leaves a MEMBER item its TTL removes.
+			if ctx.Err() != nil {
+				return wk.stats(), nil
+			}
+			if !noAnswer(err) {
 				return Stats{}, err
+			}
+			if wait.Sleep(ctx, f.opts.Poll) != nil {
+				return wk.stats(), nil
 			}
 		}
 		g.Go(func() error { return member.keep(gctx, final) })

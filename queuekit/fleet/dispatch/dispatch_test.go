@@ -270,11 +270,25 @@ func TestEveryJobEndsOnceWithDuplicateMessages(t *testing.T) {
 	}
 	fr := r.start([]string{"d1", "d2"}, []string{"e1", "e2", "e3", "e4"}, 4, r.work(5*time.Millisecond))
 	r.waitDone(90 * time.Second)
-	// Stale messages of ended jobs: refused too.
+	// Stale messages of ended jobs: refused too. The executors stop once
+	// the queue holds nothing (every copy received and deleted), not after
+	// a fixed wait: they receive only for free slots, and a busy machine
+	// drains the copies slowly.
 	if err := r.tier.Send(r.ctx, jobs[:20]); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		d, err := r.sqs.Depth(r.ctx, r.tier.Queue())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Visible+d.InFlight == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the queue still holds %d messages (%d in flight) a minute after the jobs ended", d.Visible, d.InFlight)
+		}
+	}
 	fr.stopAll(t)
 	byID := r.checkEndedOnce(n)
 	var won, refused, succeeded, dispatched, fenced, expired int
