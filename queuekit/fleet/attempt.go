@@ -61,8 +61,8 @@ type Attempt struct {
 // Claim claims j for holder with the one conditional UpdateItem of the
 // package doc: fence_token = the token read AND due_at <= now AND the job
 // still in the due index; or, for j read while held (its holder's lease
-// watched unchanged for a lease by whoever read it: the caller's duty, as
-// a dispatcher's), fence_token AND lease_until exactly as read, counting a
+// stale to whoever read it: watched unchanged for a lease or MaxSkew past
+// its end, the caller's duty, as a dispatcher's), fence_token AND lease_until exactly as read, counting a
 // lost attempt, and past the fleet's MaxLost ending it FATAL_FAILURE
 // (EndedFatal). j needs the fields a due-index entry carries: user_id,
 // job_id, fence_token, execution_status, lease_until, current_retry,

@@ -64,7 +64,8 @@
 // lease_until = due_at = now + lease, op_nonce, and adds one to attempt. A
 // job read while held (CLAIMED or PROCESSING) is claimed only after the
 // worker has seen its (fence_token, lease_until) unchanged for a whole lease
-// on its own clock, with the condition
+// on its own clock, or its lease_until is MaxSkew past on the worker's
+// wall clock (see Clocks), with the condition
 //
 //	fence_token = :seen AND lease_until = :seen_until AND attribute_exists(claim_shard)
 //
@@ -209,29 +210,51 @@
 //
 // # Clocks
 //
-// No worker compares its clock with a timestamp another host wrote. A
-// lease end (lease_until, and due_at while held) is written by the holder's
-// clock and only ever compared for equality: a lease is taken over (job or
-// shard) only after the taker has seen the same (fence_token, lease_until)
-// for a whole lease on its own monotonic clock, and the takeover's
-// condition checks that pair unchanged. A live holder renews every lease/4,
-// changing lease_until, so it is never taken over, whatever the clocks say;
-// a holder's own lease is counted on its monotonic clock from the moment
+// A lease end (lease_until, and due_at while held) is written by the
+// holder's clock. A lease read held (job or shard) is taken over at the
+// first of two moments, and the takeover's condition checks the pair
+// (fence_token, lease_until) unchanged either way:
+//
+//   - the watch: the taker has seen the same pair for a whole lease on its
+//     own monotonic clock. No clock of another host is compared with its
+//     own; a live holder renews every lease/4, changing lease_until, so it
+//     is never taken over this way, whatever the clocks say;
+//   - the lease's own end: lease_until is MaxSkew (Options.MaxSkew, default
+//     1 s; 0 turns this off) past on the taker's wall clock. The watch
+//     alone belongs to the worker that watches: a shard's new owner starts
+//     it again, so owners that change faster than a lease (killed,
+//     rejoining under lost replies) postpone a takeover without bound
+//     (TestTakeoverIsBoundedWhileShardsChangeHands: with the watch alone,
+//     10 of 24 jobs were still held by dead executors after 121 s). With
+//     clocks within MaxSkew of each other, a lease this far past its end has
+//     ended on the holder's clock too, and the holder stopped its work a
+//     margin (lease/4) before that. Clocks further apart than MaxSkew plus
+//     that margin can take a lease from a holder still renewing it: never a
+//     second end (the claim and the end are fenced), but the work runs again
+//     and the lost attempt counts towards MaxLost. MaxSkew is a bound the
+//     operator states (NTP and the Amazon Time Sync Service keep hosts far
+//     closer than 1 s); with none to state, set it to 0.
+//
+// A holder's own lease is counted on its monotonic clock from the moment
 // its grant or renewal was sent.
 //
 // What clock offsets still do (TestSkewedClocksRevokeNoHealthyJob runs
-// workers ±lease/2 and ±2·lease off, QUEUEKIT_CLOCK_OFFSET, test-only):
+// workers ±MaxSkew/2 off, and with MaxSkew 0 ±lease/2 and ±2·lease off,
+// QUEUEKIT_CLOCK_OFFSET, test-only):
 //
 //   - due times are wall-clock times: a worker whose clock is s ahead claims
 //     scheduled and retry-delayed jobs up to s early; one s behind, up to s
 //     late; and a held job whose holder died becomes visible to a worker s
-//     behind s later than to others (then it still waits its lease). This
-//     is timing, never a second holder, and no bound on s is needed for
-//     safety; bound it (NTP) for punctuality;
-//   - the bound that remains is on clock rates, not offsets: a taker waits
-//     one lease on its own clock while the holder stops its work a margin
-//     (lease/4) before its lease ends on its own clock, so their rates may
-//     differ by less than a quarter (far beyond any real drift).
+//     behind s later than to others (then it still waits MaxSkew, or its
+//     lease). This is timing, never a second holder, and no bound on s is
+//     needed for safety; bound it (NTP) for punctuality;
+//   - offsets beyond MaxSkew (plus the holder's margin) take leases from
+//     live holders, as above: work runs again, nothing ends twice;
+//   - with MaxSkew 0, the bound that remains is on clock rates, not
+//     offsets: a taker waits one lease on its own clock while the holder
+//     stops its work a margin (lease/4) before its lease ends on its own
+//     clock, so their rates may differ by less than a quarter (far beyond
+//     any real drift).
 //
 // # What runs once
 //

@@ -101,16 +101,15 @@ func held(j Job) bool {
 // takeover is the condition of a write that takes a job read while held
 // away from its holder: the lease is exactly as read, token and lease end
 // (the holder has not renewed it since), and the job still claimable. The
-// caller has waited a lease on its own clock since it first saw this
-// (token, lease_until) (see the package doc, "Clocks"): no clock of another
-// host is compared with its own.
+// caller found the lease stale: seen unchanged for a lease on its own
+// clock, or MaxSkew past its end (see the package doc, "Clocks").
 func takeover(j Job) expression.ConditionBuilder {
 	return jobFence.At(fence.Token(j.Token)).And(n(attrUntil).Equal(v(j.LeaseUntil))).And(expression.AttributeExists(n(attrShard)))
 }
 
 // claim is one conditional UpdateItem on a job read from the due index (see
-// the package doc). A job read while held must have been watched unchanged
-// for a lease (the worker's poll does that); its expired lease counts a
+// the package doc). A job read while held must have been found stale (the
+// worker's poll does that); its expired lease counts a
 // lost attempt (lost_attempts, not current_retry: the job did not fail),
 // and past the fleet's MaxLost the job is ended FATAL_FAILURE instead of
 // claimed. The lease's clock starts before the call: the holder's lease is
@@ -142,6 +141,11 @@ func (f *Fleet) claim(ctx context.Context, w *writes, j Job, holder string) (Job
 	nonce := newNonce()
 	upd := step.Update.Set(n(attrStatus), v(queuekit.StatusClaimed)).Set(n(attrDue), v(until.UnixMilli())).
 		Set(n(attrLost), v(lost)).Add(n(attrAttempt), v(1)).Set(n(attrNonce), v(nonce))
+	if held(j) { // how late after the lost lease's end the takeover was sent
+		upd = upd.Set(n(attrTakeover), v(now.UnixMilli()-j.LeaseUntil))
+	} else { // the due index does not carry it: removed whatever it was
+		upd = upd.Remove(n(attrTakeover))
+	}
 	item, err := f.update(ctx, w, jobKey(j), cond, upd)
 	if old, ok := landed(err, nonce); ok { // our claim landed, its reply was lost
 		item, err = old, nil

@@ -106,8 +106,8 @@ func (f *Fleet) shardStates(ctx context.Context) ([]ShardState, shardRead, error
 const HistoryMax = 8
 
 // acquireShard takes shard k at the state seen: condition At(seen.Token)
-// and the shard free or its lease exactly as seen (the caller watched it
-// unchanged for a lease on its own clock, or its owner released it). It
+// and the shard free or its lease exactly as seen (the caller found it
+// stale, or its owner released it). It
 // rewrites the history as the last entries seen plus its own acquire, and
 // clears a want (see want). The lease's clock starts before the call.
 func (f *Fleet) acquireShard(ctx context.Context, w *writes, k int, seen ShardState, holder string) (fence.Hold, time.Time, error) {

@@ -26,17 +26,18 @@ import (
 // Attribute and index names of the fleet table.
 const (
 	// AttrPK and AttrSK are the table's key (see the package doc's items).
-	AttrPK      = "pk"
-	AttrSK      = "sk"
-	attrShard   = "claim_shard" // the due index's partition key; only while claimable
-	attrDue     = "due_at"      // the due index's sort key (Unix ms); only while claimable
-	attrStatus  = "execution_status"
-	attrRetry   = "current_retry"
-	attrLost    = "lost_attempts"
-	attrAttempt = "attempt"
-	attrEnds    = "ends"
-	attrRuns    = "runs"
-	attrUntil   = "lease_until"
+	AttrPK       = "pk"
+	AttrSK       = "sk"
+	attrShard    = "claim_shard" // the due index's partition key; only while claimable
+	attrDue      = "due_at"      // the due index's sort key (Unix ms); only while claimable
+	attrStatus   = "execution_status"
+	attrRetry    = "current_retry"
+	attrLost     = "lost_attempts"
+	attrAttempt  = "attempt"
+	attrEnds     = "ends"
+	attrRuns     = "runs"
+	attrUntil    = "lease_until"
+	attrTakeover = "takeover_ms" // see Job.TakeoverMS
 	// attrNonce names the last claim, end, acquire or release written to
 	// an item: a retried write whose first try committed (its reply lost)
 	// is refused by its own fencing condition, and recognised as ours by
@@ -83,6 +84,15 @@ type Options struct {
 	// executor it runs on looks the same, so past MaxLost it is ended
 	// FATAL_FAILURE and dead-lettered, saying so.
 	MaxLost int
+	// MaxSkew is how far apart the fleet's wall clocks are assumed to be at
+	// most (default 1 s; 0 turns the rule off). A lease read held whose end
+	// (lease_until, the holder's clock) is MaxSkew past on the reader's
+	// clock may be taken over at once, whoever watched it before: the bound
+	// on a takeover while shards change hands. Clocks further apart than
+	// that never make a job end twice (the claim is fenced); they may take
+	// a lease from a holder still renewing it, which then runs again (see
+	// the package doc, "Clocks").
+	MaxSkew time.Duration
 }
 
 // Option is one functional option of New: a func(*Options), the SDK's optFns
@@ -120,6 +130,11 @@ const ClockOffsetEnv = "QUEUEKIT_CLOCK_OFFSET"
 // (Options.MaxLost).
 func WithMaxLost(n int) Option { return func(o *Options) { o.MaxLost = n } }
 
+// WithMaxSkew sets the bound assumed on clock offsets between the fleet's
+// hosts (Options.MaxSkew); 0 takes a lease over only once it was watched
+// unchanged for a whole lease on the taker's clock.
+func WithMaxSkew(d time.Duration) Option { return func(o *Options) { o.MaxSkew = d } }
+
 // WithPollAll makes every worker poll every shard, owning none.
 func WithPollAll(on bool) Option { return func(o *Options) { o.PollAll = on } }
 
@@ -133,13 +148,13 @@ type Fleet struct {
 // client, endpoint, timeouts and typed errors. It does not contact DynamoDB.
 func New(cat *catalog.Catalog, opts ...Option) (*Fleet, error) {
 	o := Options{Lease: 10 * time.Second, ShardLease: 6 * time.Second, Poll: 50 * time.Millisecond,
-		RetryBase: 200 * time.Millisecond, RetryMax: 10 * time.Second, Now: time.Now, MaxLost: 10}
+		RetryBase: 200 * time.Millisecond, RetryMax: 10 * time.Second, Now: time.Now, MaxLost: 10, MaxSkew: time.Second}
 	for _, fn := range opts {
 		fn(&o)
 	}
-	if o.Lease < 40*time.Millisecond || o.ShardLease < 40*time.Millisecond || o.Poll <= 0 || o.RetryBase <= 0 || o.RetryMax < o.RetryBase || o.MaxLost < 0 {
-		return nil, fmt.Errorf("fleet options: lease %s, shard lease %s (each at least 40ms), poll %s (> 0), retry backoff %s..%s (0 < base <= max), max lost %d (>= 0)",
-			o.Lease, o.ShardLease, o.Poll, o.RetryBase, o.RetryMax, o.MaxLost)
+	if o.Lease < 40*time.Millisecond || o.ShardLease < 40*time.Millisecond || o.Poll <= 0 || o.RetryBase <= 0 || o.RetryMax < o.RetryBase || o.MaxLost < 0 || o.MaxSkew < 0 {
+		return nil, fmt.Errorf("fleet options: lease %s, shard lease %s (each at least 40ms), poll %s (> 0), retry backoff %s..%s (0 < base <= max), max lost %d (>= 0), max skew %s (>= 0)",
+			o.Lease, o.ShardLease, o.Poll, o.RetryBase, o.RetryMax, o.MaxLost, o.MaxSkew)
 	}
 	table := cat.Table()
 	if !strings.HasSuffix(table, TableSuffix) {
@@ -305,6 +320,11 @@ type Job struct {
 	// clock (0 when free): compared with no other clock, only watched for
 	// change (see the package doc, "Clocks").
 	LeaseUntil int64 `dynamodbav:"lease_until,omitempty" json:"-"`
+	// TakeoverMS is, for a job whose last claim took it over from a holder
+	// whose lease ran out, how long after that lease's end (the holder's
+	// clock) the claim was sent (the taker's clock): an observation that
+	// mixes two clocks, exact only where they agree (tests on one host).
+	TakeoverMS int64 `dynamodbav:"takeover_ms,omitempty" json:"takeover_ms,omitempty"`
 	// Fail makes the work of every attempt fail (a demonstration of retries
 	// and dead letters): "" never, "retriable" or "fatal".
 	Fail string `dynamodbav:"fail,omitempty" json:"fail,omitempty"`

@@ -75,9 +75,9 @@ type WorkerConfig struct {
 // same fence token until Resend (default 30 s) has passed. What bounds the
 // queue is Room (below), not the page: a look starts where the last one
 // ended, so without Room a dispatcher walks and sends the whole backlog. A
-// job read while held is handed over only after its lease was seen
-// unchanged for a whole lease on this dispatcher's clock, as a worker's
-// claim would be. A Send that fails (the queue away) is counted and tried
+// job read while held is handed over only once it may be taken over (seen
+// unchanged for a whole lease on this dispatcher's clock, or MaxSkew past
+// its end: stale), as a worker's claim would be. A Send that fails (the queue away) is counted and tried
 // again at the next look. When a round of looks at its shards finds
 // nothing new to send, a dispatcher waits Idle (default 500 ms) before the
 // next round, where a worker waits the fleet's Poll. A dispatcher's look
@@ -238,8 +238,9 @@ type worker struct {
 	inflight map[string]bool
 	// watch is, per job read while held, the lease (token, lease_until)
 	// first seen and when, on this worker's monotonic clock; shardWatch the
-	// same per shard. A lease is taken over only once it has been seen
-	// unchanged for a whole lease (see the package doc, "Clocks").
+	// same per shard. A lease is taken over once it has been seen unchanged
+	// for a whole lease, or is MaxSkew past its end (stale; the package
+	// doc, "Clocks").
 	watch      map[string]seenLease
 	shardWatch map[string]seenLease
 	// sent is, for a dispatcher, each job handed over: its token then and
@@ -264,13 +265,22 @@ type seenLease struct {
 	at           time.Time
 }
 
-// stale reports whether the lease (token, until) has been seen unchanged
-// for at least lease by now, recording it as first seen now otherwise.
-func stale(m map[string]seenLease, id string, token, until int64, lease time.Duration, now time.Time) bool {
+// stale reports whether the lease (token, until) read held may be taken
+// over (see the package doc, "Clocks"): seen unchanged for at least lease
+// by now on this worker's monotonic clock (recorded as first seen now
+// otherwise), or, with MaxSkew set, its end until (the holder's clock)
+// past by MaxSkew on this worker's wall clock. The second rule is what
+// bounds a takeover while shards change hands: a new owner, which has seen
+// nothing yet, takes a lease that ended long ago at its first look instead
+// of watching it for a whole lease again.
+func (f *Fleet) stale(m map[string]seenLease, id string, token, until int64, lease time.Duration, now time.Time) bool {
 	s, ok := m[id]
 	if !ok || s.token != token || s.until != until {
-		m[id] = seenLease{token: token, until: until, at: now}
-		return false
+		s = seenLease{token: token, until: until, at: now}
+		m[id] = s
+	}
+	if f.opts.MaxSkew > 0 && f.now().UnixMilli() >= until+f.opts.MaxSkew.Milliseconds() {
+		return true
 	}
 	return now.Sub(s.at) >= lease
 }
@@ -662,7 +672,7 @@ func (wk *worker) sortShards(byShard []ShardState) shardView {
 		case wk.shards[s.Shard] != nil:
 		case s.Holder == "":
 			v.takeable = append(v.takeable, s)
-		case stale(wk.shardWatch, strconv.Itoa(s.Shard), s.Token, s.UntilMS, wk.f.opts.ShardLease, now):
+		case wk.f.stale(wk.shardWatch, strconv.Itoa(s.Shard), s.Token, s.UntilMS, wk.f.opts.ShardLease, now):
 			v.takeable = append(v.takeable, s)
 		case s.Holder != me:
 			v.load[s.Holder]++
@@ -968,9 +978,10 @@ func (wk *worker) due(ctx context.Context, k, budget int) ([]Job, error) {
 				continue // handed over at this token, not yet claimed
 			}
 			// A job read while held is due by its holder's clock; it is
-			// taken over only after it was seen unchanged for a lease on
-			// ours (the claim's condition then checks it still is).
-			if held(j) && !stale(wk.watch, j.JobID, j.Token, j.LeaseUntil, f.opts.Lease, now) {
+			// taken over once stale: seen unchanged for a lease on ours,
+			// or MaxSkew past its end (the claim's condition then checks
+			// it is still unchanged).
+			if held(j) && !f.stale(wk.watch, j.JobID, j.Token, j.LeaseUntil, f.opts.Lease, now) {
 				continue
 			}
 			delete(wk.watch, j.JobID)

@@ -24,6 +24,7 @@ type fleetFlags struct {
 	df         *dynamoFlags
 	leaseMS    int
 	shardMS    int
+	skewMS     int
 	pollAll    bool
 	withLeases bool
 }
@@ -33,14 +34,24 @@ func addFleetFlags(fs *flag.FlagSet, leases bool) *fleetFlags {
 	if leases {
 		fs.IntVar(&ff.leaseMS, "lease-ms", 10000, "a job's lease, ms; heartbeats every quarter")
 		fs.IntVar(&ff.shardMS, "shard-lease-ms", 6000, "a shard's and a member's lease, ms; renewed and rebalanced every quarter")
+		ff.addSkewFlag(fs)
 		fs.BoolVar(&ff.pollAll, "poll-all", false, "every worker polls every shard, owning none (the comparison of the benchmark)")
 	}
 	return ff
 }
 
+// addSkewFlag adds --max-skew-ms, the bound assumed on clock offsets
+// between the fleet's hosts (fleet.Options.MaxSkew).
+func (ff *fleetFlags) addSkewFlag(fs *flag.FlagSet) {
+	fs.IntVar(&ff.skewMS, "max-skew-ms", 1000, "the most the fleet's clocks are apart, ms: a lease read held this long past its end is taken over at once, whoever watched it (0: only after watching it unchanged for a whole lease)")
+}
+
 func (ff *fleetFlags) check() error {
 	if ff.withLeases && (ff.leaseMS < 40 || ff.leaseMS > 3_600_000 || ff.shardMS < 40 || ff.shardMS > 3_600_000) {
 		return usagef("--lease-ms %d, --shard-lease-ms %d: each must be 40 to 3,600,000", ff.leaseMS, ff.shardMS)
+	}
+	if ff.withLeases && (ff.skewMS < 0 || ff.skewMS > 3_600_000) {
+		return usagef("--max-skew-ms %d: must be 0 to 3,600,000", ff.skewMS)
 	}
 	return nil
 }
@@ -58,7 +69,8 @@ func (ff *fleetFlags) open(ctx context.Context) (*fleet.Fleet, error) {
 	opts = append(opts, fleet.WithClock(clock))
 	if ff.withLeases {
 		opts = append(opts, fleet.WithLease(time.Duration(ff.leaseMS)*time.Millisecond),
-			fleet.WithShardLease(time.Duration(ff.shardMS)*time.Millisecond), fleet.WithPollAll(ff.pollAll))
+			fleet.WithShardLease(time.Duration(ff.shardMS)*time.Millisecond), fleet.WithPollAll(ff.pollAll),
+			fleet.WithMaxSkew(time.Duration(ff.skewMS)*time.Millisecond))
 	}
 	f, err := fleet.New(cat, opts...)
 	if err != nil {

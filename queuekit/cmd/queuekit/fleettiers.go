@@ -32,6 +32,7 @@ func addTierFlags(fs *flag.FlagSet) *tierFlags {
 	ff := &fleetFlags{df: addDynamoFlags(fs), withLeases: true}
 	fs.IntVar(&ff.leaseMS, "lease-ms", 10000, "a job's lease, ms; heartbeats every quarter (the same for every dispatcher and executor: a dispatcher resends a held job once its lease was seen unchanged this long)")
 	fs.IntVar(&ff.shardMS, "shard-lease-ms", 6000, "a shard's and a dispatcher's membership lease, ms; renewed and rebalanced every quarter")
+	ff.addSkewFlag(fs)
 	return &tierFlags{ff: ff, sqsEndpoint: addSQSFlag(fs),
 		queue:       fs.String("queue", "", "the SQS standard queue between dispatchers and executors (required; created when missing)"),
 		name:        fs.String("name", "", "this process's name (default host-pid)"),

@@ -12,8 +12,8 @@
 //     look interval) before anything else, so that a tier rolled out at
 //     once spreads its shard acquires over the interval. Then it joins (a MEMBER item: dispatchers
 //     only), owns shards through the fenced shard leases of package fleet
-//     (acquired when free or seen unchanged for a ShardLease on its own
-//     clock, renewed every ShardLease/4, released when it leaves), polls
+//     (acquired when free, or seen unchanged for a ShardLease on its own
+//     clock, or MaxSkew past its end on its wall clock; renewed every ShardLease/4, released when it leaves), polls
 //     only the shards it owns (one page of Page entries of `claim_shard = k
 //     AND due_at <= now`, oldest first) and sends what it reads to the queue
 //     with SendMessageBatch (after a round of looks with nothing new to
@@ -23,7 +23,8 @@
 //     execution_status, lease_until, current_retry, max_retry, lost_attempts and attempt
 //     (Message). A job it sent is not sent again at the same token within
 //     Resend; a job read while held is sent only once its lease was seen
-//     unchanged for a whole Lease on the dispatcher's clock.
+//     unchanged for a whole Lease on the dispatcher's clock, or is MaxSkew
+//     past its end on the dispatcher's wall clock (fleet.Options.MaxSkew).
 //   - An executor (Tier.Execute) has Slots slots. It long-polls the queue
 //     only for its free slots (up to 10 messages at a time), so a message
 //     it receives is claimed at once; a free slot claims its message's job with
@@ -44,9 +45,11 @@
 //     refused and its message deleted.
 //   - The work runs at least once: a job is deleted from the index only by
 //     its end, so a job whose executor died (its message was deleted at
-//     the claim) is due again when its lease ends, seen unchanged for a
-//     Lease by its shard's owner, sent, and claimed by the takeover
-//     condition: within 2·Lease plus a poll of the death. Its work runs
+//     the claim) is due again when its lease ends, MaxSkew past its end on
+//     its shard's owner's clock (or seen unchanged for a Lease by it),
+//     sent, and claimed by the takeover condition: within MaxSkew, a head
+//     rescan and a round of its lease's end, whoever owns the shard by
+//     then (docs/design/fleet.md gives the whole bound). Its work runs
 //     again from the start.
 //   - A dead dispatcher's shards are taken by the others as the fleet's
 //     shards are: within ShardLease + ShardLease/4 plus a poll. Jobs it

@@ -133,23 +133,45 @@ func TestLostRepliesOnTheExecutorsLinkPerWriteKind(t *testing.T) {
 	}
 }
 
-// Dispatchers and executors whose wall clocks run ±lease/2 and ±2·lease
-// off (fleet.WithClock) run jobs longer than a lease, kept by heartbeats.
-// No one compares clocks across hosts: a dispatcher sends a held job only
-// after it saw (fence_token, lease_until) unchanged for a lease on its own
-// clock, and the claim checks that pair. So no lease is taken from a
-// holder still renewing it (every lost lease is one its holder gave up),
-// every re-claim follows such a loss, and every job ends SUCCESS once.
+// Dispatchers and executors whose wall clocks run off (fleet.WithClock)
+// run jobs longer than a lease, kept by heartbeats. A dispatcher sends a
+// held job once it saw (fence_token, lease_until) unchanged for a lease on
+// its own clock, or once lease_until is MaxSkew past on its wall clock;
+// the claim checks that pair. Two cases: clocks within MaxSkew (the default
+// 1 s, offsets ±MaxSkew/2), and MaxSkew 0 with offsets of ±lease/2 and
+// ±2·lease. In each, no lease is taken from a holder still renewing it
+// (every lost lease is one its holder gave up), every re-claim follows such
+// a loss, and every job ends SUCCESS once. (The second case's offsets with
+// the default MaxSkew lost 80 of 99 leases to the rule and dead-lettered 5
+// of 24 jobs past MaxLost: MaxSkew is a bound the operator states.)
 func TestSkewedClocksRevokeNoHealthyJob(t *testing.T) {
 	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		maxSkew time.Duration
+		offsets map[string]time.Duration
+	}{
+		{"within MaxSkew", time.Second, map[string]time.Duration{"d1": time.Second / 2, "d2": -time.Second / 2,
+			"e1": time.Second / 2, "e2": -time.Second / 2, "e3": time.Second / 2, "e4": -time.Second / 2}},
+		{"MaxSkew 0", 0, map[string]time.Duration{"d1": 2 * testLease, "d2": -2 * testLease,
+			"e1": testLease / 2, "e2": -testLease / 2, "e3": 2 * testLease, "e4": -2 * testLease}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			skewedRun(t, c.maxSkew, c.offsets)
+		})
+	}
+}
+
+// skewedRun runs the test's jobs on dispatchers and executors whose clocks
+// run offsets off, with maxSkew.
+func skewedRun(t *testing.T, maxSkew time.Duration, offsets map[string]time.Duration) {
 	r := newRig(t, 4)
 	const n = 24
 	r.submit(n, 0)
-	offsets := map[string]time.Duration{"d1": 2 * testLease, "d2": -2 * testLease,
-		"e1": testLease / 2, "e2": -testLease / 2, "e3": 2 * testLease, "e4": -2 * testLease}
 	tiers := map[string]*dispatch.Tier{}
 	for name, off := range offsets {
-		tiers[name] = r.tierOn(r.fleetOn(r.f.Endpoint(), func(*dynamodb.Options) {}, fleet.WithClock(func() time.Time { return time.Now().Add(off) })))
+		tiers[name] = r.tierOn(r.fleetOn(r.f.Endpoint(), func(*dynamodb.Options) {}, fleet.WithMaxSkew(maxSkew), fleet.WithClock(func() time.Time { return time.Now().Add(off) })))
 	}
 	pick := func(name string) *dispatch.Tier { return tiers[name] }
 	fr := r.startOn(pick, pick, []string{"d1", "d2"}, []string{"e1", "e2", "e3", "e4"}, 3, r.work(testLease+testLease/5))
@@ -197,8 +219,13 @@ func TestSlowCallsAndResetsKeepTheInvariants(t *testing.T) {
 	if a-n > s.fenced+s.claimErrors+s.endErrors {
 		t.Errorf("%d re-claims but %d leases lost, %d claims and %d ends unanswered: a lease was taken that its holder kept", a-n, s.fenced, s.claimErrors, s.endErrors)
 	}
-	t.Logf("%d requests, %d SDK retries; %d jobs in %d attempts; leases lost %d (expired %d), claims unanswered %d",
-		rt.Count(""), rt.Retries(""), n, a, s.fenced, s.expired, s.claimErrors)
+	// A takeover waits for the calls on its way as well: a held call is 4 s
+	// here, and two may come one after the other (a shard's renewal, then
+	// the new owner's look).
+	bound := takeoverBound(testShardLease, 500*time.Millisecond, 3*time.Second) + 2*4*time.Second
+	took := checkTakeovers(t, byID, bound)
+	t.Logf("%d requests, %d SDK retries; %d jobs in %d attempts; leases lost %d (expired %d), claims unanswered %d; takeovers after their lease's end: %s (bound %s)",
+		rt.Count(""), rt.Retries(""), n, a, s.fenced, s.expired, s.claimErrors, took, bound)
 }
 
 // SQS unreachable for 4 s mid-run (the proxy in front of ElasticMQ

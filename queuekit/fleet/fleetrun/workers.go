@@ -47,7 +47,7 @@ func (ws *workers) args(name string) []string {
 	args := []string{"fleet-worker", "--shards", strconv.Itoa(ws.cfg.Shards), "--slots", strconv.Itoa(ws.cfg.Slots), "--name", name,
 		"--job-ms", strconv.FormatFloat(float64(ws.cfg.Job)/float64(time.Millisecond), 'f', -1, 64),
 		"--table", ws.f.Table(), "--lease-ms", strconv.FormatInt(o.Lease.Milliseconds(), 10),
-		"--shard-lease-ms", strconv.FormatInt(o.ShardLease.Milliseconds(), 10)}
+		"--shard-lease-ms", strconv.FormatInt(o.ShardLease.Milliseconds(), 10), "--max-skew-ms", strconv.FormatInt(o.MaxSkew.Milliseconds(), 10)}
 	if ep := ws.f.Endpoint(); ep != "" {
 		args = append(args, "--endpoint", ep)
 	}
