@@ -266,6 +266,40 @@ func TestKeepExpiresWhenBeatsHang(t *testing.T) {
 	}
 }
 
+// A heartbeat whose reply is held (a slow connection) is hedged: after
+// Hedge a copy with the same lease end is sent, and its answer keeps the
+// lease although no first call ever answers before the margin. With Hedge
+// off, the same held replies lose the lease.
+func TestKeepHedgesAHeldHeartbeat(t *testing.T) {
+	h := Hold{Holder: "a", Token: 1}
+	lease := 400 * time.Millisecond
+	run := func(hedge time.Duration) (*Keeper, context.Context, *store) {
+		s := &store{hold: h}
+		var calls atomic.Int64
+		held := func(ctx context.Context, until time.Time) error {
+			if calls.Add(1)%2 == 1 { // every first call of a heartbeat: no reply
+				<-ctx.Done()
+				return ctx.Err()
+			}
+			return s.beat(h)(ctx, until)
+		}
+		k, wctx := Keep(context.Background(), time.Now(), lease, held, func(o *Options) { o.Hedge = hedge })
+		time.Sleep(3 * lease)
+		return k, wctx, s
+	}
+	k, wctx, s := run(0)
+	if err := k.Stop(); err != nil || context.Cause(wctx) != context.Canceled {
+		t.Fatalf("hedged: Stop = %v, cause %v: a copy of each held heartbeat should have kept the lease", err, context.Cause(wctx))
+	}
+	if k.Copies() < 2 || k.Beats() < 2 || !s.until.Equal(k.Valid()) {
+		t.Fatalf("hedged: %d copies, %d heartbeats, store's end %s, keeper's %s", k.Copies(), k.Beats(), s.until, k.Valid())
+	}
+	k, _, _ = run(-1)
+	if err := k.Stop(); !errors.Is(err, ErrExpired) {
+		t.Fatalf("not hedged: Stop = %v, want ErrExpired (the test's held replies must cost the lease without copies)", err)
+	}
+}
+
 // Transient failures are retried while the lease lasts: a few failed
 // heartbeats followed by one that gets through lose nothing.
 func TestKeepRetriesTransientFailures(t *testing.T) {

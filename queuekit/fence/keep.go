@@ -27,24 +27,34 @@ type Options struct {
 	// most Lease/4): the work has stopped before anyone may take the lease
 	// over, clocks permitting.
 	Margin time.Duration
+	// Hedge is how long a heartbeat waits for an answer before it sends a
+	// copy on another request, and again after each further Hedge, up to
+	// MaxCopies copies in flight (the same lease end, so whichever lands
+	// sets what the first would have); the first answer is the
+	// heartbeat's (default Every/2; negative: never). A reply held by a
+	// slow connection then costs a request, not the lease: without copies,
+	// one reply held past the margin lost the lease (and a shard or a
+	// membership changed hands).
+	Hedge time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
 
 // Keeper keeps one lease alive while its work runs. Make one with Keep.
 type Keeper struct {
-	lease, every, margin time.Duration
-	now                  func() time.Time
-	beat                 Beat
-	parent               context.Context
-	cancel               context.CancelCauseFunc
-	stop, done           chan struct{}
-	stopOnce             sync.Once
+	lease, every, margin, hedge time.Duration
+	now                         func() time.Time
+	beat                        Beat
+	parent                      context.Context
+	cancel                      context.CancelCauseFunc
+	stop, done                  chan struct{}
+	stopOnce                    sync.Once
 
 	mu      sync.Mutex
 	valid   time.Time // the lease's end as the holder knows it: last renewal's send time + lease
 	nextDue time.Time // when the next heartbeat is due
 	beats   int       // heartbeats that renewed the lease
+	copies  int       // copies sent by hedged heartbeats (Hedge)
 	loss    error     // the loss, once lost
 }
 
@@ -75,8 +85,11 @@ func Keep(ctx context.Context, since time.Time, lease time.Duration, beat Beat, 
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.Hedge == 0 {
+		o.Hedge = max(o.Every/2, time.Millisecond)
+	}
 	wctx, cancel := context.WithCancelCause(ctx)
-	k := &Keeper{lease: lease, every: o.Every, margin: o.Margin, now: o.Now, beat: beat, parent: ctx, cancel: cancel,
+	k := &Keeper{lease: lease, every: o.Every, margin: o.Margin, hedge: o.Hedge, now: o.Now, beat: beat, parent: ctx, cancel: cancel,
 		stop: make(chan struct{}), done: make(chan struct{}),
 		valid: since.Add(lease), nextDue: since.Add(o.Every)}
 	go k.loop(time.NewTimer(max(k.until(k.nextDue), 0)))
@@ -142,7 +155,7 @@ func (k *Keeper) try() error {
 	// to 0, so its deadline stays exact.
 	shift := time.Until(k.now()).Round(time.Millisecond)
 	bctx, cancel := context.WithDeadline(k.parent, deadline.Add(-shift))
-	err := k.beat(bctx, sent.Add(k.lease))
+	err := k.hedged(bctx, sent.Add(k.lease))
 	cancel()
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -160,6 +173,57 @@ func (k *Keeper) try() error {
 			ErrExpired, valid.Format("15:04:05.000"), k.margin, err))
 	}
 	return err
+}
+
+// MaxCopies is the most copies a hedged heartbeat sends (Options.Hedge).
+const MaxCopies = 3
+
+// hedged sends one heartbeat and, while none has answered, a copy of it
+// with the same lease end every Hedge, up to MaxCopies; it returns the
+// first success or refusal by the fence, or, when all failed, the last
+// error. Copies still pending are cancelled; one that lands anyway writes
+// what the first did.
+func (k *Keeper) hedged(ctx context.Context, until time.Time) error {
+	if k.hedge < 0 {
+		return k.beat(ctx, until)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	res := make(chan error, 1+MaxCopies)
+	send := func() { go func() { res <- k.beat(ctx, until) }() }
+	send()
+	inFlight, copies := 1, 0
+	t := time.NewTimer(k.hedge)
+	defer t.Stop()
+	var last error
+	for inFlight > 0 {
+		select {
+		case err := <-res:
+			inFlight--
+			if err == nil || errors.Is(err, ErrFenced) {
+				return err
+			}
+			last = err
+		case <-t.C:
+			if copies < MaxCopies && ctx.Err() == nil {
+				copies++
+				inFlight++
+				k.mu.Lock()
+				k.copies++
+				k.mu.Unlock()
+				send()
+				t.Reset(k.hedge)
+			}
+		}
+	}
+	return last
+}
+
+// Copies is how many heartbeat copies Hedge sent so far.
+func (k *Keeper) Copies() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.copies
 }
 
 func (k *Keeper) loseLocked(err error) {
@@ -193,7 +257,14 @@ func (k *Keeper) Stop() error {
 		case !due:
 			return nil
 		}
-		if k.try() != nil && !k.lost() && k.parent.Err() == nil {
+		err := k.try()
+		if err == nil {
+			// Renewed by a heartbeat sent just now: held for a lease from
+			// it. (Not "due" again: a heartbeat that took Every or longer,
+			// a slow or hedged one, leaves the next one due at once.)
+			return nil
+		}
+		if !k.lost() && k.parent.Err() == nil {
 			time.Sleep(max(k.every/4, time.Millisecond))
 		}
 	}

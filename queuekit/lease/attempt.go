@@ -59,7 +59,11 @@ func (w *worker) execute(ctx context.Context, c claimed) error {
 		return fmt.Errorf("start job %s: %w", j.JobID, err)
 	}
 	k, workCtx := fence.Keep(ctx, started, lease, func(bctx context.Context, until time.Time) error {
-		return w.heartbeat(bctx, j, hold, until)
+		err := w.heartbeat(bctx, j, hold, until)
+		if err == nil {
+			w.heard()
+		}
+		return err
 	}, func(o *fence.Options) { o.Now = w.e.now })
 	d := time.Duration(j.Estimate * w.p.MinuteMS * float64(time.Millisecond))
 	werr := w.work(workCtx, Job{ID: j.JobID, Class: j.Class, Priority: j.Priority, Exclusive: j.Exclusive,

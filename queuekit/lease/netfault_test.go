@@ -267,6 +267,23 @@ func leaseKind(op string, body []byte) string {
 	return ""
 }
 
+// joined is what a worker's Join returned.
+type joined struct {
+	st  lease.WorkerStats
+	err error
+}
+
+// joinAsync joins a worker of the night in a goroutine; its result comes
+// on the channel.
+func joinAsync(ctx context.Context, ex *lease.Executor, date string, wc lease.WorkerConfig) <-chan joined {
+	wch := make(chan joined, 1)
+	go func() {
+		st, err := ex.Join(ctx, date, wc)
+		wch <- joined{st, err}
+	}()
+	return wch
+}
+
 var leaseKinds = []string{"claim", "start", "heartbeat", "end", "counters", "join", "reset", "run-pool", "take"}
 
 // Lost replies, one kind of write at a time: every request of that kind
@@ -303,15 +320,7 @@ func TestLostRepliesPerWriteKind(t *testing.T) {
 			if err != nil {
 				t.Fatalf("prepare: %v", err)
 			}
-			type joined struct {
-				st  lease.WorkerStats
-				err error
-			}
-			wch := make(chan joined, 1)
-			go func() {
-				st, err := ex.Join(ctx, n.BatchDate, lease.WorkerConfig{Slots: cfg.Workers, Name: "w1"})
-				wch <- joined{st, err}
-			}()
+			wch := joinAsync(ctx, ex, n.BatchDate, lease.WorkerConfig{Slots: cfg.Workers, Name: "w1"})
 			if err := ex.Start(ctx, n.BatchDate, runID); err != nil {
 				t.Fatalf("start: %v", err)
 			}

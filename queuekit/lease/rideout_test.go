@@ -390,3 +390,68 @@ func TestAllWorkersDeadNightIsFinishedByTheNext(t *testing.T) {
 	rep := checkRiddenNight(t, ex, cat, n, 2)
 	t.Logf("the coordinator said what is needed %.1f s after the workers died; %d jobs in %d attempts", said.Seconds(), jobs, len(rep.Schedule))
 }
+
+// A worker whose claim loop's reads get no answer while the heartbeats of
+// the jobs it runs get through (what a busy machine did to a held-out run:
+// "no answer for 14.5 s, longer than the 12 s it rides out", with no outage
+// over 3 s) is not cut off: its outage is timed from its last heartbeat
+// that landed, since its leases are still its own. Here every read of the
+// worker is refused for 13 s, past WorkerRideOut (10 s), while its 3 jobs
+// (15 s each, 2 s leases) run and heartbeat through another proxy; the
+// worker keeps its jobs, ends them once the reads are back and the night
+// ends with every job SUCCESS in one attempt. With the outage timed from
+// the loop's own first unanswered read (o.Answered unset), it gave up
+// during the cut and the night waited for a worker until the test's 3
+// minutes ran out.
+func TestWorkerWhoseHeartbeatsLandRidesOutFailingReads(t *testing.T) {
+	t.Parallel()
+	n := catalogNight(t, "2027-09-05", 3)
+	ex0, cat0 := setup(t, n.Jobs)
+	r := toxitest.NewRouter(t, cat0.Endpoint(), leaseKind, leaseKinds...)
+	ex := executorVia(t, cat0, r.Default.URL, routed(r))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cfg := lease.Config{Workers: 3, Minute: 15 * time.Second, Poll: 200 * time.Millisecond, Lease: 2 * time.Second, MaxRetry: lease.DefaultMaxRetry}
+	runID, err := ex0.Prepare(ctx, n, cfg)
+	if err != nil {
+		t.Fatalf("prepare: %v", err)
+	}
+	wch := joinAsync(ctx, ex, n.BatchDate, lease.WorkerConfig{Slots: cfg.Workers, Name: "w1"})
+	if err := ex0.Start(ctx, n.BatchDate, runID); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	for r.Count("start") < len(n.Jobs) { // every job started: heartbeats from now on
+		if ctx.Err() != nil {
+			t.Fatalf("%d jobs started: %v", r.Count("start"), ctx.Err())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	beats := r.Count("heartbeat")
+	r.Default.Cut(t)
+	time.Sleep(13 * time.Second)
+	r.Default.Restore(t)
+	beatsInCut := r.Count("heartbeat") - beats
+	select {
+	case j := <-wch:
+		t.Fatalf("worker left during the 13 s its reads failed although %d heartbeats got through: %+v, %v", beatsInCut, j.st, j.err)
+	default:
+	}
+	if err := ex0.WaitDone(ctx, n.BatchDate, runID, nil); err != nil {
+		t.Fatalf("wait: %v", err)
+	}
+	j := <-wch
+	if j.err != nil {
+		t.Fatalf("worker gave up although %d heartbeats got through during the 13 s its reads failed: %v", beatsInCut, j.err)
+	}
+	if beatsInCut == 0 {
+		t.Fatal("no heartbeat during the cut: the test did not keep the leases alive")
+	}
+	rep, err := ex0.Report(context.Background(), n, cfg.Workers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Statuses[queuekit.StatusSuccess] != len(n.Jobs) || len(rep.Schedule) != len(n.Jobs) || j.st.Dropped != 0 {
+		t.Fatalf("statuses %v, %d attempts, %d leases lost: want %d SUCCESS in one attempt each, none lost", rep.Statuses, len(rep.Schedule), j.st.Dropped, len(n.Jobs))
+	}
+	t.Logf("reads refused 13 s; %d heartbeats landed meanwhile; the worker stayed and ended its %d jobs", beatsInCut, j.st.Finished)
+}

@@ -150,6 +150,23 @@ type worker struct {
 	log      func(format string, args ...any)
 	profile  sim.Profile          // conservative's free-slot profile, reused by the claimer loop
 	seen     map[string]leaseSeen // the reaper's observations of held leases
+	// answered is when a heartbeat of one of its jobs last got through
+	// (under mu): its claim loop rides out an outage timed from then.
+	answered time.Time
+}
+
+// heard records that DynamoDB answered one of the worker's heartbeats.
+func (w *worker) heard() {
+	w.mu.Lock()
+	w.answered = time.Now()
+	w.mu.Unlock()
+}
+
+// lastAnswered is when a heartbeat of the worker last got through.
+func (w *worker) lastAnswered() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.answered
 }
 
 // Join joins the night's run with wc.Slots slots from this process and works

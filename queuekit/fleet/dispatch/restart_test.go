@@ -114,29 +114,9 @@ func TestDynamoDBLocalRestartMidRunKeepsTheInvariants(t *testing.T) {
 // TestSlowCallsAndResetsKeepTheInvariants.
 func TestSlowRejoinOfTheDispatchersLosesNoJobLease(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, 4)
-	const n = 40
-	r.submit(n, 3)
-	rt := toxitest.NewRouter(t, r.f.Endpoint(), dispatcherKind, "shard_acquire", "shard_renew", "shard_release", "member")
-	dt := r.tierOn(r.fleetOn(rt.Default.URL, func(o *dynamodb.Options) { o.HTTPClient = rt.HTTPClient() }))
-	fr := r.startOn(func(string) *dispatch.Tier { return dt }, func(string) *dispatch.Tier { return r.tier },
-		[]string{"d1", "d2"}, []string{"e1", "e2", "e3", "e4"}, 2, r.work(testLease))
-	deadline := time.Now().Add(30 * time.Second)
-	for rt.Count("member") < 2 { // the joins went through fast; from now on membership writes are slow
-		if time.Now().After(deadline) {
-			t.Fatalf("%d membership writes in 30 s: the dispatchers did not join", rt.Count("member"))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	rt.Proxy(t, "member").Slow(t, 1, 2*testShardLease, 0)
-	r.waitDone(2 * time.Minute)
-	fr.stopAll(t)
-	byID := r.checkEndedOnce(n)
-	for _, j := range byID {
-		if j.Attempt != 1 {
-			t.Errorf("job %s: attempt %d; want SUCCESS on its first attempt", j.JobID, j.Attempt)
-		}
-	}
+	r, rt, fr := slowedRun(t, func(rt *toxitest.Router) {
+		rt.Proxy(t, "member").Slow(t, 1, 2*testShardLease, 0)
+	})
 	s := totals(fr)
 	if s.fenced != 0 {
 		t.Errorf("%d job leases lost while the dispatchers' membership writes were slow", s.fenced)
@@ -155,5 +135,70 @@ func TestSlowRejoinOfTheDispatchersLosesNoJobLease(t *testing.T) {
 		t.Errorf("no membership was lost and taken again: the slow rejoin was not exercised (%d member requests)", rt.Count("member"))
 	}
 	t.Logf("%d membership writes held %s (after the 2 joins), %d rejoins, %d shards lost; %d jobs (sent %d times), %d job leases lost, %d claims refused",
-		rt.Count("member")-2, 2*testShardLease, rejoins, shardsLost, n, dispatched, s.fenced, s.refused)
+		rt.Count("member")-2, 2*testShardLease, rejoins, shardsLost, slowedJobs, dispatched, s.fenced, s.refused)
+}
+
+// Slow renewals do not churn the shards (issue 45): once both dispatchers
+// joined, 20% of the connections that carry their shard renewals and
+// membership writes hold every reply 2 s (two shard leases), while 40 jobs
+// of a job lease run. A renewal that gets no answer after Hedge (Every/2)
+// sends a copy on another connection, up to fence.MaxCopies, and takes the
+// first answer (fence.Options.Hedge): a lease is lost only when every copy
+// sent before the margin meets a held connection. Without copies (Hedge
+// off) two runs lost 19 shard leases each and rejoined 12 and 9 times;
+// with them, none in two runs and 1 shard in a third (beside another
+// test), and the test wants at most 2 of each. Every job ends once
+// on its first attempt, and every shard is free once the dispatchers left.
+func TestSlowRenewalsDoNotChurnTheShards(t *testing.T) {
+	t.Parallel()
+	r, rt, fr := slowedRun(t, func(rt *toxitest.Router) {
+		rt.Proxy(t, "shard_renew").Slow(t, 0.2, 2*testShardLease, 0)
+		rt.Proxy(t, "member").Slow(t, 0.2, 2*testShardLease, 0)
+	})
+	r.checkShardsFree()
+	var rejoins, shardsLost int
+	for _, st := range fr.disp {
+		rejoins += st.Rejoins
+		shardsLost += st.ShardsLost
+	}
+	if shardsLost > 2 || rejoins > 2 {
+		t.Errorf("%d shard leases lost and %d rejoins while 20%% of the renewals' connections were slow: want at most 2 of each", shardsLost, rejoins)
+	}
+	t.Logf("%d shard renewals and %d membership writes sent (copies included), 20%% of their connections held %s; %d shards lost, %d rejoins",
+		rt.Count("shard_renew"), rt.Count("member"), 2*testShardLease, shardsLost, rejoins)
+}
+
+// slowedRun runs 40 jobs of a job lease on dispatchers d1 and d2, whose
+// calls go through a toxitest router by kind of dispatcher write (their
+// shard writes and membership), and executors e1-e4 of 2 slots on the
+// rig's own client. Once both dispatchers joined (fast), inject puts its
+// faults on the router. It checks that every job ended once on its first
+// attempt and returns the rig, the router and the run.
+// slowedJobs is how many jobs slowedRun runs.
+const slowedJobs = 40
+
+func slowedRun(t *testing.T, inject func(*toxitest.Router)) (*rig, *toxitest.Router, *fleetRun) {
+	t.Helper()
+	r := newRig(t, 4)
+	r.submit(slowedJobs, 3)
+	rt := toxitest.NewRouter(t, r.f.Endpoint(), dispatcherKind, "shard_acquire", "shard_renew", "shard_release", "member")
+	dt := r.tierOn(r.fleetOn(rt.Default.URL, func(o *dynamodb.Options) { o.HTTPClient = rt.HTTPClient() }))
+	fr := r.startOn(func(string) *dispatch.Tier { return dt }, func(string) *dispatch.Tier { return r.tier },
+		[]string{"d1", "d2"}, []string{"e1", "e2", "e3", "e4"}, 2, r.work(testLease))
+	deadline := time.Now().Add(30 * time.Second)
+	for rt.Count("member") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d membership writes in 30 s: the dispatchers did not join", rt.Count("member"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	inject(rt)
+	r.waitDone(2 * time.Minute)
+	fr.stopAll(t)
+	for _, j := range r.checkEndedOnce(slowedJobs) {
+		if j.Attempt != 1 {
+			t.Errorf("job %s: attempt %d; want SUCCESS on its first attempt", j.JobID, j.Attempt)
+		}
+	}
+	return r, rt, fr
 }

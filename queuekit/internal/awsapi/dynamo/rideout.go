@@ -185,8 +185,15 @@ type Outage struct {
 	For time.Duration // the longest outage ridden out
 	Who string        // the caller, for the message
 	Fix string        // what to do once it gives up
-	t   *Table
-	p   RideOut
+	// Answered, when set, says when another call of the same caller's
+	// process was last answered (a heartbeat of a lease it holds, sent by
+	// another goroutine): an outage is then timed from the later of its
+	// first unanswered call and that answer. A caller whose leases are
+	// still being renewed is not cut off, however slowly its own calls
+	// fail on a busy machine.
+	Answered func() time.Time
+	t        *Table
+	p        RideOut
 	// since is when the first unanswered call of the current outage
 	// returned (Ride) or was sent (Do); the outage is timed from there on
 	// this process's monotonic clock.
@@ -217,6 +224,11 @@ func (o *Outage) Ride(ctx context.Context, err error) error {
 	now := time.Now()
 	if o.since.IsZero() {
 		o.since = now
+	}
+	if o.Answered != nil {
+		if a := o.Answered(); a.After(o.since) && !a.After(now) {
+			o.since = a
+		}
 	}
 	if lasted := now.Sub(o.since); lasted > o.For {
 		o.since, o.n = time.Time{}, 0

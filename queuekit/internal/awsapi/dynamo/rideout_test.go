@@ -96,6 +96,42 @@ func TestOutageRidesOutUntilItsBound(t *testing.T) {
 	}
 }
 
+// A caller whose own calls get no answer while other calls of its process
+// are answered (a night worker whose claim loop's reads fail on a busy
+// machine while its jobs' heartbeats get through) is not cut off: the
+// outage is timed from the last answer Answered reports. Once those
+// answers stop too, it gives up a bound after the last one.
+func TestOutageIsTimedFromTheProcesssLastAnswer(t *testing.T) {
+	tb := refusing(t)
+	var last time.Time // another goroutine's last answer (set here between calls)
+	o := tb.Outage(300*time.Millisecond, "worker w1 of night 2027-01-01", "start a worker again")
+	o.Answered = func() time.Time { return last }
+	unanswered := &awsapi.UnreachableError{Reason: "connection reset"}
+	began := time.Now()
+	calls := 0
+	err := o.Do(context.Background(), func(context.Context) error {
+		calls++
+		if time.Since(began) < time.Second {
+			last = time.Now() // heartbeats still answered for the first second
+		}
+		return unanswered
+	})
+	took := time.Since(began)
+	var gave *OutageError
+	if !errors.As(err, &gave) {
+		t.Fatalf("after %d calls in %s: %v; want an *OutageError", calls, took, err)
+	}
+	// Never cut off while answers came (for about 1 s, over three bounds),
+	// then cut off one bound after the last answer.
+	answered := last.Sub(began)
+	if answered < 600*time.Millisecond || took < answered+300*time.Millisecond || took > answered+2*time.Second {
+		t.Errorf("answers for %s, gave up after %s (%d calls); want answers for about 1 s, and giving up 300 ms (the bound) after the last, and soon after", answered, took, calls)
+	}
+	if gave.Lasted < 300*time.Millisecond || gave.Lasted > 2*time.Second {
+		t.Errorf("outage reported as %s; want it timed from the last answer (about the 300 ms bound)", gave.Lasted)
+	}
+}
+
 // A throttle is an answer: the ride-out retryer backs it off as the SDK's
 // standard retryer does (full jitter over up to 2^attempt s, at most 20 s),
 // not by the short backoff of calls that got no answer (at most Max, 1 s).
