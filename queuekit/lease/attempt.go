@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -242,12 +243,16 @@ func (e *PoolError) Unwrap() error { return e.Err }
 func (e *Executor) end(ctx context.Context, date, run string, j jobItem, step fence.Step, hold fence.Hold, extra *expression.ConditionBuilder,
 	outcome queuekit.Status, errMsg string, startedMS int64, now float64, cfg poolItem, units func(...types.ConsumedCapacity)) error {
 	nowMS := e.now().UnixMilli()
-	status := endStatus(outcome, j)
+	status := endStatus(outcome, j, cfg.maxLost())
+	if outcome == LeaseExpired && status == queuekit.StatusFatalFailure {
+		errMsg = fmt.Sprintf("%s; lost attempts %d, past the run's bound of %d (a job that kills every worker it runs on looks like this)",
+			errMsg, j.LostAttempts+1, cfg.maxLost())
+	}
 	// The end names itself on the job (end_nonce): an end whose reply was
 	// lost after it had landed, refused when sent again (its own write moved
 	// the token on), recognises itself instead of counting as fenced.
 	nonce := token()
-	jobExpr, err := endJobExpr(date, run, j, step, extra, status, errMsg, now, cfg, nonce)
+	jobExpr, err := endJobExpr(date, run, j, step, extra, outcome, status, errMsg, now, cfg, nonce)
 	if err != nil {
 		return err
 	}
@@ -304,29 +309,43 @@ func (e *Executor) end(ctx context.Context, date, run string, j jobItem, step fe
 }
 
 // endStatus is the job's state after an attempt with this outcome: a lease
-// that expired is a retriable failure, or a fatal one with no retry left.
-func endStatus(outcome queuekit.Status, j jobItem) queuekit.Status {
+// that expired is a lost attempt, not a failure of the job: it is claimable
+// again (RETRIABLE_FAILURE) until the job has lost maxLost of them, then
+// FATAL_FAILURE.
+func endStatus(outcome queuekit.Status, j jobItem, maxLost int) queuekit.Status {
 	if outcome != LeaseExpired {
 		return outcome
 	}
-	if j.CurrentRetry >= j.MaxRetry {
+	if j.LostAttempts >= maxLost {
 		return queuekit.StatusFatalFailure
 	}
 	return queuekit.StatusRetriableFailure
 }
 
+// maxLost is the run's bound on lost attempts (DefaultMaxLost for a pool
+// written before it existed).
+func (p poolItem) maxLost() int { return cmp.Or(p.MaxLost, DefaultMaxLost) }
+
 // endJobExpr is the end's write of the job (item 0): its new state under
 // step, the run and extra; a retriable failure is due again after its
-// backoff.
+// backoff (current_retry + 1), a lost attempt (outcome LEASE_EXPIRED) at
+// once (lost_attempts + 1: the job did not fail).
 func endJobExpr(date, run string, j jobItem, step fence.Step, extra *expression.ConditionBuilder,
-	status queuekit.Status, errMsg string, now float64, cfg poolItem, nonce string) (expression.Expression, error) {
+	outcome, status queuekit.Status, errMsg string, now float64, cfg poolItem, nonce string) (expression.Expression, error) {
 	ju := step.Update.Set(expression.Name("execution_status"), expression.Value(status)).
 		Set(expression.Name(attrEndNonce), expression.Value(nonce)).
 		Remove(expression.Name(attrLeaseSh))
 	if errMsg != "" {
 		ju = ju.Set(expression.Name("last_error"), expression.Value(errMsg))
 	}
-	if status == queuekit.StatusRetriableFailure {
+	switch {
+	case outcome == LeaseExpired:
+		ju = ju.Set(expression.Name("lost_attempts"), expression.Value(j.LostAttempts+1))
+		if status == queuekit.StatusRetriableFailure {
+			ju = ju.Set(expression.Name(attrShard), expression.Value(shardOf(date, j.Exclusive, j.Priority, j.JobID, cfg.Shards))).
+				Set(expression.Name(attrDue), expression.Value(dueKey(now, j.JobID)))
+		}
+	case status == queuekit.StatusRetriableFailure:
 		due := now + cfg.Backoff*math.Pow(2, float64(j.CurrentRetry))
 		ju = ju.Set(expression.Name("current_retry"), expression.Value(j.CurrentRetry+1)).
 			Set(expression.Name(attrShard), expression.Value(shardOf(date, j.Exclusive, j.Priority, j.JobID, cfg.Shards))).

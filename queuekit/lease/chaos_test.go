@@ -184,14 +184,15 @@ func str(v any) string { s, _ := v.(string); return s }
 
 // nightFacts is what checkNight read.
 type nightFacts struct {
-	attempts, retries, fenced, dead int
-	runID                           string
+	attempts, retries, lost, fenced, dead int
+	runID                                 string
 }
 
 // checkNight reads the night's execution items and asserts the invariants
 // of issue 15 on them: every job ended exactly once (a final status; its
 // attempts numbered 1..k, all finished, every one but the last failed, the
-// last one's outcome the job's end); at most 1 + maxRetry attempts a job;
+// last one's outcome the job's end); at most 1 + maxRetry failed and
+// 1 + lease.DefaultMaxLost lost (LEASE_EXPIRED) attempts a job;
 // busy within 0..c at every instant of the recorded schedule (releases
 // before claims at one instant), an exclusive job alone, no two attempts of
 // a job at once; the pool at busy 0, nothing running, no exclusive holder,
@@ -214,6 +215,7 @@ func checkNight(t *testing.T, cat *catalog.Catalog, table string, n queuekit.Nig
 	for _, j := range items["JOB"] {
 		status[str(j["job_id"])] = str(j["execution_status"])
 		f.retries += int(num(j["current_retry"]))
+		f.lost += int(num(j["lost_attempts"]))
 	}
 	attempts := map[string][]map[string]any{}
 	for _, a := range items["ATTEMPT"] {
@@ -230,8 +232,17 @@ func checkNight(t *testing.T, cat *catalog.Catalog, table string, n queuekit.Nig
 		}
 		as := attempts[j.JobID]
 		sort.Slice(as, func(a, b int) bool { return num(as[a]["attempt"]) < num(as[b]["attempt"]) })
-		if len(as) == 0 || len(as) > 1+maxRetry {
-			t.Errorf("job %s: %d attempts, want 1..%d", j.JobID, len(as), 1+maxRetry)
+		failed, lost := 0, 0
+		for _, a := range as {
+			switch queuekit.Status(str(a["outcome"])) {
+			case queuekit.StatusRetriableFailure, queuekit.StatusFatalFailure:
+				failed++
+			case lease.LeaseExpired:
+				lost++
+			}
+		}
+		if len(as) == 0 || failed > 1+maxRetry || lost > 1+lease.DefaultMaxLost {
+			t.Errorf("job %s: %d attempts, %d failed and %d lost: want 1 or more, at most %d failed and %d lost", j.JobID, len(as), failed, lost, 1+maxRetry, 1+lease.DefaultMaxLost)
 			continue
 		}
 		for i, a := range as {
@@ -435,8 +446,11 @@ func TestSleepingWorkerIsFenced(t *testing.T) {
 			if pauses < 2 {
 				t.Fatalf("only %d pauses happened before the night ended: the test did not test", pauses)
 			}
-			if st.Reaped == 0 || f.retries == 0 {
-				t.Fatalf("no lease of the sleeper was reaped (reaped %d, retries %d): the pauses hit no job", st.Reaped, f.retries)
+			if st.Reaped == 0 || f.lost == 0 {
+				t.Fatalf("no lease of the sleeper was reaped (reaped %d, lost attempts %d): the pauses hit no job", st.Reaped, f.lost)
+			}
+			if f.retries != 0 {
+				t.Fatalf("%d retries: the jobs' work never fails, so an expired lease must count a lost attempt, not a retry", f.retries)
 			}
 			if sl.Fenced == 0 || logged != sl.Fenced || f.fenced != sl.Fenced {
 				t.Fatalf("sleeper's late ends fenced %d, logged %d, in the table %d: want at least one, and all three equal", sl.Fenced, logged, f.fenced)

@@ -29,7 +29,9 @@
 // Work is a WorkFunc (default Sleep: the job's estimated runtime on the
 // night's clock). Return queuekit.Fatal(err) for a failure that no retry can fix; any
 // other error is retried up to Config.MaxRetry times with backoff, then the
-// job ends FATAL_FAILURE with a dead letter. The work runs at least once, not
+// job ends FATAL_FAILURE with a dead letter. An attempt whose lease expired
+// is lost, not failed: it counts lost_attempts, spends no retry, and is
+// bounded apart by Config.MaxLost. The work runs at least once, not
 // exactly once: a holder cut off past its lease (paused, or cut off from
 // DynamoDB) may have done its work before it learns, at its next write, that
 // the job was taken over. Ending is exactly once. Make the work idempotent,

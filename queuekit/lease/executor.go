@@ -31,6 +31,9 @@ import (
 const (
 	DefaultMinute   = 50 * time.Millisecond
 	DefaultMaxRetry = 3
+	// DefaultMaxLost bounds a job's attempts lost to expired leases
+	// (Config.MaxLost).
+	DefaultMaxLost = 10
 	DefaultBackoff  = 1.0 // job-minutes before the first retry; doubles each retry
 	DefaultLease    = 2 * time.Second
 	// StaleAfter is how long a run's heartbeat may be silent before its
@@ -46,6 +49,12 @@ type Config struct {
 	Poll     time.Duration // how often an idle worker reads the pool (default Minute/4, within 10 ms..1 s)
 	Lease    time.Duration // lease of a claimed job (default 2 s, at least 8 polls); heartbeats every Lease/4
 	MaxRetry int           // retries after the first attempt: 0 means none (the CLI's --max-retry default is DefaultMaxRetry)
+	// MaxLost bounds a job's attempts lost to the infrastructure (a lease
+	// that expired: a worker killed, paused, cut off): they are not the
+	// job's failures, so they do not spend MaxRetry, but a job that kills
+	// every worker it runs on looks the same, so past MaxLost it is ended
+	// FATAL_FAILURE and dead-lettered, saying so (default DefaultMaxLost).
+	MaxLost int
 	Backoff  float64       // job-minutes before the first retry, doubling (default 1)
 	Shards   int           // partitions per priority in the claimable index (default 1)
 }
@@ -63,6 +72,7 @@ func (c Config) WithDefaults() Config {
 	c.Lease = cmp.Or(c.Lease, max(DefaultLease, 8*c.Poll))
 	c.Backoff = cmp.Or(c.Backoff, DefaultBackoff)
 	c.Shards = cmp.Or(c.Shards, 1)
+	c.MaxLost = cmp.Or(c.MaxLost, DefaultMaxLost)
 	return c
 }
 
@@ -79,6 +89,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("lease = %s is shorter than 4 polls (%s): lengthen the lease", c.Lease, 4*c.Poll)
 	case c.MaxRetry < 0:
 		return fmt.Errorf("max_retry = %d: retries after the first attempt must be 0 or more", c.MaxRetry)
+	case c.MaxLost < 0:
+		return fmt.Errorf("max_lost = %d: lost attempts allowed must be 0 or more (0: the default, %d)", c.MaxLost, DefaultMaxLost)
 	case !(c.Backoff > 0) || math.IsInf(c.Backoff, 0):
 		return fmt.Errorf("backoff = %v job-minutes: must be a finite number > 0", c.Backoff)
 	case c.Workers > MaxWorkers:
@@ -279,7 +291,7 @@ func (e *Executor) Prepare(ctx context.Context, n queuekit.Night, cfg Config) (s
 	now := e.now().UnixMilli()
 	p := poolItem{BatchDate: n.BatchDate, SK: skPool, RunID: runID, State: poolPreparing, Capacity: cfg.Workers,
 		Policy: string(cfg.Policy), MinuteMS: float64(cfg.Minute) / float64(time.Millisecond), PollMS: cfg.Poll.Milliseconds(),
-		LeaseMS: cfg.Lease.Milliseconds(), MaxRetry: cfg.MaxRetry, Backoff: cfg.Backoff, Shards: cfg.Shards,
+		LeaseMS: cfg.Lease.Milliseconds(), MaxRetry: cfg.MaxRetry, MaxLost: cfg.MaxLost, Backoff: cfg.Backoff, Shards: cfg.Shards,
 		Slots: make([]string, cfg.Workers), Running: map[string]float64{}, Jobs: len(n.Jobs),
 		XPriority: descending(xp), OPriority: descending(op), SeenMS: now,
 		CutoffMin: float64(n.Window.Minutes()), WindowFrom: n.Window.Start, Host: host, PID: os.Getpid(), StartedMS: now}

@@ -63,8 +63,17 @@ func (r Report) Verify(n queuekit.Night) error {
 			bad("job %s: no attempt", j.JobID)
 			continue
 		}
-		if len(as) > 1+r.MaxRetry {
-			bad("job %s: %d attempts, more than 1 + max_retry = %d", j.JobID, len(as), 1+r.MaxRetry)
+		failed, lost := 0, 0 // attempts that ended in the job's own failure, and lease expiries
+		for _, a := range as {
+			switch a.Outcome {
+			case queuekit.StatusRetriableFailure, queuekit.StatusFatalFailure:
+				failed++
+			case LeaseExpired:
+				lost++
+			}
+		}
+		if failed > 1+r.MaxRetry || lost > 1+r.MaxLost {
+			bad("job %s: %d attempts failed and %d lost, more than 1 + max_retry = %d and 1 + max_lost = %d", j.JobID, failed, lost, 1+r.MaxRetry, 1+r.MaxLost)
 		}
 		for i, a := range as {
 			switch {
@@ -78,8 +87,9 @@ func (r Report) Verify(n queuekit.Night) error {
 		}
 		switch last := as[len(as)-1]; last.Outcome {
 		case queuekit.StatusSuccess, queuekit.StatusFatalFailure, queuekit.StatusRetriableFailure, LeaseExpired:
-			// A last RETRIABLE_FAILURE or LEASE_EXPIRED is final only when no retry was left.
-			if (last.Outcome == queuekit.StatusRetriableFailure || last.Outcome == LeaseExpired) && len(as) < 1+r.MaxRetry {
+			// A last RETRIABLE_FAILURE is final only when no retry was left,
+			// a last LEASE_EXPIRED only past max_lost.
+			if last.Outcome == queuekit.StatusRetriableFailure && failed < 1+r.MaxRetry || last.Outcome == LeaseExpired && lost < 1+r.MaxLost {
 				bad("job %s: last attempt %d ended %s with retries left, yet nothing followed", j.JobID, last.Attempt, last.Outcome)
 			}
 		}

@@ -49,7 +49,7 @@ func (e *LimitError) Error() string {
 // whose estimated finish has the most significant digits a float64 prints.
 func fullPool(c, idLen int) poolItem {
 	p := poolItem{BatchDate: "2026-05-13", SK: skPool, RunID: strings.Repeat("f", 12), State: poolRunning, Capacity: c, Joined: c,
-		Policy: "conservative", MinuteMS: 0.123456789012345, PollMS: 1000, LeaseMS: 1 << 40, MaxRetry: 1 << 30,
+		Policy: "conservative", MinuteMS: 0.123456789012345, PollMS: 1000, LeaseMS: 1 << 40, MaxRetry: 1 << 30, MaxLost: 1 << 30,
 		Backoff: 0.123456789012345, Shards: 64, T0: 1 << 50, Version: 1 << 60, Busy: c, Exclusive: "",
 		Slots: make([]string, c), Running: make(map[string]float64, c), Jobs: 1 << 30, Ended: 1 << 30,
 		XPriority: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, OPriority: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9},

@@ -196,8 +196,8 @@ func TestKilledWorkerJobIsReclaimedAfterItsLease(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	if rep.Statuses[queuekit.StatusSuccess] != len(n.Jobs) || rep.Retries != 1 {
-		t.Fatalf("statuses %v, retries %d: want all %d SUCCESS and 1 retry", rep.Statuses, rep.Retries, len(n.Jobs))
+	if rep.Statuses[queuekit.StatusSuccess] != len(n.Jobs) || rep.Retries != 0 || rep.LostAttempts != 1 {
+		t.Fatalf("statuses %v, retries %d, lost attempts %d: want all %d SUCCESS, no retry (the work never failed) and 1 lost attempt", rep.Statuses, rep.Retries, rep.LostAttempts, len(n.Jobs))
 	}
 	var first, second *lease.Entry
 	for i, e := range rep.Schedule {

@@ -69,22 +69,25 @@ func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
 // Report is what a run did, read back from DynamoDB, beside the forecast.
 type Report struct {
-	BatchDate   string
-	Workers     int
-	Policy      sim.Policy
-	MinuteMS    float64
-	Realised    sim.Result // metrics and schedule computed from the attempts
-	Forecast    sim.Result // the simulator, same night, pool and policy
-	Won, Lost   int        // claims, over every worker process (a killed process's last second of counts is lost with it)
-	Retries     int        // sum of current_retry over the jobs
-	DeadLetters []DeadLetter
-	Schedule    []Entry                 // every attempt, in start order
-	Statuses    map[queuekit.Status]int // jobs per execution_status
-	Elapsed     time.Duration           // wall time from minute 0 to the last finish
+	BatchDate string
+	Workers   int
+	Policy    sim.Policy
+	MinuteMS  float64
+	Realised  sim.Result // metrics and schedule computed from the attempts
+	Forecast  sim.Result // the simulator, same night, pool and policy
+	Won, Lost int        // claims, over every worker process (a killed process's last second of counts is lost with it)
+	Retries   int        // sum of current_retry over the jobs: their own failures
+	// LostAttempts is the sum of lost_attempts over the jobs: attempts
+	// whose lease expired (a worker killed, paused, cut off), not failures.
+	LostAttempts int
+	DeadLetters  []DeadLetter
+	Schedule     []Entry                 // every attempt, in start order
+	Statuses     map[queuekit.Status]int // jobs per execution_status
+	Elapsed      time.Duration           // wall time from minute 0 to the last finish
 	// The pool item as the run left it: busy slots, jobs ended of all, the
 	// retries allowed, and the jobs still recorded as running.
-	PoolBusy, PoolEnded, PoolJobs, MaxRetry, PoolRunning int
-	PoolExclusive                                        string
+	PoolBusy, PoolEnded, PoolJobs, MaxRetry, MaxLost, PoolRunning int
+	PoolExclusive                                                 string
 	// Fenced counts late ends refused by their fencing condition, over
 	// every worker process (as flushed to the table).
 	Fenced int
@@ -208,7 +211,8 @@ func (e *Executor) Report(ctx context.Context, n queuekit.Night, c int) (Report,
 	for _, j := range s.jobs {
 		r.Statuses[j.Status]++
 		r.Retries += j.CurrentRetry
-		r.Jobs = append(r.Jobs, JobState{JobID: j.JobID, Status: j.Status, Worker: j.Worker, Attempt: j.Attempt, Token: j.Token, Retries: j.CurrentRetry})
+		r.LostAttempts += j.LostAttempts
+		r.Jobs = append(r.Jobs, JobState{JobID: j.JobID, Status: j.Status, Worker: j.Worker, Attempt: j.Attempt, Token: j.Token, Retries: j.CurrentRetry, LostAttempts: j.LostAttempts})
 	}
 	sort.Slice(r.Jobs, func(a, b int) bool { return r.Jobs[a].JobID < r.Jobs[b].JobID })
 	r.MaxSkew = e.maxSkew
@@ -225,7 +229,7 @@ func (e *Executor) Report(ctx context.Context, n queuekit.Night, c int) (Report,
 	if len(s.jobs) > 0 {
 		r.TableWUPerJob, r.IndexWUPerJob = r.TableWU/float64(len(s.jobs)), r.IndexWU/float64(len(s.jobs))
 	}
-	r.PoolBusy, r.PoolEnded, r.PoolJobs, r.MaxRetry = s.pool.Busy, s.pool.Ended, s.pool.Jobs, s.pool.MaxRetry
+	r.PoolBusy, r.PoolEnded, r.PoolJobs, r.MaxRetry, r.MaxLost = s.pool.Busy, s.pool.Ended, s.pool.Jobs, s.pool.MaxRetry, s.pool.maxLost()
 	r.PoolRunning, r.PoolExclusive = len(s.pool.Running), s.pool.Exclusive
 	r.Schedule = s.schedule(e.now())
 	placed(n, r.Schedule)
@@ -347,15 +351,16 @@ func Realise(n queuekit.Night, attempts []Entry, c int, policy sim.Policy) sim.R
 
 // Status is a night's execution state at a glance.
 type Status struct {
-	BatchDate   string                  `json:"batch_date"`
-	State       string                  `json:"state"` // WAITING, RUNNING, DONE, or "" when never run
-	Jobs        int                     `json:"jobs"`
-	Ended       int                     `json:"ended"`
-	Statuses    map[queuekit.Status]int `json:"statuses"`
-	Retries     int                     `json:"retries"`
-	ClaimsWon   int                     `json:"claims_won"`
-	ClaimsLost  int                     `json:"claims_lost"`
-	DeadLetters []DeadLetter            `json:"dead_letters"`
+	BatchDate    string                  `json:"batch_date"`
+	State        string                  `json:"state"` // WAITING, RUNNING, DONE, or "" when never run
+	Jobs         int                     `json:"jobs"`
+	Ended        int                     `json:"ended"`
+	Statuses     map[queuekit.Status]int `json:"statuses"`
+	Retries      int                     `json:"retries"`       // sum of current_retry: the jobs' own failures
+	LostAttempts int                     `json:"lost_attempts"` // sum of lost_attempts: leases that expired
+	ClaimsWon    int                     `json:"claims_won"`
+	ClaimsLost   int                     `json:"claims_lost"`
+	DeadLetters  []DeadLetter            `json:"dead_letters"`
 }
 
 // Status reads a night's execution state with one Query.
@@ -381,6 +386,7 @@ func (e *Executor) Status(ctx context.Context, date string) (Status, error) {
 	for _, j := range s.jobs {
 		st.Statuses[j.Status]++
 		st.Retries += j.CurrentRetry
+		st.LostAttempts += j.LostAttempts
 	}
 	for _, w := range s.workers {
 		if w.RunID != s.pool.RunID {
@@ -399,7 +405,9 @@ type JobState struct {
 	Worker  string          // the holder ("" when nobody holds the lease)
 	Attempt int
 	Token   int64 // the fencing token: how many times the lease changed hands
-	Retries int   // current_retry
+	Retries int   // current_retry: the job's own failures
+	// LostAttempts is lost_attempts: attempts whose lease expired.
+	LostAttempts int
 	// LeaseUntilMS is lease_until, the holder's lease end on its own clock
 	// (0 when nobody holds the lease); a new value means a renewal landed.
 	LeaseUntilMS int64
@@ -421,7 +429,7 @@ func (e *Executor) Job(ctx context.Context, date, id string) (JobState, error) {
 	if err := attributevalue.UnmarshalMap(out.Item, &j); err != nil {
 		return JobState{}, fmt.Errorf("decode job %s: %w", id, err)
 	}
-	return JobState{JobID: j.JobID, Status: j.Status, Worker: j.Worker, Attempt: j.Attempt, Token: j.Token, Retries: j.CurrentRetry, LeaseUntilMS: j.LeaseUntil}, nil
+	return JobState{JobID: j.JobID, Status: j.Status, Worker: j.Worker, Attempt: j.Attempt, Token: j.Token, Retries: j.CurrentRetry, LostAttempts: j.LostAttempts, LeaseUntilMS: j.LeaseUntil}, nil
 }
 
 // Difference is one metric, forecast beside realised.

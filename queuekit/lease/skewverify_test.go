@@ -258,7 +258,7 @@ func itoa(v int64) string {
 // process context cancelled, as a killed process); a second worker, whose
 // starts cannot reach DynamoDB (their proxy cut), reaps attempt 1, claims
 // attempt 2 and cannot start it; attempt 2's lease expires and it is
-// reaped too (max_retry 1: the job ends FATAL_FAILURE). Read back raw:
+// reaped too (max_lost 1: the job ends FATAL_FAILURE). Read back raw:
 // attempt 2 records no start or one at or after its claim (before the fix
 // it carried attempt 1's started_ms, seconds before its claim), and the
 // night's schedule on started_ms never has more than c busy.
@@ -268,7 +268,7 @@ func TestReapedAttemptRecordsItsOwnStart(t *testing.T) {
 	ex, cat := setup(t, n.Jobs)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cfg := lease.Config{Workers: 1, Minute: time.Second, Lease: 2 * time.Second, MaxRetry: 1}
+	cfg := lease.Config{Workers: 1, Minute: time.Second, Lease: 2 * time.Second, MaxRetry: 1, MaxLost: 1}
 	runID, err := ex.Prepare(ctx, n, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -72,6 +72,7 @@ type jobItem struct {
 	Status       queuekit.Status `dynamodbav:"execution_status"`
 	CurrentRetry int             `dynamodbav:"current_retry"`
 	MaxRetry     int             `dynamodbav:"max_retry"`
+	LostAttempts int             `dynamodbav:"lost_attempts"` // attempts whose lease expired (not the job's failures)
 	Attempt      int             `dynamodbav:"attempt"`
 	Worker       string          `dynamodbav:"worker,omitempty"`
 	Slots        []int           `dynamodbav:"worker_ids,omitempty"`
@@ -99,6 +100,7 @@ type poolItem struct {
 	PollMS     int64              `dynamodbav:"poll_ms"`
 	LeaseMS    int64              `dynamodbav:"lease_ms"`
 	MaxRetry   int                `dynamodbav:"max_retry"`
+	MaxLost    int                `dynamodbav:"max_lost"` // 0 on a pool from before issue 45: DefaultMaxLost
 	Backoff    float64            `dynamodbav:"backoff_minutes"`
 	Shards     int                `dynamodbav:"shards"`
 	T0         int64              `dynamodbav:"t0_ms"`

@@ -150,7 +150,7 @@ EXPECTATIONS: dict[str, dict[str, list[str]]] = {
                         "✓ pool rules hold on the recorded schedule",
                         "| average wait (min) | 29 |", "| queue drained (minute) | 160 |",
                         "worker process ended: signal: killed", "LEASE_EXPIRED",
-                        "jobs ended SUCCESS: 10 of 10; retries counted: 1",
+                        "jobs ended SUCCESS: 10 of 10; retries counted: 0; lost attempts: 1",
                         "dead letter: JOB-20260513-006 after 4 attempts",
                         "statuses: 9 SUCCESS, 1 FATAL_FAILURE; retries 3",
                         "jobs after the cutoff: forecast 9,"]},

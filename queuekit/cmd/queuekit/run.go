@@ -25,6 +25,7 @@ type runJSON struct {
 	Forecast     sim.Metrics   `json:"forecast"`
 	Claims       claimsJSON    `json:"claims"`
 	Retries      int           `json:"retries"`
+	LostAttempts int           `json:"lost_attempts"`
 	DeadLettered int           `json:"dead_lettered"`
 	Schedule     []lease.Entry `json:"schedule"`
 	// The write units DynamoDB reported for the workers' writes, per job
@@ -59,9 +60,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	pollMS := fs.Int("poll-ms", 0, "how often an idle worker reads the pool, ms (default minute/4, 10..1000)")
 	leaseMS := fs.Int("lease-ms", 0, "lease of a claimed job, ms (default 2000, at least 8 polls); heartbeats every quarter")
 	maxRetry := fs.Int("max-retry", lease.DefaultMaxRetry, fmt.Sprintf("retries after the first attempt before FATAL_FAILURE, 0 to %d", maxRetries))
+	maxLost := fs.Int("max-lost", lease.DefaultMaxLost, fmt.Sprintf("attempts a job may lose to expired leases (a worker killed, paused, cut off; not its failures) before FATAL_FAILURE, 1 to %d", maxRetries))
 	var fail failFlag
 	fs.Var(&fail, "fail-job", "job id(s) whose work always fails, comma separated (demonstrates retries and dead letters)")
-	asJSON := fs.Bool("json", false, `print {"batch_date", "workers", "policy", "realised", "forecast", "claims", "retries", "dead_lettered", "schedule", "table_write_units_per_job", "index_write_units_per_job"}`)
+	asJSON := fs.Bool("json", false, `print {"batch_date", "workers", "policy", "realised", "forecast", "claims", "retries", "lost_attempts", "dead_lettered", "schedule", "table_write_units_per_job", "index_write_units_per_job"}`)
 	df := addDynamoFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -97,6 +99,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *maxRetry > maxRetries {
 		return usagef("--max-retry %d: want 0 to %d retries", *maxRetry, maxRetries)
 	}
+	if *maxLost < 1 || *maxLost > maxRetries {
+		return usagef("--max-lost %d: want 1 to %d lost attempts", *maxLost, maxRetries)
+	}
 	if *pollMS > 60_000 || *leaseMS > 3_600_000 {
 		return usagef("--poll-ms %d, --lease-ms %d: want a poll of at most 60000 ms and a lease of at most 3600000 ms (an hour)", *pollMS, *leaseMS)
 	}
@@ -104,7 +109,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return usagef("--poll-ms %d, --lease-ms %d, --max-retry %d: each must be >= 0 (poll and lease 0: the default; max-retry 0: no retry)", *pollMS, *leaseMS, *maxRetry)
 	}
 	cfg := lease.Config{Workers: *workers, Policy: pol, Minute: m, Poll: time.Duration(*pollMS) * time.Millisecond,
-		Lease: time.Duration(*leaseMS) * time.Millisecond, MaxRetry: *maxRetry}
+		Lease: time.Duration(*leaseMS) * time.Millisecond, MaxRetry: *maxRetry, MaxLost: *maxLost}
 	if err := cfg.WithDefaults().Validate(); err != nil {
 		return badInput(err)
 	}
@@ -136,7 +141,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *asJSON {
 		return writeJSON(stdout, runJSON{BatchDate: rep.BatchDate, Workers: rep.Workers, Policy: string(rep.Policy),
 			Realised: rep.Realised.Metrics, Forecast: rep.Forecast.Metrics, Claims: claimsJSON{rep.Won, rep.Lost},
-			Retries: rep.Retries, DeadLettered: len(rep.DeadLetters), Schedule: rep.Schedule,
+			Retries: rep.Retries, LostAttempts: rep.LostAttempts, DeadLettered: len(rep.DeadLetters), Schedule: rep.Schedule,
 			TableWUPerJob: rep.TableWUPerJob, IndexWUPerJob: rep.IndexWUPerJob})
 	}
 	return writeRunText(stdout, rep)
@@ -153,8 +158,8 @@ func writeRunText(w io.Writer, rep lease.Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nclaims won %d, lost %d (lost races: counted, then read again); retries %d; dead-lettered %d\n",
-		rep.Won, rep.Lost, rep.Retries, len(rep.DeadLetters))
+	fmt.Fprintf(w, "\nclaims won %d, lost %d (lost races: counted, then read again); retries %d (the jobs' own failures); lost attempts %d (leases that expired); dead-lettered %d\n",
+		rep.Won, rep.Lost, rep.Retries, rep.LostAttempts, len(rep.DeadLetters))
 	fmt.Fprintf(w, "write units per job (ReturnConsumedCapacity): %.2f table + %.2f index\n", rep.TableWUPerJob, rep.IndexWUPerJob)
 	for _, d := range rep.DeadLetters {
 		fmt.Fprintf(w, "  dead letter %s after %d attempts: %s\n", d.JobID, d.Attempts, d.LastError)

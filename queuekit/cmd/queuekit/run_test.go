@@ -69,7 +69,7 @@ func TestRunJSONAndStatus(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("run --json: %v in %s", err, out)
 	}
-	want := []string{"batch_date", "claims", "dead_lettered", "forecast", "index_write_units_per_job", "policy", "realised", "retries", "schedule",
+	want := []string{"batch_date", "claims", "dead_lettered", "forecast", "index_write_units_per_job", "lost_attempts", "policy", "realised", "retries", "schedule",
 		"table_write_units_per_job", "workers"}
 	if k := sortedKeys(got); !reflect.DeepEqual(k, want) {
 		t.Fatalf("run --json keys %v, want %v", k, want)

@@ -38,8 +38,8 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stdout, "night %s has not been run in %s: `queuekit run --batch-date %s --workers 3`\n", *date, ex.Table(), *date)
 		return nil
 	}
-	fmt.Fprintf(stdout, "night %s: %s, %d of %d jobs ended, %d retries, claims won %d, lost %d\n",
-		*date, st.State, st.Ended, st.Jobs, st.Retries, st.ClaimsWon, st.ClaimsLost)
+	fmt.Fprintf(stdout, "night %s: %s, %d of %d jobs ended, %d retries, %d lost attempts, claims won %d, lost %d\n",
+		*date, st.State, st.Ended, st.Jobs, st.Retries, st.LostAttempts, st.ClaimsWon, st.ClaimsLost)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "execution_status\tjobs")
 	for _, s := range queuekit.Status("").Values() {

@@ -258,10 +258,11 @@ func ShowWorkerAttempts(rep lease.Report, worker string) {
 
 // RunSummary is notebook 05's line under a night run that took wall: the
 // jobs that ended in SUCCESS, the wall time, the attempts, the claims won
-// and lost, and the retries.
+// and lost, the retries (the jobs' own failures) and the lost attempts
+// (leases that expired).
 func RunSummary(rep lease.Report, wall time.Duration) string {
-	return fmt.Sprintf("%d jobs ended in %.1f s of wall time; attempts %d; claims won %d, lost %d; retries %d",
-		rep.Statuses[queuekit.StatusSuccess], wall.Seconds(), len(rep.Schedule), rep.Won, rep.Lost, rep.Retries)
+	return fmt.Sprintf("%d jobs ended in %.1f s of wall time; attempts %d; claims won %d, lost %d; retries %d; lost attempts %d",
+		rep.Statuses[queuekit.StatusSuccess], wall.Seconds(), len(rep.Schedule), rep.Won, rep.Lost, rep.Retries, rep.LostAttempts)
 }
 
 // PoolBoundSummary is notebook 10's sentence on the pool's ceiling: one

@@ -50,9 +50,9 @@ func ExampleCompareRows() {
 }
 
 func ExampleRunSummary() {
-	rep := lease.Report{Statuses: map[queuekit.Status]int{queuekit.StatusSuccess: 10}, Schedule: make([]lease.Entry, 12), Won: 12, Lost: 3, Retries: 2}
+	rep := lease.Report{Statuses: map[queuekit.Status]int{queuekit.StatusSuccess: 10}, Schedule: make([]lease.Entry, 12), Won: 12, Lost: 3, Retries: 1, LostAttempts: 1}
 	fmt.Println(leaselab.RunSummary(rep, 4250*time.Millisecond))
-	// Output: 10 jobs ended in 4.2 s of wall time; attempts 12; claims won 12, lost 3; retries 2
+	// Output: 10 jobs ended in 4.2 s of wall time; attempts 12; claims won 12, lost 3; retries 1; lost attempts 1
 }
 
 // A 2 ms round trip allows 500 conditional writes a second; four jobs a
