@@ -34,8 +34,8 @@ const (
 	// DefaultMaxLost bounds a job's attempts lost to expired leases
 	// (Config.MaxLost).
 	DefaultMaxLost = 10
-	DefaultBackoff  = 1.0 // job-minutes before the first retry; doubles each retry
-	DefaultLease    = 2 * time.Second
+	DefaultBackoff = 1.0 // job-minutes before the first retry; doubles each retry
+	DefaultLease   = 2 * time.Second
 	// StaleAfter is how long a run's heartbeat may be silent before its
 	// night counts as abandoned and may be run again.
 	StaleAfter = 10 * time.Second
@@ -55,8 +55,8 @@ type Config struct {
 	// every worker it runs on looks the same, so past MaxLost it is ended
 	// FATAL_FAILURE and dead-lettered, saying so (default DefaultMaxLost).
 	MaxLost int
-	Backoff  float64       // job-minutes before the first retry, doubling (default 1)
-	Shards   int           // partitions per priority in the claimable index (default 1)
+	Backoff float64 // job-minutes before the first retry, doubling (default 1)
+	Shards  int     // partitions per priority in the claimable index (default 1)
 }
 
 // WithDefaults returns the configuration with every zero field that has a
