@@ -174,9 +174,13 @@ RATE_TESTS := TestOneTierThrottlesOnTheLimitsLayerWhereTheDispatcherTierDoesNot|
 RATE_PKGS := ./queuekit/fleetplan/ ./queuekit/lab/fleetlab/ ./queuekit/lab/leaselab/ ./queuekit/lab/limitslab/
 # Tests whose bound holds on a quiet machine only run with them, alone:
 # the dispatchers' slow rejoin asserts that no shard lease of 1 s is lost,
-# and beside the parallel run (load 4 and more on 2 cores) 1 to 8 were
+# and beside the parallel run (load 4 and more on 2 cores) 1 to 8 were;
+# slow renewals allow 5 shard leases lost (2 under four busy loops a core,
+# 4 and 7 rejoins in a cold CI's parallel run); the takeover bound under
+# churn held under four busy loops a core (at most 7.2 s of 14.75) and not
+# in a cold CI's parallel run (the kill storm: median 14.1 s, at most 20.5)
 # (issue 45: bounds on a busy machine).
-QUIET_TESTS := TestSlowRejoinOfTheDispatchersLosesNoJobLease
+QUIET_TESTS := TestSlowRejoinOfTheDispatchersLosesNoJobLease|TestSlowRenewalsDoNotChurnTheShards|TestTakeoverIsBoundedWhileShardsChangeHands
 QUIET_PKGS := ./queuekit/fleet/dispatch/
 SERIAL_TESTS := $(RATE_TESTS)|$(QUIET_TESTS)
 

@@ -36,6 +36,9 @@ type Options struct {
 	// one reply held past the margin lost the lease (and a shard or a
 	// membership changed hands).
 	Hedge time.Duration
+	// OnCopy, when set, is called for each copy Hedge sends (a billed
+	// write the holder's cost counters may want to count apart).
+	OnCopy func()
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -43,6 +46,7 @@ type Options struct {
 // Keeper keeps one lease alive while its work runs. Make one with Keep.
 type Keeper struct {
 	lease, every, margin, hedge time.Duration
+	onCopy                      func()
 	now                         func() time.Time
 	beat                        Beat
 	parent                      context.Context
@@ -89,7 +93,7 @@ func Keep(ctx context.Context, since time.Time, lease time.Duration, beat Beat, 
 		o.Hedge = max(o.Every/2, time.Millisecond)
 	}
 	wctx, cancel := context.WithCancelCause(ctx)
-	k := &Keeper{lease: lease, every: o.Every, margin: o.Margin, hedge: o.Hedge, now: o.Now, beat: beat, parent: ctx, cancel: cancel,
+	k := &Keeper{lease: lease, every: o.Every, margin: o.Margin, hedge: o.Hedge, onCopy: o.OnCopy, now: o.Now, beat: beat, parent: ctx, cancel: cancel,
 		stop: make(chan struct{}), done: make(chan struct{}),
 		valid: since.Add(lease), nextDue: since.Add(o.Every)}
 	go k.loop(time.NewTimer(max(k.until(k.nextDue), 0)))
@@ -211,6 +215,9 @@ func (k *Keeper) hedged(ctx context.Context, until time.Time) error {
 				k.mu.Lock()
 				k.copies++
 				k.mu.Unlock()
+				if k.onCopy != nil {
+					k.onCopy()
+				}
 				send()
 				t.Reset(k.hedge)
 			}

@@ -180,6 +180,11 @@ type Stats struct {
 	Queries int `json:"queries"`
 	// Rejoins counts memberships lost (not renewed in time) and taken again.
 	Rejoins int `json:"rejoins"`
+	// HeartbeatCopies counts the membership and shard heartbeats that were
+	// sent again because the first had no answer after fence.Options.Hedge
+	// (a slow call): writes the control plane's model does not count, zero
+	// while calls are fast. They are in Writes too.
+	HeartbeatCopies int `json:"heartbeat_copies"`
 	// Landed counts writes (claims, ends, shard acquires and releases)
 	// whose reply was lost and whose retry was refused by the write's own
 	// effect, recognised as this worker's by its nonce: not lost, not fenced.
@@ -473,7 +478,7 @@ func (m *membership) join(ctx, life context.Context) error {
 	if err != nil {
 		return err
 	}
-	k, live := fence.Keep(life, since, f.opts.ShardLease, m.wk.beat(func(w *writes) fence.Beat { return f.renewMember(w, h) }))
+	k, live := fence.Keep(life, since, f.opts.ShardLease, m.wk.beat(func(w *writes) fence.Beat { return f.renewMember(w, h) }), m.wk.countCopies)
 	m.mu.Lock()
 	m.hold, m.keeper, m.live = h, k, live
 	m.mu.Unlock()
@@ -536,6 +541,12 @@ func (e *ShardCountError) Error() string {
 }
 
 // beat wraps a heartbeat built on the worker's write counters.
+// countCopies makes a control-plane keeper count its hedged copies in
+// Stats.HeartbeatCopies.
+func (wk *worker) countCopies(o *fence.Options) {
+	o.OnCopy = func() { wk.add(func(st *Stats, _ *writes) { st.HeartbeatCopies++ }) }
+}
+
 func (wk *worker) beat(mk func(w *writes) fence.Beat) fence.Beat {
 	return func(ctx context.Context, until time.Time) error {
 		var w writes
@@ -733,7 +744,7 @@ func (wk *worker) takeShards(ctx, life context.Context, takeable []ShardState, h
 			return err
 		}
 		k := s.Shard
-		keeper, live := fence.Keep(life, sent, f.opts.ShardLease, wk.beat(func(w *writes) fence.Beat { return f.renewShard(w, k, h) }))
+		keeper, live := fence.Keep(life, sent, f.opts.ShardLease, wk.beat(func(w *writes) fence.Beat { return f.renewShard(w, k, h) }), wk.countCopies)
 		wk.mu.Lock()
 		wk.shards[k] = &owned{hold: h, keeper: keeper, live: live}
 		wk.st.ShardsAcquired++

