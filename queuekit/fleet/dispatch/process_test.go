@@ -375,15 +375,9 @@ func TestKillStormEveryJobEndsOnce(t *testing.T) {
 		role string
 		p    *proc
 	}
-	next := 0
-	start := func(role string) live {
-		next++
-		name := fmt.Sprintf("%c%d", role[0], next)
-		if role == "dispatcher" {
-			return live{role, r.startProc(role, name, "--shards", "8", "--page", "20", "--resend-ms", "3000")}
-		}
-		return live{role, r.startProc(role, name, "--slots", "4", "--job-ms", "300", "--wait-s", "1", "--work-log", logPath)}
-	}
+	starts := r.starter([]string{"--shards", "8", "--page", "20", "--resend-ms", "3000"},
+		[]string{"--slots", "4", "--job-ms", "300", "--wait-s", "1", "--work-log", logPath})
+	start := func(role string) live { return live{role, starts(role)} }
 	procs := []live{start("dispatcher"), start("dispatcher")}
 	for range 4 {
 		procs = append(procs, start("executor"))
@@ -418,7 +412,21 @@ func TestKillStormEveryJobEndsOnce(t *testing.T) {
 	// is asserted by TestTakeoverIsBoundedWhileShardsChangeHands, which
 	// runs after it, alone).
 	took := takeovers(t, byID)
-	t.Logf("8 kills; %d jobs ran again; takeovers after their lease's end: %s (the design's bound %s)", again, took, takeoverBound(testShardLease, 500*time.Millisecond, 3*time.Second)-busyAllowance)
+	t.Logf("8 kills; %d jobs ran again; takeovers after their lease's end: %s (the design's bound %s)", again, took, takeoverBound)
+}
+
+// starter starts the storms' processes: `fleet dispatcher` with dispArgs
+// or `fleet executor` with execArgs, each under a new name (d1, e2, ...).
+func (r *rig) starter(dispArgs, execArgs []string) func(role string) *proc {
+	next := 0
+	return func(role string) *proc {
+		next++
+		name := fmt.Sprintf("%c%d", role[0], next)
+		if role == "dispatcher" {
+			return r.startProc(role, name, dispArgs...)
+		}
+		return r.startProc(role, name, execArgs...)
+	}
 }
 
 // takeoverBound is the design's bound on how long after a held job's lease
@@ -429,14 +437,17 @@ func TestKillStormEveryJobEndsOnce(t *testing.T) {
 // the owner's next look from the shard's head (at most 4 idle) and a round
 // (an idle); and, when the executor that received the message died before
 // its claim, the dispatcher's resend (docs/design/fleet.md, "Two tiers:
-// takeover"): 8.75 s with the rig's settings. The calls' own time and a
+// takeover"): 8.75 s with the rig's settings (shard lease, the default
+// idle of 500 ms, the storms' resend of 3 s). The calls' own time and a
 // replacement process's start come on top; the bound holds on a quiet
-// machine, and the test adds busyAllowance for a loaded one (the parallel
-// test run: load 4 to 6 on 2 cores).
-func takeoverBound(shardLease, idle, resend time.Duration) time.Duration {
-	const maxSkew = time.Second
-	return maxSkew + (shardLease + maxSkew + shardLease/4) + 4*idle + idle + resend + busyAllowance
-}
+// machine, and the takeover test adds busyAllowance for a loaded one.
+const takeoverBound = stormMaxSkew + (testShardLease + stormMaxSkew + testShardLease/4) + 4*stormIdle + stormIdle + stormResend
+
+const (
+	stormMaxSkew = time.Second            // the fleet's default MaxSkew
+	stormIdle    = 500 * time.Millisecond // the dispatchers' default Idle
+	stormResend  = 3 * time.Second        // the storms' --resend-ms
+)
 
 // busyAllowance is what the takeover test adds to the design's bound for a
 // loaded machine: under four busy loops a core the kill storms took jobs
@@ -603,15 +614,8 @@ func TestTakeoverIsBoundedWhileShardsChangeHands(t *testing.T) {
 	const n = 24
 	r.submit(n, 0)
 	logPath := filepath.Join(t.TempDir(), "work.log")
-	next := 0
-	start := func(role string) *proc {
-		next++
-		name := fmt.Sprintf("%c%d", role[0], next)
-		if role == "dispatcher" {
-			return r.startProc(role, name, "--shards", "8", "--page", "20", "--resend-ms", "3000", "--lease-ms", "4000")
-		}
-		return r.startProc(role, name, "--slots", "2", "--job-ms", "5000", "--wait-s", "1", "--lease-ms", "4000", "--work-log", logPath)
-	}
+	start := r.starter([]string{"--shards", "8", "--page", "20", "--resend-ms", "3000", "--lease-ms", "4000"},
+		[]string{"--slots", "2", "--job-ms", "5000", "--wait-s", "1", "--lease-ms", "4000", "--work-log", logPath})
 	disp := []*proc{start("dispatcher"), start("dispatcher"), start("dispatcher")}
 	var exec []*proc
 	for range 4 {
@@ -644,7 +648,7 @@ func TestTakeoverIsBoundedWhileShardsChangeHands(t *testing.T) {
 	}
 	r.runs = workLog(t, logPath)
 	byID := r.checkEndedOnce(n)
-	bound := takeoverBound(testShardLease, 500*time.Millisecond, 3*time.Second)
+	bound := takeoverBound + busyAllowance
 	took := checkTakeovers(t, byID, bound)
 	if took.n == 0 {
 		t.Error("no job was taken over: the killed executors held none (want their jobs taken over)")
